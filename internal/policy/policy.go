@@ -1,0 +1,109 @@
+// Package policy is the contract between the abox CLI, which renders a sandbox's network policy,
+// and netd, which enforces it from inside the sandbox's network namespace.
+//
+// The CLI writes two files into the directory netd mounts read-only at [Dir]: the nftables
+// ruleset [RulesFile], loaded once at start, and the netd policy [File] (allowlist, MCP
+// forwarding), which netd re-reads on SIGHUP so that `abox egress add` reaches a running sandbox.
+// netd writes its decisions as JSON lines under [LogDir], in its own filesystem, where the agent
+// cannot reach them; the CLI harvests them at teardown. The record types here are those lines.
+//
+// The constants fix the uids and loopback ports both sides agree on: the rendered ruleset names
+// them, netd binds them, and doctor checks them.
+package policy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/aboxhq/abox/internal/egress"
+)
+
+// Fixed identities and ports inside a sandbox.
+const (
+	NetdUID  = 990  // netd's serving process; the only uid the ruleset lets out
+	AgentUID = 1000 // the agent user in the agent image
+
+	DNSPort  = 15353 // netd's resolver; every uid's port-53 traffic is redirected here
+	SNIPort  = 15443 // netd's TLS proxy; every uid's tcp/443 is redirected here
+	HTTPPort = 15080 // netd's plain-HTTP proxy; every uid's tcp/80 is redirected here
+	MCPPort  = 15811 // netd's MCP forwarder; mcp.json points here
+
+	UpstreamDNS = "127.0.0.11:53" // Docker's embedded resolver; only netd's uid may reach it
+
+	Table    = "abox"      // the nftables table, family inet
+	SetAgent = "agent_dst" // (addr . port) any uid may reach: non-TLS ports of allowed names
+	SetNetd  = "netd_dst"  // (addr . port) only netd's uid may reach: its own upstream connections
+)
+
+// Paths inside the netd container.
+const (
+	Dir       = "/etc/abox"               // policy directory, mounted read-only
+	File      = "netd.json"               // the netd policy, re-read on SIGHUP
+	RulesFile = "netpolicy.nft"           // the ruleset, loaded once at start
+	TokenFile = "/run/abox/gateway/token" // the profile's gateway token, read by netd's root process
+	LogDir    = "/var/log/abox"           // decision logs, harvested at teardown
+)
+
+// Version is the schema version of [Netd].
+const Version = 1
+
+// Netd is the policy netd enforces. It holds no secret.
+type Netd struct {
+	Version      int      `json:"version"`
+	Project      string   `json:"project"`
+	Egress       []string `json:"egress"`        // canonical entries, mandatory ones included
+	Mandatory    []string `json:"mandatory"`     // the subset of Egress abox added itself
+	DefaultPorts []int    `json:"default_ports"` // ports of entries without one
+	MCP          *MCP     `json:"mcp,omitempty"` // nil: the forwarder answers 503
+}
+
+// MCP configures netd's MCP forwarder.
+type MCP struct {
+	Upstream string   `json:"upstream"` // the profile gateway, e.g. http://abox-gw-dev:8811/mcp
+	Servers  []string `json:"servers"`  // the project's declared servers, for the log
+	// Tools maps every tool this project may list and call to the server that provides it. The
+	// gateway serves the union of every project on its profile, so this is the project's own
+	// narrowing, enforced again by netd.
+	Tools map[string]string `json:"tools"`
+	// Unlisted lets through tools Tools does not name. It is set only when a declared,
+	// un-narrowed server has no tool list in its catalog entry; such calls are logged with
+	// server "?".
+	Unlisted bool `json:"unlisted,omitempty"`
+}
+
+// Parse decodes and validates a netd policy. Unknown fields are refused.
+func Parse(data []byte) (*Netd, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var p Netd
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("netd policy: %w", err)
+	}
+	if p.Version != Version {
+		return nil, fmt.Errorf("netd policy: version %d, want %d", p.Version, Version)
+	}
+	if _, err := p.List(); err != nil {
+		return nil, fmt.Errorf("netd policy: %w", err)
+	}
+	return &p, nil
+}
+
+// List returns the allowlist the policy describes.
+func (p *Netd) List() (*egress.List, error) {
+	for _, port := range p.DefaultPorts {
+		if port < 1 || port > 65535 {
+			return nil, fmt.Errorf("default port %d outside 1–65535", port)
+		}
+	}
+	return egress.ParseList(p.Egress, p.DefaultPorts)
+}
+
+// Marshal encodes the policy deterministically, indented, with a trailing newline.
+func (p *Netd) Marshal() []byte {
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		panic(err) // only plain types: cannot fail
+	}
+	return append(b, '\n')
+}

@@ -45,7 +45,9 @@ type Error struct {
 	Hint   string
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("%q %s", e.Input, e.Reason) }
+// Error quotes the input with non-ASCII characters escaped, so that a look-alike such as a
+// Cyrillic "а" is visible in the message and no control character reaches a terminal.
+func (e *Error) Error() string { return fmt.Sprintf("%+q %s", e.Input, e.Reason) }
 
 // HintText returns the fix for the refused entry, or "".
 func (e *Error) HintText() string { return e.Hint }

@@ -68,10 +68,10 @@ func Parse(s string) (Entry, error) {
 	}
 	for _, r := range s {
 		switch {
-		case r > 0x7e:
-			return fail("is not ASCII", "write internationalised names in punycode (xn--…)")
-		case r <= ' ':
+		case r <= ' ' || r == 0x7f:
 			return fail("is not a host name: it contains a space or control character", "")
+		case r > 0x7f:
+			return fail("is not ASCII", "write internationalised names in punycode (xn--…)")
 		}
 	}
 	if strings.ContainsAny(s, "/?#@") {

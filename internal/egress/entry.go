@@ -64,7 +64,14 @@ func Parse(s string) (Entry, error) {
 		return fail("is longer than a host name can be", "")
 	}
 	if strings.Contains(s, "://") {
-		return fail("is a URL, not a host name", "write only the host: "+hostOfURL(s))
+		// The hint names the host only if it is itself a valid entry, and then in canonical
+		// form, so that no unvalidated byte of the input (a newline, an escape sequence, an IP
+		// address) is echoed as advice.
+		hint := "write only the host, e.g. example.com"
+		if h, err := Parse(hostOfURL(s)); err == nil {
+			hint = "write only the host: " + h.String()
+		}
+		return fail("is a URL, not a host name", hint)
 	}
 	for _, r := range s {
 		switch {
@@ -232,6 +239,8 @@ func isIPLiteral(s string) bool {
 	return false
 }
 
+// hostOfURL returns the host[:port] part of a URL, unvalidated. It contains no "/", so Parse
+// does not recurse through it twice.
 func hostOfURL(s string) string {
 	_, rest, _ := strings.Cut(s, "://")
 	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
@@ -239,9 +248,6 @@ func hostOfURL(s string) string {
 	}
 	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
 		rest = rest[i+1:]
-	}
-	if rest == "" {
-		return "example.com"
 	}
 	return rest
 }

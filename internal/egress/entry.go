@@ -190,7 +190,9 @@ func checkName(name string) string {
 			}
 		}
 	}
-	if allDigits(labels[len(labels)-1]) {
+	// inet_aton and URL parsers (WHATWG "ends in a number") read a name whose last label is a
+	// decimal or 0x-hexadecimal number as an IPv4 address: 127.1, 0x7f.0x1, 0x7f000001.
+	if last := labels[len(labels)-1]; allDigits(last) || isHexNumber(last) {
 		return "ends in a numeric label, which is not a host name"
 	}
 	return ""
@@ -203,6 +205,21 @@ func allDigits(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// isHexNumber reports whether s is "0x" followed by zero or more hexadecimal digits, which an
+// IPv4 parser reads as a number. s is lower-case.
+func isHexNumber(s string) bool {
+	rest, ok := strings.CutPrefix(s, "0x")
+	if !ok {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		if !(rest[i] >= '0' && rest[i] <= '9' || rest[i] >= 'a' && rest[i] <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // splitPort splits "host:port". A missing port is 0.

@@ -235,6 +235,9 @@ func splitPort(s string) (string, int, error) {
 	if ps == "" || len(ps) > 5 || !allDigits(ps) {
 		return "", 0, fmt.Errorf("has an invalid port %q", ps)
 	}
+	if len(ps) > 1 && ps[0] == '0' {
+		return "", 0, fmt.Errorf("has a port with a leading zero %q", ps)
+	}
 	p, _ := strconv.Atoi(ps)
 	if p < 1 || p > 65535 {
 		return "", 0, fmt.Errorf("has port %d outside 1–65535", p)

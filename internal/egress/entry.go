@@ -112,6 +112,9 @@ func Parse(s string) (Entry, error) {
 		}
 		return fail("is a single label, not a fully qualified host name", "write the full name, e.g. "+host+".example.com")
 	}
+	if e.Wildcard && len(host) > MaxNameLen-2 {
+		return fail("is too long: no subdomain of it fits in 253 characters", "")
+	}
 	e.Host = host
 	return e, nil
 }

@@ -104,7 +104,12 @@ func Parse(s string) (Entry, error) {
 		return fail("is an IP address; egress is decided by name", "allow the host name that serves it instead")
 	}
 	if reason := checkName(host); reason != "" {
-		return fail(reason, "")
+		hint := ""
+		// ".example.com" is how some tools spell a domain and its subdomains.
+		if rest, ok := strings.CutPrefix(host, "."); ok && !e.Wildcard && checkName(rest) == "" && strings.Contains(rest, ".") {
+			hint = "write *." + rest + " for its subdomains, or " + rest + " for the name itself"
+		}
+		return fail(reason, hint)
 	}
 	if strings.Count(host, ".") == 0 {
 		if e.Wildcard {

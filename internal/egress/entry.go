@@ -145,8 +145,13 @@ func (e Entry) String() string {
 	return s
 }
 
-// MatchesName reports whether the canonical name is covered by the entry, on any port.
+// MatchesName reports whether name is covered by the entry, on any port. name is normalised
+// with [NormalizeName] first, as [List.Ports] does; an invalid name never matches.
 func (e Entry) MatchesName(name string) bool {
+	name, ok := NormalizeName(name)
+	if !ok {
+		return false
+	}
 	if e.Wildcard {
 		return len(name) > len(e.Host)+1 && strings.HasSuffix(name, e.Host) && name[len(name)-len(e.Host)-1] == '.'
 	}

@@ -1,5 +1,7 @@
 package policy
 
+import "time"
+
 // Log files netd writes under [LogDir], one JSON object a line.
 const (
 	DNSLog      = "dns.jsonl"     // one [DNSRecord] per query
@@ -8,6 +10,12 @@ const (
 	EventLog    = "netd.jsonl"    // lifecycle events: start, ready, reload, errors
 	CountersLog = "counters.json" // the ruleset's counters, written at shutdown
 )
+
+// TimeFormat is the layout of every TS field: RFC 3339, UTC, milliseconds.
+const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// Timestamp formats t for a TS field.
+func Timestamp(t time.Time) string { return t.UTC().Format(TimeFormat) }
 
 // Verdicts.
 const (
@@ -25,7 +33,23 @@ type DNSRecord struct {
 	RCode   string   `json:"rcode"` // NOERROR, NXDOMAIN, SERVFAIL…
 	Answers []string `json:"answers,omitempty"`
 	TTL     uint32   `json:"ttl,omitempty"`
+	Reason  string   `json:"reason,omitempty"` // why denied or failed
 }
+
+// Kinds of [ConnRecord].
+const (
+	KindTLS  = "tls"
+	KindHTTP = "http"
+)
+
+// Lifecycle events of [Event].
+const (
+	EventStart  = "start"
+	EventReady  = "ready"
+	EventReload = "reload"
+	EventError  = "error"
+	EventStop   = "stop"
+)
 
 // ConnRecord is one connection netd proxied or refused.
 type ConnRecord struct {

@@ -1,0 +1,100 @@
+package policy
+
+import (
+	"bytes"
+	"fmt"
+)
+
+// Ruleset returns the nftables ruleset netd loads with `nft -f`: the rendered artifact
+// [RulesFile]. It is pure and constant, so the CLI, netd and doctor agree on it byte for byte.
+//
+// The file holds one table, inet [Table], and never flushes the whole ruleset: Docker's embedded
+// resolver lives in the container's ip nat table (127.0.0.11 DNATed to a random port), and
+// flushing it would break name resolution for netd itself. The first two commands are the atomic
+// replace idiom that works with nft 1.0.6 (Debian 12), which has no "destroy": declaring the table
+// makes the "delete" valid whether or not the table existed, and the whole file is one
+// transaction, so there is no moment without the policy.
+//
+// In words (DESIGN §2.2):
+//   - nat output, at priority -110 so it runs before Docker's DNAT of 127.0.0.11 at -100: every
+//     uid but [NetdUID] has its DNS (udp and tcp 53, whatever the address) redirected to netd's
+//     resolver, tcp/443 to the SNI proxy and tcp/80 to the HTTP proxy;
+//   - filter output, policy drop: established/related accepted; 127.0.0.11 only for netd's uid,
+//     refused for everyone else; the rest of 127.0.0.0/8 accepted, matched on the address because
+//     after a nat redirect oif is still the original route's device; netd's uid to the addresses
+//     it resolved itself ([SetNetd]); any uid to the non-TLS ports of allowed names ([SetAgent]);
+//     IPv6 beyond ::1 and everything else rejected (TCP reset or ICMP admin-prohibited), so a
+//     blocked connection fails at once;
+//   - filter input and forward, policy drop: only replies and loopback come in, so peers on the
+//     bridge cannot connect to anything in the namespace.
+//
+// Every verdict is counted and carries a unique comment, which is how [ParseCounters] names it.
+// Sets hold (IPv4 address . TCP port) pairs with a timeout; netd adds them, nothing else does.
+func Ruleset() []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, rulesetTemplate, Table, SetAgent, SetNetd, setSize, NetdUID, DNSPort, SNIPort, HTTPPort)
+	return b.Bytes()
+}
+
+// setSize bounds each set, so a flood of resolved addresses cannot grow kernel memory unbounded.
+const setSize = 65536
+
+// rulesetTemplate is written the way `nft list` prints it, so the rendered file and a listing of
+// the live table read the same. Its indexed verbs are, in order: table, agent set, netd set, set size, netd uid, DNS, SNI
+// and HTTP ports.
+const rulesetTemplate = `# netpolicy.nft: the sandbox's network policy, rendered by abox and loaded by netd with nft -f.
+# One transaction: declare, delete and recreate table inet %[1]s; Docker's own nat rules for
+# its embedded resolver (127.0.0.11) in other tables are left alone.
+table inet %[1]s
+delete table inet %[1]s
+
+table inet %[1]s {
+	set %[2]s {
+		type ipv4_addr . inet_service
+		size %[4]d
+		flags timeout
+	}
+
+	set %[3]s {
+		type ipv4_addr . inet_service
+		size %[4]d
+		flags timeout
+	}
+
+	chain nat_output {
+		type nat hook output priority -110; policy accept;
+		meta nfproto ipv4 meta skuid != %[5]d udp dport 53 counter redirect to :%[6]d comment "dns to netd"
+		meta nfproto ipv4 meta skuid != %[5]d tcp dport 53 counter redirect to :%[6]d comment "dns over tcp to netd"
+		meta nfproto ipv4 meta skuid != %[5]d tcp dport 443 counter redirect to :%[7]d comment "tls to netd"
+		meta nfproto ipv4 meta skuid != %[5]d tcp dport 80 counter redirect to :%[8]d comment "http to netd"
+	}
+
+	chain output {
+		type filter hook output priority 0; policy drop;
+		ct state established,related counter accept comment "established"
+		ct state invalid counter drop comment "invalid"
+		ip daddr 127.0.0.11 meta skuid %[5]d counter accept comment "netd to docker dns"
+		ip daddr 127.0.0.11 meta l4proto tcp counter reject with tcp reset comment "docker dns refused tcp"
+		ip daddr 127.0.0.11 counter reject with icmpx type admin-prohibited comment "docker dns refused"
+		ip daddr 127.0.0.0/8 counter accept comment "loopback"
+		ip6 daddr ::1 counter accept comment "loopback ipv6"
+		meta skuid %[5]d ip daddr . tcp dport @%[3]s counter accept comment "netd upstream"
+		ip daddr . tcp dport @%[2]s counter accept comment "allowed non-tls port"
+		meta nfproto ipv6 counter reject with icmpx type admin-prohibited comment "ipv6 refused"
+		meta l4proto tcp counter reject with tcp reset comment "refused tcp"
+		counter reject with icmpx type admin-prohibited comment "refused"
+	}
+
+	chain input {
+		type filter hook input priority 0; policy drop;
+		ct state established,related counter accept comment "in established"
+		iif "lo" counter accept comment "in loopback"
+		counter drop comment "in refused"
+	}
+
+	chain forward {
+		type filter hook forward priority 0; policy drop;
+		counter drop comment "forward refused"
+	}
+}
+`

@@ -16,6 +16,8 @@
 // Names are case-folded and a trailing dot is removed. Internationalised names are accepted in
 // punycode only, so that a look-alike cannot hide in an allowlist. URLs, paths, IP literals and
 // single-label names are refused with a hint, because egress is decided by name, never by address.
+// A name whose last label is a number (127.1, 0x7f.0x1) is refused too: resolvers and URL parsers
+// read it as an IPv4 address.
 package egress
 
 import (
@@ -60,6 +62,8 @@ func Parse(s string) (Entry, error) {
 	if s == "" {
 		return fail("is empty", "write a host name such as example.com")
 	}
+	// The longest acceptable entries are a 253-character name or "*." and a 251-character base,
+	// each followed by "." and ":65535".
 	if len(s) > MaxNameLen+7 {
 		return fail("is longer than a host name can be", "")
 	}

@@ -1,0 +1,224 @@
+// Package artifact writes rendered artifacts to disk and checks them against artifacts.json.
+//
+// The authoritative copy lives in the project's state directory, outside the workspace the agent
+// can write. Its subdirectories agent/ and netd/ are bind-mounted read-only into the sandbox's
+// containers, so they are world-readable (0755 directories, 0444 files) and hold no secret. The
+// review copy goes to the workspace's .devcontainer/, but never through a symlink: a directory
+// the agent replaced with a link elsewhere is refused, not followed.
+package artifact
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/statefs"
+)
+
+// ErrNotRendered is returned when a project has no artifacts.json.
+var ErrNotRendered = errors.New("not rendered yet")
+
+// Write writes every artifact: authoritative ones under p.Artifacts(), review ones under the
+// workspace's .devcontainer/. Files the new render does not contain are removed from the
+// authoritative directory. It returns warnings (a review copy that could not be written).
+func Write(p paths.Project, arts []render.Artifact) (warnings []string, err error) {
+	dir := p.Artifacts()
+	if err := statefs.MkdirAll(p.Dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", dir, err)
+	}
+	keep := map[string]bool{}
+	var review []render.Artifact
+	for _, a := range arts {
+		if a.Review {
+			review = append(review, a)
+			continue
+		}
+		keep[a.Name] = true
+		if err := writeOne(dir, a); err != nil {
+			return nil, err
+		}
+	}
+	if err := prune(dir, keep); err != nil {
+		return nil, err
+	}
+	if err := writeMasks(p); err != nil {
+		return nil, err
+	}
+	if w := writeReview(filepath.Join(p.Workspace, render.ReviewDir), review); w != "" {
+		warnings = append(warnings, w)
+	}
+	return warnings, nil
+}
+
+func writeOne(dir string, a render.Artifact) error {
+	path := filepath.Join(dir, filepath.FromSlash(a.Name))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
+	}
+	return statefs.WriteFile(path, a.Data, a.Mode)
+}
+
+// prune removes files under dir that are not in keep, and empty directories.
+func prune(dir string, keep map[string]bool) error {
+	var stale []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		if !keep[filepath.ToSlash(rel)] {
+			stale = append(stale, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("listing %s: %w", dir, err)
+	}
+	for _, f := range stale {
+		if err := os.Remove(f); err != nil {
+			return fmt.Errorf("removing stale artifact: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeMasks creates the empty file and directory bound over masked paths.
+func writeMasks(p paths.Project) error {
+	dir := p.Masks()
+	if err := os.MkdirAll(filepath.Join(dir, "empty.d"), 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	os.Chmod(dir, 0o755)
+	os.Chmod(filepath.Join(dir, "empty.d"), 0o555)
+	f := filepath.Join(dir, "empty")
+	if st, err := os.Stat(f); err == nil && st.Size() == 0 {
+		return nil
+	}
+	return statefs.WriteFile(f, nil, 0o444)
+}
+
+// writeReview writes the review copy, refusing a .devcontainer that is not a plain directory.
+func writeReview(dir string, arts []render.Artifact) (warning string) {
+	st, err := os.Lstat(dir)
+	switch {
+	case err == nil && st.Mode()&fs.ModeSymlink != 0:
+		return fmt.Sprintf("%s is a symlink; the review copy was not written (abox never writes through links in the workspace)", dir)
+	case err == nil && !st.IsDir():
+		return fmt.Sprintf("%s is not a directory; the review copy was not written", dir)
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return fmt.Sprintf("the review copy was not written: %v", err)
+		}
+	case err != nil:
+		return fmt.Sprintf("the review copy was not written: %v", err)
+	}
+	for _, a := range arts {
+		if err := statefs.WriteFile(filepath.Join(dir, a.Name), a.Data, a.Mode); err != nil {
+			return fmt.Sprintf("the review copy was not fully written: %v", err)
+		}
+	}
+	return ""
+}
+
+// ReadIndex reads artifacts.json of a project.
+func ReadIndex(p paths.Project) (*render.Index, error) {
+	data, err := os.ReadFile(filepath.Join(p.Artifacts(), render.IndexName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNotRendered
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading artifacts.json: %w", err)
+	}
+	var idx render.Index
+	if err := json.Unmarshal(data, &idx); err != nil {
+		return nil, fmt.Errorf("%s is corrupt: %w", filepath.Join(p.Artifacts(), render.IndexName), err)
+	}
+	return &idx, nil
+}
+
+// ReadRunSpec reads runspec.json of a project.
+func ReadRunSpec(p paths.Project) (*render.RunSpec, error) {
+	path := filepath.Join(p.Artifacts(), render.RunSpecFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNotRendered
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading runspec.json: %w", err)
+	}
+	var rs render.RunSpec
+	if err := json.Unmarshal(data, &rs); err != nil {
+		return nil, fmt.Errorf("%s is corrupt: %w", path, err)
+	}
+	return &rs, nil
+}
+
+// Mismatch is one artifact that differs from artifacts.json.
+type Mismatch struct {
+	Name   string
+	Reason string // "missing", "modified", "mode 0644, want 0444", "unexpected"
+}
+
+// Verify compares the authoritative artifacts with artifacts.json.
+func Verify(p paths.Project) ([]Mismatch, error) {
+	idx, err := ReadIndex(p)
+	if err != nil {
+		return nil, err
+	}
+	var out []Mismatch
+	names := make([]string, 0, len(idx.Files))
+	for n := range idx.Files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if name == render.IndexName {
+			continue
+		}
+		if m := verifyOne(p.Artifacts(), name, idx.Files[name]); m != nil {
+			out = append(out, *m)
+		}
+	}
+	return out, nil
+}
+
+func verifyOne(dir, name string, want render.IndexFile) *Mismatch {
+	path := filepath.Join(dir, filepath.FromSlash(name))
+	st, err := os.Lstat(path)
+	if err != nil {
+		return &Mismatch{Name: name, Reason: "missing"}
+	}
+	if !st.Mode().IsRegular() {
+		return &Mismatch{Name: name, Reason: "not a regular file"}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return &Mismatch{Name: name, Reason: "unreadable"}
+	}
+	if render.SHA256(data) != want.SHA256 {
+		return &Mismatch{Name: name, Reason: "modified"}
+	}
+	if mode := fmt.Sprintf("%04o", st.Mode().Perm()); mode != want.Mode {
+		return &Mismatch{Name: name, Reason: "mode " + mode + ", want " + want.Mode}
+	}
+	return nil
+}
+
+// Describe joins mismatches for a message.
+func Describe(ms []Mismatch) string {
+	parts := make([]string, len(ms))
+	for i, m := range ms {
+		parts[i] = m.Name + " (" + m.Reason + ")"
+	}
+	return strings.Join(parts, ", ")
+}

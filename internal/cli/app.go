@@ -1,0 +1,92 @@
+// Package cli is abox's command tree: one file per command group, each command built by a
+// constructor that fills an options struct and calls a run function with the [App].
+//
+// Only this package prints to the user and picks exit codes (exit.go). Lower packages return
+// errors and sentinels; the hints that name abox commands are attached here.
+package cli
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/aboxhq/abox/internal/paths"
+)
+
+// Version is abox's version, set at build time with -ldflags "-X …/cli.Version=…".
+var Version = "0.1.0-dev"
+
+// App holds every side effect a command may use. [Main] builds the real one; tests build their
+// own.
+type App struct {
+	In       io.Reader
+	Out, Err io.Writer
+	// TTY is true when stdin and stderr are terminals: prompts and pickers are allowed.
+	TTY bool
+	// Color is true when stderr is a terminal and NO_COLOR is unset.
+	Color   bool
+	Env     func(string) (string, bool)
+	Now     func() time.Time
+	Version string
+	// Verbose traces every docker invocation to Err.
+	Verbose bool
+	// Executable is the path of the running abox binary (baked into the netd image).
+	Executable string
+
+	paths *paths.Paths
+}
+
+// Paths returns the config and state locations, computed once.
+func (a *App) Paths() (paths.Paths, error) {
+	if a.paths != nil {
+		return *a.paths, nil
+	}
+	p, err := paths.FromEnv(a.Env)
+	if err != nil {
+		return paths.Paths{}, withHint(err, "set HOME, or ABOX_CONFIG_HOME and ABOX_STATE_HOME")
+	}
+	a.paths = &p
+	return p, nil
+}
+
+func (a *App) getenv(k string) string {
+	v, _ := a.Env(k)
+	return v
+}
+
+// Main runs abox with the process's arguments and returns the exit status.
+func Main() int {
+	exe, _ := os.Executable()
+	isTTY := term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stderr.Fd()))
+	_, noColor := os.LookupEnv("NO_COLOR")
+	app := &App{
+		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		TTY:        isTTY,
+		Color:      term.IsTerminal(int(os.Stderr.Fd())) && !noColor,
+		Env:        os.LookupEnv,
+		Now:        time.Now,
+		Version:    Version,
+		Executable: exe,
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return app.Run(ctx, os.Args[1:])
+}
+
+// Run executes the command line args and returns the exit status.
+func (a *App) Run(ctx context.Context, args []string) int {
+	root := newRootCmd(a)
+	root.SetArgs(args)
+	root.SetIn(a.In)
+	root.SetOut(a.Out)
+	root.SetErr(a.Err)
+	if err := root.ExecuteContext(ctx); err != nil {
+		return report(a.Err, err)
+	}
+	return ExitOK
+}

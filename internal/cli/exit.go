@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/aboxhq/abox/internal/manifest"
+)
+
+// Exit codes. They are documented in the root command's help.
+const (
+	ExitOK       = 0 // success
+	ExitError    = 1 // any error
+	ExitDoctor   = 2 // doctor found at least one failing check
+	ExitBoundary = 3 // the sandbox could not be verified; nothing was started
+)
+
+const exitHelp = `Exit status:
+  0  success
+  1  error (the message says what and how to fix it)
+  2  abox doctor found at least one failing check
+  3  boundary refusal: the sandbox could not be verified, so no agent was started`
+
+// hinted attaches a hint naming the fix to an error.
+type hinted struct {
+	err  error
+	hint string
+}
+
+func (h *hinted) Error() string { return h.err.Error() }
+func (h *hinted) Unwrap() error { return h.err }
+
+// withHint returns err with hint attached; nil stays nil.
+func withHint(err error, hint string) error {
+	if err == nil {
+		return nil
+	}
+	return &hinted{err: err, hint: hint}
+}
+
+// errorf is fmt.Errorf with a hint.
+func errorf(hint, format string, args ...any) error {
+	return &hinted{err: fmt.Errorf(format, args...), hint: hint}
+}
+
+// exitCode is an error that ends abox with a specific status. A nil err prints nothing.
+type exitCode struct {
+	code int
+	err  error
+}
+
+func (e *exitCode) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e *exitCode) Unwrap() error { return e.err }
+
+// boundary wraps err as a boundary refusal (exit 3).
+func boundary(err error) error { return &exitCode{code: ExitBoundary, err: err} }
+
+// silentExit ends abox with code after the command already printed its report.
+func silentExit(code int) error { return &exitCode{code: code} }
+
+// hintOf returns the innermost hint attached to err, or one carried by a lower package's error.
+func hintOf(err error) string {
+	var h *hinted
+	if errors.As(err, &h) {
+		return h.hint
+	}
+	var hh interface{ HintText() string }
+	if errors.As(err, &hh) {
+		return hh.HintText()
+	}
+	return ""
+}
+
+// report prints err in abox's one shape and returns the exit status:
+//
+//	error: <what went wrong>
+//	  ↳ <the command or change that fixes it>
+func report(w io.Writer, err error) int {
+	code := ExitError
+	var ec *exitCode
+	if errors.As(err, &ec) {
+		code = ec.code
+		if ec.err == nil {
+			return code
+		}
+	}
+	var me *manifest.Error
+	if errors.As(err, &me) {
+		printProblems(w, me)
+		if h := hintOf(err); h != "" && !allHinted(me) {
+			fmt.Fprintf(w, "  ↳ %s\n", h)
+		}
+		return code
+	}
+	msg := strings.TrimSpace(err.Error())
+	lines := strings.Split(msg, "\n")
+	fmt.Fprintf(w, "error: %s\n", lines[0])
+	for _, l := range lines[1:] {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+	if h := hintOf(err); h != "" {
+		fmt.Fprintf(w, "  ↳ %s\n", h)
+	}
+	return code
+}
+
+func printProblems(w io.Writer, me *manifest.Error) {
+	for _, p := range me.Problems {
+		fmt.Fprintf(w, "error: %s: %s: %s\n", me.Source, p.Loc, p.Msg)
+		if p.Hint != "" {
+			fmt.Fprintf(w, "  ↳ %s\n", p.Hint)
+		}
+	}
+}
+
+func allHinted(me *manifest.Error) bool {
+	for _, p := range me.Problems {
+		if p.Hint == "" {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,293 @@
+package cli
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/aboxhq/abox/internal/config"
+	"github.com/aboxhq/abox/internal/detect"
+	"github.com/aboxhq/abox/internal/egress"
+	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/statefs"
+)
+
+// initAnswers are the values init writes, from flags, the existing manifest, detection and, on a
+// terminal, the picker.
+type initAnswers struct {
+	project, profile, permissionMode string
+	servers, toolchains, egress      []string
+	masks, context                   []string
+	tools                            map[string][]string
+}
+
+// detectWorkspace returns the detected toolchains and the git remotes' allowlist entries.
+func detectWorkspace(ws string) (toolchains, remotes []string) {
+	return detect.Toolchains(ws), detect.GitRemotes(ws)
+}
+
+// suggestEgress returns the suggested hosts of each toolchain, from the host's own registry
+// configuration.
+func (a *App) suggestEgress(toolchains []string) map[string][]string {
+	reg := detect.Registries{}
+	if out, err := exec.Command("go", "env", "GOPROXY", "GOSUMDB").Output(); err == nil {
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		reg.GoProxy = lines[0]
+		if len(lines) > 1 {
+			reg.GoSumDB = lines[1]
+		}
+	}
+	reg.NPM = npmRegistry()
+	out := map[string][]string{}
+	for _, t := range toolchains {
+		out[t] = detect.Egress([]string{t}, reg)
+	}
+	return out
+}
+
+// defaults computes the answers without asking: existing values first, flags and detection added.
+func (st *initState) defaults(o initOptions) initAnswers {
+	ex := st.existing
+	if ex == nil {
+		ex = &manifest.Manifest{}
+	}
+	ans := initAnswers{
+		project:        first(o.project, ex.Project, projectNameFor(st.ws)),
+		profile:        first(o.profile, ex.Profile, defaultProfile(st.cfg)),
+		permissionMode: first(o.permissionMode, ex.Run.PermissionMode, manifest.ModeDefault),
+		servers:        union(ex.Servers, o.servers),
+		toolchains:     union(ex.Toolchains, o.toolchains, st.toolchains),
+		masks:          union(ex.Mounts.Mask, o.masks),
+		context:        ex.Mounts.Context,
+	}
+	var suggested []string
+	for _, t := range ans.toolchains {
+		if !slices.Contains(ex.Toolchains, t) {
+			suggested = append(suggested, st.suggested[t]...)
+		}
+	}
+	if st.existing == nil {
+		suggested = append(suggested, st.remotes...)
+	}
+	ans.egress = union(ex.Egress, o.egress, withoutIgnored(suggested, ex.EgressIgnored))
+	return ans
+}
+
+func withoutIgnored(hosts, ignored []string) []string {
+	var out []string
+	for _, h := range hosts {
+		if !slices.Contains(ignored, h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// writeInit validates and renders everything first, then writes config.yaml (when new or
+// changed), agentbox.yaml and the artifacts. Nothing is written if anything is invalid.
+func (a *App) writeInit(st *initState, ans initAnswers) error {
+	cfgDirty := !st.cfgExists
+	if _, ok := st.cfg.Profiles[ans.profile]; !ok {
+		st.cfg.Profiles[ans.profile] = config.Profile{Port: st.cfg.NextFreePort()}
+		cfgDirty = true
+		a.progressf("new profile %s (gateway port %d)", ans.profile, st.cfg.Profiles[ans.profile].Port)
+	}
+	doc, err := st.mergeDoc(ans)
+	if err != nil {
+		return err
+	}
+	m, err := doc.Manifest(manifest.FileName)
+	if err != nil {
+		return withHint(err, "fix the values given to `abox init`")
+	}
+	ps, err := a.Paths()
+	if err != nil {
+		return err
+	}
+	p := &project{ws: st.ws, manifest: m, cfg: st.cfg, custom: st.custom, paths: ps, state: ps.Project(st.ws)}
+	spec, err := a.spec(p)
+	if err != nil {
+		return err
+	}
+	spec.Catalog = st.cat
+	if _, err := render.Render(spec); err != nil {
+		return withHint(err, "fix config.yaml, then run `abox init` again")
+	}
+	if err := statefs.MkdirAll(st.ws); err != nil {
+		return err
+	}
+	if cfgDirty {
+		if err := a.writeConfig(st.cfg); err != nil {
+			return err
+		}
+	}
+	unlock, err := p.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := statefs.WriteFile(filepath.Join(st.ws, manifest.FileName), doc.Bytes(), 0o644); err != nil {
+		return err
+	}
+	if _, err := a.renderProject(p); err != nil {
+		return err
+	}
+	a.initSummary(st, m)
+	return nil
+}
+
+func (a *App) initSummary(st *initState, m *manifest.Manifest) {
+	verb := "wrote"
+	if st.existing != nil {
+		verb = "updated"
+	}
+	fmt.Fprintf(a.Out, "%s %s (project %s, profile %s)\n", verb, filepath.Join(st.ws, manifest.FileName), m.Project, m.Profile)
+	fmt.Fprintf(a.Out, "  servers: %s\n", listOrNone(m.DeclaredServers()))
+	fmt.Fprintf(a.Out, "  toolchains: %s\n", listOrNone(m.Toolchains))
+	fmt.Fprintf(a.Out, "  egress: %s (plus the Claude Code hosts abox always allows)\n", listOrNone(m.Egress))
+	fmt.Fprintf(a.Out, "  permission mode: %s\n", m.Run.PermissionMode)
+	fmt.Fprintf(a.Out, "next: `abox up` builds the images and records this manifest as approved\n")
+}
+
+// mergeDoc applies the answers to the existing document, keeping every other field and comment,
+// or builds a new one.
+func (st *initState) mergeDoc(ans initAnswers) (*manifest.Doc, error) {
+	if st.doc == nil {
+		m := &manifest.Manifest{
+			Version: manifest.Version, Project: ans.project, Profile: ans.profile,
+			Servers: ans.servers, Tools: ans.tools, Toolchains: ans.toolchains, Egress: ans.egress,
+			Mounts: manifest.Mounts{Mask: ans.masks, Context: ans.context},
+			Run:    manifest.Run{PermissionMode: ans.permissionMode},
+		}
+		return manifest.NewDoc(m)
+	}
+	d, ex := st.doc, st.existing
+	sets := []struct {
+		path []string
+		old  string
+		new  string
+	}{
+		{[]string{"project"}, ex.Project, ans.project},
+		{[]string{"profile"}, ex.Profile, ans.profile},
+		{[]string{"run", "permission_mode"}, ex.Run.PermissionMode, ans.permissionMode},
+	}
+	for _, s := range sets {
+		if s.old != s.new {
+			if err := d.Set(s.new, s.path...); err != nil {
+				return nil, err
+			}
+		}
+	}
+	appendNew := func(have, want []string, path ...string) error {
+		if add := missing(have, want); len(add) > 0 {
+			return d.Append(add, path...)
+		}
+		return nil
+	}
+	for _, step := range []error{
+		appendNew(ex.Servers, ans.servers, "servers"),
+		appendNew(ex.Toolchains, ans.toolchains, "toolchains"),
+		appendNew(ex.Egress, ans.egress, "egress"),
+		appendNew(ex.Mounts.Mask, ans.masks, "mounts", "mask"),
+		appendNew(ex.Mounts.Context, ans.context, "mounts", "context"),
+	} {
+		if step != nil {
+			return nil, step
+		}
+	}
+	for _, server := range sortedKeys(ans.tools) {
+		if err := d.Set(ans.tools[server], "tools", server); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// missing returns the items of want not in have, without duplicates. Egress entries compare in
+// canonical form.
+func missing(have, want []string) []string {
+	seen := map[string]bool{}
+	for _, h := range have {
+		seen[canon(h)] = true
+	}
+	var out []string
+	for _, w := range want {
+		if !seen[canon(w)] {
+			seen[canon(w)] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func canon(s string) string {
+	if e, err := egress.Parse(s); err == nil {
+		return e.String()
+	}
+	return s
+}
+
+func union(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		out = append(out, missing(out, l)...)
+	}
+	return out
+}
+
+func first(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func defaultProfile(cfg *config.Config) string {
+	if _, ok := cfg.Profiles[config.DefaultProfile]; ok {
+		return config.DefaultProfile
+	}
+	if names := cfg.ProfileNames(); len(names) > 0 {
+		return names[0]
+	}
+	return config.DefaultProfile
+}
+
+// projectNameFor derives a project name from the directory: lower-case, spaces and other
+// characters folded to "-".
+func projectNameFor(ws string) string {
+	b := []byte(strings.ToLower(filepath.Base(ws)))
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '-'
+		}
+	}
+	name := strings.TrimLeft(string(b), "._-")
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	if name == "" {
+		return "project"
+	}
+	return name
+}
+
+func listOrNone(l []string) string {
+	if len(l) == 0 {
+		return "none"
+	}
+	return strings.Join(l, ", ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/aboxhq/abox/internal/catalog"
+	"github.com/aboxhq/abox/internal/config"
+	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/statefs"
+)
+
+// project is a loaded project: its manifest, the global configuration and its state layout.
+type project struct {
+	ws       string // workspace, absolute
+	manifest *manifest.Manifest
+	raw      []byte // the manifest as read
+	cfg      *config.Config
+	custom   config.CustomServers
+	paths    paths.Paths
+	state    paths.Project
+}
+
+// manifestPath returns the manifest's path in the workspace.
+func (p *project) manifestPath() string { return filepath.Join(p.ws, manifest.FileName) }
+
+// loadConfig reads config.yaml and custom-servers.yaml.
+func (a *App) loadConfig() (*config.Config, config.CustomServers, paths.Paths, error) {
+	ps, err := a.Paths()
+	if err != nil {
+		return nil, nil, ps, err
+	}
+	cfg, err := config.Load(ps.ConfigFile())
+	if err != nil {
+		return nil, nil, ps, withHint(err, "fix "+ps.ConfigFile())
+	}
+	custom, err := config.LoadCustomServers(ps.CustomServersFile())
+	if err != nil {
+		return nil, nil, ps, withHint(err, "fix "+ps.CustomServersFile())
+	}
+	return cfg, custom, ps, nil
+}
+
+// loadProject finds the workspace at or above dir and loads everything a command needs.
+func (a *App) loadProject(dir string) (*project, error) {
+	ws, err := manifest.Find(dir)
+	if errors.Is(err, manifest.ErrNotFound) {
+		return nil, withHint(err, "run `abox init` in the project directory first")
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg, custom, ps, err := a.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	m, raw, err := manifest.Load(filepath.Join(ws, manifest.FileName))
+	if err != nil {
+		return nil, withHint(err, "edit agentbox.yaml, then run `abox render`")
+	}
+	if _, ok := cfg.Profiles[m.Profile]; !ok {
+		return nil, errorf(fmt.Sprintf("add it under profiles: in %s, or set profile: to one of the known ones", ps.ConfigFile()),
+			"agentbox.yaml: profile %q is not configured (known: %s)", m.Profile, strings.Join(cfg.ProfileNames(), ", "))
+	}
+	return &project{ws: ws, manifest: m, raw: raw, cfg: cfg, custom: custom, paths: ps, state: ps.Project(ws)}, nil
+}
+
+// lock takes the project's lock for a mutating command.
+func (p *project) lock() (func(), error) {
+	if err := statefs.MkdirAll(p.state.Dir); err != nil {
+		return nil, err
+	}
+	return statefs.Lock(p.state.Lock())
+}
+
+// spec gathers everything rendering depends on. It reads the CA certificates' content (their
+// hashes name the image) and, for an npm-installed Claude Code, the host's npm registry.
+func (a *App) spec(p *project) (render.Spec, error) {
+	home, _ := a.Env("HOME")
+	s := render.Spec{
+		Version: a.Version, Manifest: p.manifest, Config: p.cfg, Custom: p.custom,
+		Paths: p.paths, Project: p.state, Home: home,
+	}
+	certs, err := caCerts(p.cfg.Image.CACertificates, home)
+	if err != nil {
+		return s, err
+	}
+	for _, c := range certs {
+		s.CACerts = append(s.CACerts, render.File{Name: c.name, SHA256: render.SHA256(c.data)})
+	}
+	cat, err := catalog.Load(a.mcpHome(), p.custom)
+	if err != nil {
+		return s, err
+	}
+	s.Catalog = cat
+	if p.cfg.ClaudeCode.Source == config.SourceNPM {
+		s.NPMRegistry = npmRegistry()
+	}
+	return s, nil
+}
+
+type caCert struct {
+	name string
+	data []byte
+}
+
+// caCerts reads the image.ca_certificates files. Each is staged as ca/<n>-<basename>.crt.
+func caCerts(files []string, home string) ([]caCert, error) {
+	var out []caCert
+	for i, f := range files {
+		path := expandHome(f, home)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, errorf("fix image.ca_certificates in config.yaml", "reading CA certificate %s: %v", path, err)
+		}
+		if !strings.Contains(string(data), "-----BEGIN CERTIFICATE-----") {
+			return nil, errorf("list PEM certificate files only", "%s is not a PEM certificate", path)
+		}
+		base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		out = append(out, caCert{name: fmt.Sprintf("%02d-%s.crt", i, sanitizeName(base)), data: data})
+	}
+	return out, nil
+}
+
+// npmRegistry asks the host's npm for its registry, so mirrors are honoured; "" if npm is absent.
+func npmRegistry() string {
+	out, err := exec.Command("npm", "config", "get", "registry").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func expandHome(p, home string) string {
+	if p == "~" {
+		return home
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		return filepath.Join(home, rest)
+	}
+	return p
+}
+
+// sanitizeName keeps [A-Za-z0-9._-] of s.
+func sanitizeName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}

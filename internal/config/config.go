@@ -1,0 +1,150 @@
+// Package config reads abox's global configuration: config.yaml (images, Claude Code source,
+// gateway, profiles, defaults), secrets.yaml (where each secret comes from — references, never
+// values) and custom-servers.yaml (MCP servers outside the Docker catalog).
+//
+// Like the manifest, every file is decoded strictly and every value that reaches a rendered file
+// or an argv is checked here, at the boundary.
+package config
+
+// Config is config.yaml.
+type Config struct {
+	Network     string             `yaml:"network"`
+	Image       Image              `yaml:"image"`
+	ClaudeCode  ClaudeCode         `yaml:"claude_code"`
+	Gateway     Gateway            `yaml:"gateway"`
+	Profiles    map[string]Profile `yaml:"profiles"`
+	EgressPorts []int              `yaml:"egress_ports"`
+	AgentEnv    map[string]string  `yaml:"agent_env"`
+	Limits      Limits             `yaml:"limits"`
+	RTK         RTK                `yaml:"rtk"`
+	Defaults    Defaults           `yaml:"defaults"`
+}
+
+// Image configures the images abox builds.
+type Image struct {
+	// Base is the FROM of the agent and netd images: a reference, ideally digest-pinned, or a
+	// local image id "sha256:<64 hex>".
+	Base string `yaml:"base"`
+	// CACertificates are host PEM files baked into built images, for hosts behind a
+	// TLS-intercepting proxy.
+	CACertificates []string `yaml:"ca_certificates,omitempty"`
+}
+
+// Claude Code sources.
+const (
+	SourceNative = "native" // the official binary, version and sha256 verified
+	SourceNPM    = "npm"    // @anthropic-ai/claude-code at a pinned version, registry integrity
+	SourceFile   = "file"   // a local file with its sha256, for mirrors and air-gapped hosts
+)
+
+// ClaudeCode says where the agent image's claude comes from.
+type ClaudeCode struct {
+	Source  string `yaml:"source"`
+	Version string `yaml:"version"`
+	SHA256  string `yaml:"sha256,omitempty"`
+	Path    string `yaml:"path,omitempty"`
+}
+
+// Gateway configures the per-profile MCP gateway.
+type Gateway struct {
+	Image string `yaml:"image"` // repo@sha256:… or a local image id sha256:<64 hex>
+}
+
+// Profile is one gateway profile.
+type Profile struct {
+	Port        int    `yaml:"port"`
+	Description string `yaml:"description,omitempty"`
+}
+
+// Limits bound the agent container.
+type Limits struct {
+	Pids   int    `yaml:"pids"`
+	Memory string `yaml:"memory"` // docker --memory syntax: 512m, 4g
+	CPUs   string `yaml:"cpus,omitempty"`
+}
+
+// RTK configures the optional rtk output filter.
+type RTK struct {
+	Enabled bool   `yaml:"enabled"`
+	Version string `yaml:"version,omitempty"`
+	Source  string `yaml:"source,omitempty"` // native or file
+	SHA256  string `yaml:"sha256,omitempty"`
+	Path    string `yaml:"path,omitempty"`
+}
+
+// Defaults are merged into every project.
+type Defaults struct {
+	Mask            []string `yaml:"mask"`
+	Watch           []string `yaml:"watch"`
+	EgressMandatory []string `yaml:"egress_mandatory"`
+}
+
+// Built-in values.
+const (
+	DefaultNetwork = "abox-net"
+	DefaultProfile = "default"
+	DefaultPort    = 8811
+	// DefaultBaseImage is Debian 12 slim, pinned by digest.
+	DefaultBaseImage = "debian:bookworm-slim@sha256:4b50eb66f977b4062683ff434ef18ac191da862dbe966961bc11990cf5791a8d"
+	// DefaultGatewayImage is docker/mcp-gateway, pinned by digest; `abox gateway update`
+	// re-resolves it.
+	DefaultGatewayImage  = "docker/mcp-gateway@sha256:54dd518ee51b5c4641b02ddd4790b88cc0dafa59d76b6d07bc441d896a23bbea"
+	DefaultClaudeVersion = "2.1.0"
+	DefaultRTKVersion    = "0.43.0"
+)
+
+// BaseMandatory are the hosts Claude Code needs to authenticate; abox always allows them.
+// platform.claude.com is where OAuth token refresh goes, so without it a session that works
+// today fails whenever the token rolls over.
+var BaseMandatory = []string{"api.anthropic.com", "platform.claude.com", "claude.ai", "claude.com"}
+
+// ConnectorsHost is allowed only when a project turns run.connectors on.
+const ConnectorsHost = "mcp-proxy.anthropic.com"
+
+// DefaultAgentEnv switches off Claude Code's auto-updater, non-essential traffic and claude.ai
+// connectors, so the agent stops retrying hosts abox blocks and the review queue keeps meaning
+// something.
+func DefaultAgentEnv() map[string]string {
+	return map[string]string{
+		"DISABLE_AUTOUPDATER":                      "1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+		"ENABLE_CLAUDEAI_MCP_SERVERS":              "false",
+	}
+}
+
+// Default returns the configuration abox uses when config.yaml does not exist.
+func Default() *Config {
+	return &Config{
+		Network:     DefaultNetwork,
+		Image:       Image{Base: DefaultBaseImage},
+		ClaudeCode:  ClaudeCode{Source: SourceNative, Version: DefaultClaudeVersion},
+		Gateway:     Gateway{Image: DefaultGatewayImage},
+		Profiles:    map[string]Profile{DefaultProfile: {Port: DefaultPort}},
+		EgressPorts: []int{443},
+		AgentEnv:    DefaultAgentEnv(),
+		Limits:      Limits{Pids: 1024, Memory: "4g"},
+		RTK:         RTK{Version: DefaultRTKVersion, Source: SourceNative},
+		Defaults: Defaults{
+			Mask: []string{".env*", ".git/hooks"},
+			Watch: []string{".github/workflows", ".gitlab-ci.yml", "Makefile", "justfile", "package.json",
+				".pre-commit-config.yaml", ".vscode/tasks.json", ".idea", "*.code-workspace"},
+			EgressMandatory: append([]string{}, BaseMandatory...),
+		},
+	}
+}
+
+// ProfileNames returns the profile names, sorted.
+func (c *Config) ProfileNames() []string { return sortedKeys(c.Profiles) }
+
+// NextFreePort returns the lowest port from 8811 no profile uses.
+func (c *Config) NextFreePort() int {
+	used := map[int]bool{}
+	for _, p := range c.Profiles {
+		used[p.Port] = true
+	}
+	port := DefaultPort
+	for used[port] {
+		port++
+	}
+	return port
+}

@@ -1,0 +1,136 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/aboxhq/abox/internal/manifest"
+)
+
+// MaxSize is the largest configuration file abox reads.
+const MaxSize = 1 << 20
+
+// renamed maps keys of the original Python abox to what replaced them, so a copied config gets a
+// precise error rather than "unknown key".
+var renamed = map[string]string{
+	"gateway_image":      "gateway.image",
+	"agent_base_image":   "image.base",
+	"claude_version":     "claude_code.version",
+	"egress_proxy":       "nothing: abox always filters TLS by server name",
+	"scoped_dns":         "nothing: abox's resolver always answers only allowlisted names",
+	"remote_user":        "nothing: the agent user is always uid 1000",
+	"toolchain_versions": "nothing: toolchains come from the base image's package archive",
+}
+
+// Parse strictly decodes and validates config.yaml. Fields absent from the file keep their
+// defaults.
+func Parse(data []byte, source string) (*Config, error) {
+	c := Default()
+	if err := decodeStrict(data, source, c); err != nil {
+		return nil, err
+	}
+	if err := c.Validate(source); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Load reads config.yaml at path. A missing file yields [Default].
+func Load(path string) (*Config, error) {
+	data, err := readFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return Default(), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data, path)
+}
+
+// Marshal encodes c as config.yaml.
+func (c *Config) Marshal() []byte {
+	var buf bytes.Buffer
+	buf.WriteString("# abox global configuration. Unknown keys are refused.\n")
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(c); err != nil {
+		panic(err) // plain data: cannot fail
+	}
+	enc.Close()
+	return buf.Bytes()
+}
+
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if len(data) > MaxSize {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, MaxSize)
+	}
+	return data, nil
+}
+
+// decodeStrict decodes one YAML document into v, refusing unknown keys, and reports problems in
+// the manifest's located form.
+func decodeStrict(data []byte, source string, v any) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		return located(source, err)
+	}
+	return nil
+}
+
+func located(source string, err error) error {
+	var te *yaml.TypeError
+	msgs := []string{strings.TrimPrefix(err.Error(), "yaml: ")}
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	}
+	e := &manifest.Error{Source: source}
+	for _, msg := range msgs {
+		p := manifest.Problem{Loc: "file", Msg: msg}
+		if loc, rest, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(loc, "line ") {
+			p.Loc, p.Msg = loc, rest
+		}
+		if f, ok := strings.CutPrefix(p.Msg, "field "); ok {
+			if name, _, ok := strings.Cut(f, " not found in type"); ok {
+				p.Msg = fmt.Sprintf("%q is not a known key", name)
+				p.Hint = "check the spelling against the configuration reference in README.md"
+				if to, ok := renamed[name]; ok {
+					p.Hint = fmt.Sprintf("%q was replaced by %s", name, to)
+				}
+			}
+		}
+		e.Problems = append(e.Problems, p)
+	}
+	return e
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

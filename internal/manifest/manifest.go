@@ -1,0 +1,138 @@
+// Package manifest reads, validates and edits agentbox.yaml, the per-project manifest.
+//
+// The manifest is the user's statement of what the sandbox may reach. It lives in the workspace,
+// which the agent can write, so abox never trusts it blindly: decoding is strict (a mistyped key
+// must fail, not quietly turn a control off), every field is checked against a charset at this
+// boundary so no value can inject into a rendered Dockerfile, nft ruleset, JSON file or docker
+// argv, and `abox run` compares it with the copy approved at `abox up`.
+//
+// Edits made by the CLI go through [Doc], which changes the YAML node tree in place, so fields
+// and comments a command does not own survive it.
+package manifest
+
+// FileName is the manifest's file name in the workspace root.
+const FileName = "agentbox.yaml"
+
+// Version is the only manifest version this abox reads.
+const Version = 1
+
+// Manifest is agentbox.yaml.
+type Manifest struct {
+	Version       int                     `yaml:"version"`
+	Project       string                  `yaml:"project"`
+	Profile       string                  `yaml:"profile"`
+	Servers       []string                `yaml:"servers,omitempty"`
+	RemoteServers map[string]RemoteServer `yaml:"remote_servers,omitempty"`
+	Tools         map[string][]string     `yaml:"tools,omitempty"`
+	ServerNetwork map[string]string       `yaml:"server_network,omitempty"`
+	Toolchains    []string                `yaml:"toolchains,omitempty"`
+	Mounts        Mounts                  `yaml:"mounts,omitempty"`
+	Egress        []string                `yaml:"egress,omitempty"`
+	EgressIgnored []string                `yaml:"egress_ignored,omitempty"`
+	EnvSecrets    map[string]string       `yaml:"env_secrets,omitempty"`
+	Run           Run                     `yaml:"run,omitempty"`
+}
+
+// RemoteServer is an internet-hosted MCP server reached through the gateway.
+type RemoteServer struct {
+	URL         string            `yaml:"url"`
+	Transport   string            `yaml:"transport,omitempty"`
+	Headers     map[string]string `yaml:"headers,omitempty"`
+	Secrets     []SecretEnv       `yaml:"secrets,omitempty"`
+	Description string            `yaml:"description,omitempty"`
+}
+
+// SecretEnv maps a stored secret to the environment variable a server reads it from.
+type SecretEnv struct {
+	Name string `yaml:"name"`
+	Env  string `yaml:"env"`
+}
+
+// Mounts says which workspace paths are masked, which are watched, and which host directories
+// are mounted read-only as context.
+type Mounts struct {
+	Mask    []string `yaml:"mask,omitempty"`
+	Watch   []string `yaml:"watch,omitempty"`
+	Context []string `yaml:"context,omitempty"`
+}
+
+// Run configures how `abox run` starts Claude Code.
+type Run struct {
+	PermissionMode string `yaml:"permission_mode,omitempty"`
+	Output         string `yaml:"output,omitempty"`
+	Connectors     bool   `yaml:"connectors,omitempty"`
+	Timeout        int    `yaml:"timeout,omitempty"` // seconds
+}
+
+// Permission modes Claude Code accepts.
+const (
+	ModeDefault     = "default"
+	ModeAcceptEdits = "acceptEdits"
+	ModeBypass      = "bypassPermissions"
+	ModePlan        = "plan"
+)
+
+// Known values.
+var (
+	PermissionModes = []string{ModeDefault, ModeAcceptEdits, ModeBypass, ModePlan}
+	Outputs         = []string{"stream-json", "json", "text"}
+	Transports      = []string{"streamable-http", "sse"}
+	Toolchains      = []string{"python", "go", "node", "rust", "java", "ruby", "php", "dotnet"}
+	ServerNetworks  = []string{"shared", "none"}
+)
+
+// Defaults.
+const (
+	DefaultOutput    = "stream-json"
+	DefaultTimeout   = 3600
+	DefaultTransport = "streamable-http"
+	MinTimeout       = 30
+	MaxTimeout       = 86400
+)
+
+// WithDefaults returns m with unset optional fields filled in. It does not change the receiver.
+func (m Manifest) WithDefaults() Manifest {
+	if m.Version == 0 {
+		m.Version = Version
+	}
+	if m.Run.PermissionMode == "" {
+		m.Run.PermissionMode = ModeDefault
+	}
+	if m.Run.Output == "" {
+		m.Run.Output = DefaultOutput
+	}
+	if m.Run.Timeout == 0 {
+		m.Run.Timeout = DefaultTimeout
+	}
+	if len(m.RemoteServers) > 0 {
+		rs := make(map[string]RemoteServer, len(m.RemoteServers))
+		for k, r := range m.RemoteServers {
+			if r.Transport == "" {
+				r.Transport = DefaultTransport
+			}
+			rs[k] = r
+		}
+		m.RemoteServers = rs
+	}
+	return m
+}
+
+// DeclaredServers returns servers and remote servers, in declaration order then sorted remote
+// names.
+func (m *Manifest) DeclaredServers() []string {
+	out := append([]string{}, m.Servers...)
+	return append(out, sortedKeys(m.RemoteServers)...)
+}
+
+// IsDeclared reports whether name is a declared server or remote server.
+func (m *Manifest) IsDeclared(name string) bool {
+	if _, ok := m.RemoteServers[name]; ok {
+		return true
+	}
+	for _, s := range m.Servers {
+		if s == name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,183 @@
+package render
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/aboxhq/abox/internal/config"
+	"github.com/aboxhq/abox/internal/egress"
+	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/policy"
+)
+
+// RunToken stands for the run id in runspec.json. abox replaces it, and only it, with the
+// 8-hex-digit id of each run.
+const RunToken = "@RUN@"
+
+// Fixed paths inside the agent container.
+const (
+	AgentUser      = "agent"
+	AgentHome      = "/home/agent"
+	AgentClaudeDir = AgentHome + "/.claude"
+	Workspace      = "/workspace"
+	AgentArtifacts = "/opt/abox"
+	ContextRoot    = "/context"
+)
+
+const (
+	policyNft  = policy.RulesFile
+	policyJSON = policy.File
+	resolvConf = "nameserver 127.0.0.1\noptions ndots:0\n"
+)
+
+// Claude Code's flags for MCP and settings.
+const (
+	mcpConfigPath = AgentArtifacts + "/mcp.json"
+	settingsPath  = AgentArtifacts + "/settings.json"
+)
+
+// model holds the values derived from a Spec that several artifacts share.
+type model struct {
+	s          Spec
+	m          *manifest.Manifest
+	c          *config.Config
+	agentImage string
+	netdImage  string
+}
+
+func newModel(s Spec) *model { return &model{s: s, m: s.Manifest, c: s.Config} }
+
+// check refuses combinations that validate field by field but cannot be rendered.
+func (m *model) check() error {
+	if _, ok := m.c.Profiles[m.m.Profile]; !ok {
+		return &manifest.Error{Source: manifest.FileName, Problems: []manifest.Problem{{
+			Loc: "profile", Msg: fmt.Sprintf("%q is not a profile in config.yaml (known: %s)", m.m.Profile, strings.Join(m.c.ProfileNames(), ", ")),
+			Hint: "choose one of them, or add the profile under profiles: in config.yaml",
+		}}}
+	}
+	if slices.Contains(m.m.Toolchains, "dotnet") {
+		return &manifest.Error{Source: manifest.FileName, Problems: []manifest.Problem{{
+			Loc: "toolchains", Msg: "dotnet is not in the Debian archive abox installs toolchains from",
+			Hint: "use a base image with .NET installed (image.base in config.yaml) and drop dotnet from toolchains",
+		}}}
+	}
+	return nil
+}
+
+// names of the run's resources; the run id is RunToken.
+func (m *model) netdName() string  { return "abox-netd-" + m.m.Project + "-" + RunToken }
+func (m *model) agentName() string { return "agent-" + m.m.Project + "-" + RunToken }
+
+// ClaudeVolume is the per-project volume holding the agent's ~/.claude.
+func ClaudeVolume(hash string) string { return "abox-claude-" + hash }
+
+// GatewayName is the container name of a profile's gateway.
+func GatewayName(profile string) string { return "abox-gw-" + profile }
+
+func (m *model) labels(role string) map[string]string {
+	return map[string]string{
+		"abox.managed": "true",
+		"abox.role":    role,
+		"abox.project": m.m.Project,
+		"abox.profile": m.m.Profile,
+		"abox.hash":    m.s.Project.Hash,
+		"abox.run":     RunToken,
+	}
+}
+
+// egressList is the allowlist netd enforces: the manifest's entries, then the mandatory hosts.
+func (m *model) egressList() (entries, mandatory []string) {
+	seen := map[string]bool{}
+	addTo := func(dst *[]string, h string) {
+		e, err := egress.Parse(h)
+		if err != nil || seen[e.String()] {
+			return
+		}
+		seen[e.String()] = true
+		*dst = append(*dst, e.String())
+	}
+	for _, h := range m.m.Egress {
+		addTo(&entries, h)
+	}
+	for _, h := range m.Mandatory() {
+		addTo(&mandatory, h)
+	}
+	return append(entries, mandatory...), mandatory
+}
+
+// Mandatory returns the hosts abox adds to every allowlist for this project.
+func (m *model) Mandatory() []string {
+	out := append([]string{}, config.BaseMandatory...)
+	out = append(out, m.c.Defaults.EgressMandatory...)
+	if m.m.Run.Connectors {
+		out = append(out, config.ConnectorsHost)
+	}
+	return out
+}
+
+// contextMounts maps mounts.context to read-only binds under /context, with unique targets.
+func (m *model) contextMounts() []Mount {
+	used := map[string]bool{}
+	var out []Mount
+	for _, p := range m.m.Mounts.Context {
+		src := p
+		if p == "~" || strings.HasPrefix(p, "~/") {
+			src = path.Join(m.s.Home, strings.TrimPrefix(p, "~"))
+		}
+		src = path.Clean(src)
+		base := path.Base(src)
+		if base == "/" || base == "." {
+			base = "root"
+		}
+		name := base
+		for i := 2; used[name]; i++ {
+			name = base + "-" + strconv.Itoa(i)
+		}
+		used[name] = true
+		out = append(out, Mount{Type: "bind", Source: src, Target: ContextRoot + "/" + name, ReadOnly: true})
+	}
+	return out
+}
+
+// agentEnv is the agent's non-secret environment.
+func (m *model) agentEnv() map[string]string {
+	env := map[string]string{}
+	for k, v := range m.c.AgentEnv {
+		env[k] = v
+	}
+	if m.m.Run.Connectors {
+		env["ENABLE_CLAUDEAI_MCP_SERVERS"] = "true"
+	}
+	env["ABOX_PROJECT"] = m.m.Project
+	env["ABOX_PROFILE"] = m.m.Profile
+	env["ABOX_RUN"] = RunToken
+	env["CLAUDE_CONFIG_DIR"] = AgentClaudeDir
+	return env
+}
+
+// claudeArgs is the agent's command before the per-run part (-p, --resume, the prompt).
+func (m *model) claudeArgs() []string {
+	a := []string{"claude", "--output-format", m.m.Run.Output}
+	if m.m.Run.Output == "stream-json" {
+		a = append(a, "--verbose")
+	}
+	a = append(a, "--permission-mode", m.m.Run.PermissionMode, "--settings", settingsPath, "--mcp-config", mcpConfigPath)
+	if !m.m.Run.Connectors {
+		a = append(a, "--strict-mcp-config")
+	}
+	return a
+}
+
+func (m *model) agentFiles() []File {
+	files := append([]File{}, m.s.CACerts...)
+	if cc := m.c.ClaudeCode; cc.Source == config.SourceFile {
+		files = append(files, File{Name: "claude", SHA256: cc.SHA256})
+	}
+	if r := m.c.RTK; r.Enabled && r.Source == config.SourceFile {
+		files = append(files, File{Name: "rtk", SHA256: r.SHA256})
+	}
+	return files
+}

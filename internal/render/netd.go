@@ -1,0 +1,83 @@
+package render
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/aboxhq/abox/internal/policy"
+)
+
+// mcpURL is the agent's only MCP endpoint: netd's forwarder on loopback, which adds the gateway
+// credential the agent never holds.
+var mcpURL = fmt.Sprintf("http://127.0.0.1:%d/mcp", policy.MCPPort)
+
+// netdPolicy renders netd.json.
+func (m *model) netdPolicy() []byte {
+	entries, mandatory := m.egressList()
+	p := &policy.Netd{
+		Version:      policy.Version,
+		Project:      m.m.Project,
+		Egress:       entries,
+		Mandatory:    mandatory,
+		DefaultPorts: append([]int{}, m.c.EgressPorts...),
+		MCP:          m.mcpPolicy(),
+	}
+	if p.Egress == nil {
+		p.Egress = []string{}
+	}
+	if p.Mandatory == nil {
+		p.Mandatory = []string{}
+	}
+	return p.Marshal()
+}
+
+// mcpPolicy is the forwarder's configuration, or nil when the project declares no server.
+func (m *model) mcpPolicy() *policy.MCP {
+	servers := m.m.DeclaredServers()
+	if len(servers) == 0 {
+		return nil
+	}
+	port := m.c.Profiles[m.m.Profile].Port
+	p := &policy.MCP{
+		Upstream: fmt.Sprintf("http://%s:%d/mcp", GatewayName(m.m.Profile), port),
+		Servers:  servers,
+		Tools:    map[string]string{},
+	}
+	for _, server := range servers {
+		tools, known := m.serverTools(server)
+		if !known {
+			p.Unlisted = true
+		}
+		for _, t := range tools {
+			p.Tools[t] = server
+		}
+	}
+	return p
+}
+
+// serverTools returns the tools the project may use from server: its tools: narrowing if any,
+// else the tools its catalog entry documents. known is false when neither says.
+func (m *model) serverTools(server string) (tools []string, known bool) {
+	if narrowed, ok := m.m.Tools[server]; ok {
+		return narrowed, true
+	}
+	if cs, ok := m.s.Custom[server]; ok {
+		if len(cs.Tools) == 0 || (len(cs.Tools) == 1 && cs.Tools[0] == "*") {
+			return nil, false
+		}
+		return cs.Tools, true
+	}
+	if m.s.Catalog != nil {
+		if e, ok := m.s.Catalog.Server(server); ok && len(e.Tools) > 0 {
+			t := append([]string{}, e.Tools...)
+			sort.Strings(t)
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// ruleset renders netpolicy.nft. It depends on no project value: the allowlist lives in
+// netd.json, so `abox egress add` never needs a new ruleset, and the loaded one can be compared
+// with a baseline built once per netd image.
+func (m *model) ruleset() []byte { return policy.Ruleset() }

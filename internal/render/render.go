@@ -1,0 +1,140 @@
+// Package render turns a manifest and the global configuration into the artifacts that define a
+// project's sandbox: the docker argv of its two containers (runspec.json), the agent and netd
+// Dockerfiles, the nftables ruleset and netd policy, the agent's mcp.json and settings.json, the
+// project's gateway catalog entries, and artifacts.json with the hash of each.
+//
+// Rendering is pure and deterministic: it does no I/O (the caller reads inputs and writes
+// outputs), and the same inputs give byte-identical artifacts, so artifacts.json is a baseline
+// doctor can audit against.
+//
+// The authoritative copy lives in abox's state directory, outside the workspace the agent can
+// write, and is what abox runs. The copy in the repo's .devcontainer/ is for review only: a
+// compose file with the same netd + agent pair, so an editor opening it gets the same sandbox.
+// abox never reads it back, so an agent that rewrites it changes nothing but a doctor finding.
+package render
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+
+	"github.com/aboxhq/abox/internal/config"
+	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/paths"
+)
+
+// Artifact is one rendered file. Name is relative to the artifacts directory, or to the
+// workspace's .devcontainer/ when Review is set.
+type Artifact struct {
+	Name   string
+	Mode   fs.FileMode
+	Data   []byte
+	Review bool
+}
+
+// File is an input file the caller staged into a build context, identified by its content hash.
+type File struct {
+	Name   string // base name inside the context directory
+	SHA256 string
+}
+
+// Spec is everything rendering depends on. The caller fills it from disk; Render reads nothing.
+type Spec struct {
+	Version  string             // abox version
+	Manifest *manifest.Manifest // validated, defaults applied
+	Config   *config.Config     // validated
+	Paths    paths.Paths
+	Project  paths.Project
+	Home     string // host home directory, for ~ in mounts.context
+	// CACerts are the image.ca_certificates staged into each build context's ca/ directory.
+	CACerts []File
+	// NPMRegistry is the host's npm registry URL (npm config get registry), passed to the image
+	// build for claude_code.source npm; empty uses npm's own default.
+	NPMRegistry string
+	// Custom are the servers of custom-servers.yaml.
+	Custom config.CustomServers
+	// Catalog resolves declared servers for the gateway catalog and tool narrowing; nil when no
+	// catalog is available (then only custom and remote servers are known).
+	Catalog Catalog
+}
+
+// Catalog is what rendering needs to know about MCP servers.
+type Catalog interface {
+	// Server returns the catalog entry of name, or ok=false.
+	Server(name string) (CatalogServer, bool)
+}
+
+// CatalogServer is one catalog entry as rendering sees it.
+type CatalogServer struct {
+	Tools []string // tool names the entry documents; empty if unknown
+	// Raw is the upstream entry, re-emitted verbatim (plus disableNetwork) when a project sets
+	// server_network: none for it. Nil for servers abox cannot shadow.
+	Raw map[string]any
+}
+
+// Names of the authoritative artifacts.
+const (
+	RunSpecFile     = "runspec.json"
+	AgentDockerfile = "Dockerfile"
+	NetdDockerfile  = "netd.Dockerfile"
+	NetdDir         = "netd"  // mounted read-only at /etc/abox in netd
+	AgentDir        = "agent" // mounted read-only at /opt/abox in the agent
+	ResolvConf      = "resolv.conf"
+	CatalogFile     = "catalog.yaml"
+	IndexName       = "artifacts.json"
+	ReviewDir       = ".devcontainer"
+	ReviewMarker    = ".abox-generated"
+	ComposeFile     = "compose.yaml"
+)
+
+// Render produces every artifact for s, in a fixed order, ending with artifacts.json.
+func Render(s Spec) ([]Artifact, error) {
+	if s.Manifest == nil || s.Config == nil {
+		return nil, fmt.Errorf("render: manifest and config are required")
+	}
+	m := newModel(s)
+	if err := m.check(); err != nil {
+		return nil, err
+	}
+	var arts []Artifact
+	add := func(name string, mode fs.FileMode, data []byte) {
+		arts = append(arts, Artifact{Name: name, Mode: mode, Data: data})
+	}
+	agentDF, err := m.agentDockerfile()
+	if err != nil {
+		return nil, err
+	}
+	netdDF, err := m.netdDockerfile()
+	if err != nil {
+		return nil, err
+	}
+	m.agentImage = imageTag("abox-agent-"+s.Manifest.Project, agentDF, m.agentFiles())
+	m.netdImage = imageTag("abox-netd", netdDF, nil)
+	add(AgentDockerfile, 0o444, agentDF)
+	add(NetdDockerfile, 0o444, netdDF)
+	add(NetdDir+"/"+policyNft, 0o444, m.ruleset())
+	add(NetdDir+"/"+policyJSON, 0o444, m.netdPolicy())
+	add(ResolvConf, 0o444, []byte(resolvConf))
+	add(AgentDir+"/mcp.json", 0o444, m.mcpJSON())
+	add(AgentDir+"/settings.json", 0o444, m.settingsJSON())
+	add(CatalogFile, 0o444, m.catalogYAML())
+	runspec, err := m.runSpec()
+	if err != nil {
+		return nil, err
+	}
+	add(RunSpecFile, 0o444, runspec)
+	arts = append(arts, m.review(agentDF, netdDF)...)
+	arts = append(arts, Artifact{Name: IndexName, Mode: 0o444, Data: index(s, arts)})
+	return arts, nil
+}
+
+// imageTag names an image after the hash of everything that goes into it.
+func imageTag(repo string, dockerfile []byte, files []File) string {
+	h := sha256.New()
+	h.Write(dockerfile)
+	for _, f := range files {
+		fmt.Fprintf(h, "\x00%s\x00%s", f.Name, f.SHA256)
+	}
+	return repo + ":" + hex.EncodeToString(h.Sum(nil))[:12]
+}

@@ -1,0 +1,168 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+
+	"github.com/aboxhq/abox/internal/policy"
+)
+
+// RunSpec is runspec.json: the literal docker argv of a run's two containers. abox executes it
+// as written, after replacing [RunToken] with the run id; doctor audits it.
+//
+// The agent's argv is completed per run, in this order and with nothing else:
+//
+//	docker <Agent.Args> [--mount <mask>…] <Agent.Image> <Agent.Command> -p [--resume ID | --continue] -- <prompt>
+//
+// The masks are recomputed at every run from mounts.mask, so a file created since the last
+// render is masked too.
+type RunSpec struct {
+	Version     string     `json:"abox_version"`
+	Project     string     `json:"project"`
+	Profile     string     `json:"profile"`
+	Hash        string     `json:"hash"`
+	Network     string     `json:"network"`
+	RunToken    string     `json:"run_token"`
+	ClaudeVol   string     `json:"claude_volume"`
+	Netd        RunCommand `json:"netd"`
+	Agent       RunCommand `json:"agent"`
+	Shell       []string   `json:"shell_command"`
+	Masks       []string   `json:"mask_patterns"`
+	Watch       []string   `json:"watch_patterns"`
+	Permission  string     `json:"permission_mode"`
+	Timeout     int        `json:"timeout_s"`
+	Connectors  bool       `json:"connectors"`
+	Egress      int        `json:"egress_entries"`
+	MCPEndpoint string     `json:"mcp_endpoint"`
+}
+
+// RunCommand is one container's argv: docker Args… Image Command….
+type RunCommand struct {
+	Args    []string `json:"args"`
+	Image   string   `json:"image"`
+	Command []string `json:"command"`
+}
+
+// Argv returns the full docker argv.
+func (r RunCommand) Argv() []string {
+	a := append([]string{}, r.Args...)
+	a = append(a, r.Image)
+	return append(a, r.Command...)
+}
+
+// NetdCaps are the capabilities netd's root supervisor needs: NET_ADMIN to load the ruleset and
+// add set elements, SETUID/SETGID to start its serving process as its own uid, and
+// DAC_READ_SEARCH to read the profile token, which is private to the host user.
+var NetdCaps = []string{"NET_ADMIN", "SETUID", "SETGID", "DAC_READ_SEARCH"}
+
+func (m *model) netdContainer() Container {
+	mounts := []Mount{
+		{Type: "bind", Source: m.s.Project.Artifacts() + "/" + NetdDir, Target: policy.Dir, ReadOnly: true},
+		{Type: "bind", Source: m.s.Project.Artifacts() + "/" + ResolvConf, Target: "/etc/resolv.conf", ReadOnly: true},
+		{Type: "volume", Target: policy.LogDir},
+	}
+	if len(m.m.DeclaredServers()) > 0 {
+		mounts = append(mounts, Mount{Type: "bind", Source: m.s.Paths.Gateway(m.m.Profile) + "/token", Target: policy.TokenFile, ReadOnly: true})
+	}
+	return Container{
+		Name:        m.netdName(),
+		Network:     m.c.Network,
+		CapDrop:     []string{"ALL"},
+		CapAdd:      NetdCaps,
+		SecurityOpt: []string{"no-new-privileges"},
+		Init:        true,
+		ReadOnly:    true,
+		PidsLimit:   256,
+		Memory:      "256m",
+		Tmpfs:       []string{"/run:rw,nosuid,nodev,size=1m", "/tmp:rw,nosuid,nodev,noexec,size=16m"},
+		Mounts:      mounts,
+		Labels:      m.labels("netd"),
+		Image:       m.netdImage,
+		Command:     []string{"netd"},
+	}
+}
+
+func (m *model) agentContainer() Container {
+	mounts := []Mount{
+		{Type: "bind", Source: m.s.Project.Workspace, Target: Workspace},
+		{Type: "volume", Source: ClaudeVolume(m.s.Project.Hash), Target: AgentClaudeDir},
+		{Type: "bind", Source: m.s.Project.Artifacts() + "/" + AgentDir, Target: AgentArtifacts, ReadOnly: true},
+		{Type: "bind", Source: m.s.Project.Artifacts() + "/" + ResolvConf, Target: "/etc/resolv.conf", ReadOnly: true},
+	}
+	mounts = append(mounts, m.contextMounts()...)
+	return Container{
+		Name:        m.agentName(),
+		Network:     "container:" + m.netdName(),
+		User:        strconv.Itoa(policy.AgentUID) + ":" + strconv.Itoa(policy.AgentUID),
+		Workdir:     Workspace,
+		CapDrop:     []string{"ALL"},
+		SecurityOpt: []string{"no-new-privileges"},
+		Init:        true,
+		PidsLimit:   m.c.Limits.Pids,
+		Memory:      m.c.Limits.Memory,
+		CPUs:        m.c.Limits.CPUs,
+		Mounts:      mounts,
+		Env:         m.agentEnv(),
+		Labels:      m.labels("agent"),
+		Image:       m.agentImage,
+		Command:     m.claudeArgs(),
+	}
+}
+
+func (m *model) runSpec() ([]byte, error) {
+	netd, agent := m.netdContainer(), m.agentContainer()
+	egressAll, _ := m.egressList()
+	rs := RunSpec{
+		Version:     m.s.Version,
+		Project:     m.m.Project,
+		Profile:     m.m.Profile,
+		Hash:        m.s.Project.Hash,
+		Network:     m.c.Network,
+		RunToken:    RunToken,
+		ClaudeVol:   ClaudeVolume(m.s.Project.Hash),
+		Netd:        RunCommand{Args: append([]string{"run", "--detach"}, netd.Args()...), Image: netd.Image, Command: netd.Command},
+		Agent:       RunCommand{Args: append([]string{"create"}, agent.Args()...), Image: agent.Image, Command: agent.Command},
+		Shell:       []string{"/bin/bash", "-l"},
+		Masks:       m.masks(),
+		Watch:       m.watch(),
+		Permission:  m.m.Run.PermissionMode,
+		Timeout:     m.m.Run.Timeout,
+		Connectors:  m.m.Run.Connectors,
+		Egress:      len(egressAll),
+		MCPEndpoint: mcpURL,
+	}
+	return marshalJSON(rs)
+}
+
+// masks merges defaults.mask and mounts.mask, in order, without duplicates.
+func (m *model) masks() []string { return mergeUnique(m.c.Defaults.Mask, m.m.Mounts.Mask) }
+
+// watch merges defaults.watch and mounts.watch, in order, without duplicates.
+func (m *model) watch() []string { return mergeUnique(m.c.Defaults.Watch, m.m.Mounts.Watch) }
+
+func mergeUnique(lists ...[]string) []string {
+	seen := map[string]bool{}
+	out := []string{}
+	for _, l := range lists {
+		for _, v := range l {
+			if !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// marshalJSON encodes v indented, without HTML escaping, with a trailing newline.
+func marshalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

@@ -3,7 +3,10 @@ package manifest
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The charsets below are the boundary: every string from the manifest or the configuration that
@@ -17,6 +20,7 @@ var (
 	toolRe    = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
 	headerRe  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,127}$`)
 	varRefRe  = regexp.MustCompile(`\$\{([^}]*)\}`)
+	plainKey  = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
 )
 
 // IsProjectName reports whether s may name a project or a profile: lower-case, 1–64 characters
@@ -89,4 +93,47 @@ func HeaderVars(v string) []string {
 		out = append(out, m[1])
 	}
 	return out
+}
+
+// KeyLoc returns the location of the value under key in the mapping at parent, for a [Problem]:
+// "env_secrets.TOKEN". A key outside [A-Za-z0-9._-] is quoted with non-ASCII characters escaped,
+// env_secrets."TOKEN\n", so that a hostile key can neither drive the terminal the problem is
+// shown on nor pass for another key.
+func KeyLoc(parent, key string) string {
+	if plainKey.MatchString(key) {
+		return parent + "." + key
+	}
+	return parent + "." + strconv.QuoteToASCII(key)
+}
+
+// Printable returns s with every character that is not printable written as a Go escape:
+// control characters (newline and escape included), format characters such as a right-to-left
+// override or a zero-width joiner, and bytes that are not UTF-8. Messages that quote text from a
+// file, such as the YAML decoder's, go through it before they reach a terminal.
+func Printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unicode.IsPrint(r):
+			b.WriteString(s[i : i+n])
+		default:
+			q := strconv.QuoteRuneToASCII(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		i += n
+	}
+	return b.String()
 }

@@ -77,9 +77,10 @@ func decode(data []byte, source string) (*Manifest, error) {
 	return &m, nil
 }
 
-var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+var yamlLine = regexp.MustCompile(`(?s)^(?:yaml: )?line (\d+): (.*)$`)
 
-// yamlError turns a YAML decoding error into located problems.
+// yamlError turns a YAML decoding error into located problems. The decoder quotes keys and
+// values from the file verbatim, so every message is made [Printable].
 func yamlError(source string, err error) error {
 	var te *yaml.TypeError
 	msgs := []string{err.Error()}
@@ -88,24 +89,25 @@ func yamlError(source string, err error) error {
 	}
 	e := &Error{Source: source}
 	for _, msg := range msgs {
-		p := Problem{Loc: "file", Msg: msg}
+		p := Problem{Loc: "file", Msg: strings.TrimPrefix(msg, "yaml: ")}
 		if m := yamlLine.FindStringSubmatch(msg); m != nil {
 			p.Loc, p.Msg = "line "+m[1], m[2]
 		}
-		if f, ok := strings.CutPrefix(p.Msg, "field "); ok && strings.HasSuffix(f, " not found in type manifest.Manifest") ||
-			strings.Contains(p.Msg, "not found in type") {
+		if strings.HasPrefix(p.Msg, "field ") && strings.Contains(p.Msg, " not found in type ") {
 			p.Msg = unknownField(p.Msg)
 			p.Hint = "check the spelling against the manifest reference in README.md; unknown keys are refused so a typo cannot switch a control off"
 		}
+		p.Msg = Printable(p.Msg)
 		e.Problems = append(e.Problems, p)
 	}
 	return e
 }
 
-// unknownField rewrites yaml.v3's "field x not found in type manifest.T" as "unknown key "x"".
+// unknownField rewrites yaml.v3's "field x not found in type manifest.T" as ""x" is not a known
+// key".
 func unknownField(msg string) string {
 	f := strings.TrimPrefix(msg, "field ")
-	if i := strings.Index(f, " not found in type"); i >= 0 {
+	if i := strings.LastIndex(f, " not found in type "); i >= 0 {
 		return strconv.Quote(f[:i]) + " is not a known key"
 	}
 	return msg

@@ -80,7 +80,7 @@ func (c *checker) servers(m *Manifest) {
 func (c *checker) remotes(m *Manifest) {
 	for _, name := range sortedKeys(m.RemoteServers) {
 		r := m.RemoteServers[name]
-		loc := "remote_servers." + name
+		loc := KeyLoc("remote_servers", name)
 		if !IsServerName(name) {
 			c.add(loc, "%q is not a valid server name", name)
 			continue
@@ -141,7 +141,7 @@ func (c *checker) remoteSecrets(loc string, secrets []SecretEnv) map[string]bool
 
 func (c *checker) remoteHeaders(loc string, headers map[string]string, envs map[string]bool) {
 	for _, h := range sortedKeys(headers) {
-		l := loc + ".headers." + h
+		l := KeyLoc(loc+".headers", h)
 		if !headerRe.MatchString(h) {
 			c.add(l, "%q is not a valid header name", h)
 			continue
@@ -161,7 +161,7 @@ func (c *checker) remoteHeaders(loc string, headers map[string]string, envs map[
 
 func (c *checker) tools(m *Manifest) {
 	for _, server := range sortedKeys(m.Tools) {
-		loc := "tools." + server
+		loc := KeyLoc("tools", server)
 		if !m.IsDeclared(server) {
 			c.addHint(loc, "add the server with `abox mcp add "+safeArg(server)+"` or remove this entry", "%q is not a declared server", server)
 			continue
@@ -185,7 +185,7 @@ func (c *checker) tools(m *Manifest) {
 
 func (c *checker) serverNetwork(m *Manifest) {
 	for _, server := range sortedKeys(m.ServerNetwork) {
-		loc := "server_network." + server
+		loc := KeyLoc("server_network", server)
 		v := m.ServerNetwork[server]
 		if !slices.Contains(ServerNetworks, v) {
 			c.add(loc, "%q is not one of shared, none", v)
@@ -275,7 +275,7 @@ func (c *checker) hosts(name string, list []string) map[string]bool {
 
 func (c *checker) envSecrets(m *Manifest) {
 	for _, env := range sortedKeys(m.EnvSecrets) {
-		loc := "env_secrets." + env
+		loc := KeyLoc("env_secrets", env)
 		switch {
 		case !IsEnvName(env):
 			c.add(loc, "%q is not a valid environment variable name", env)

@@ -126,6 +126,9 @@ func (c *checker) remoteURL(loc, raw string) {
 
 func (c *checker) remoteSecrets(loc string, secrets []SecretEnv) map[string]bool {
 	envs := map[string]bool{}
+	if c.tooLong(loc+".secrets", len(secrets)) {
+		return envs
+	}
 	for i, s := range secrets {
 		l := fmt.Sprintf("%s.secrets[%d]", loc, i)
 		if !IsSecretName(s.Name) {
@@ -169,6 +172,9 @@ func (c *checker) tools(m *Manifest) {
 		if len(m.Tools[server]) == 0 {
 			c.addHint(loc, "remove the entry to allow every tool of the server", "is an empty list")
 		}
+		if c.tooLong(loc, len(m.Tools[server])) {
+			continue
+		}
 		seen := map[string]bool{}
 		for i, t := range m.Tools[server] {
 			l := fmt.Sprintf("%s[%d]", loc, i)
@@ -199,6 +205,9 @@ func (c *checker) serverNetwork(m *Manifest) {
 }
 
 func (c *checker) toolchains(m *Manifest) {
+	if c.tooLong("toolchains", len(m.Toolchains)) {
+		return
+	}
 	seen := map[string]bool{}
 	for i, t := range m.Toolchains {
 		loc := fmt.Sprintf("toolchains[%d]", i)
@@ -215,6 +224,9 @@ func (c *checker) toolchains(m *Manifest) {
 func (c *checker) mounts(m *Manifest) {
 	c.globs("mounts.mask", m.Mounts.Mask)
 	c.globs("mounts.watch", m.Mounts.Watch)
+	if c.tooLong("mounts.context", len(m.Mounts.Context)) {
+		return
+	}
 	for i, p := range m.Mounts.Context {
 		loc := fmt.Sprintf("mounts.context[%d]", i)
 		if err := CheckText(p, 1024); err != nil {

@@ -1,0 +1,80 @@
+package manifest
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// base is a minimal valid manifest that the table tests extend.
+const base = "project: demo\nprofile: default\n"
+
+// problems parses data and returns its problems as "loc: msg" lines, or nil if it is valid.
+func problems(t *testing.T, data string) []string {
+	t.Helper()
+	_, err := Parse([]byte(data), FileName)
+	if err == nil {
+		return nil
+	}
+	var me *Error
+	if !errors.As(err, &me) {
+		t.Fatalf("Parse(%q) error = %T %v, want *Error", data, err, err)
+	}
+	if me.Source != FileName {
+		t.Errorf("Parse(%q) error Source = %q, want %q", data, me.Source, FileName)
+	}
+	out := make([]string, len(me.Problems))
+	for i, p := range me.Problems {
+		out[i] = p.Loc + ": " + p.Msg
+	}
+	return out
+}
+
+// flowList renders items as a YAML flow sequence of double-quoted strings.
+func flowList(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+func repeatf(n int, format string) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf(format, i)
+	}
+	return out
+}
+
+func TestListBounds(t *testing.T) {
+	over := MaxListLen + 1
+	tests := []struct {
+		name string
+		yaml string
+		loc  string
+	}{
+		{"servers", "servers: " + flowList(repeatf(over, "s%d")), "servers"},
+		{"toolchains", "toolchains: " + flowList(repeatf(over, "t%d")), "toolchains"},
+		{"mounts.mask", "mounts: {mask: " + flowList(repeatf(over, "m%d")) + "}", "mounts.mask"},
+		{"mounts.watch", "mounts: {watch: " + flowList(repeatf(over, "w%d")) + "}", "mounts.watch"},
+		{"mounts.context", "mounts: {context: " + flowList(repeatf(over, "/c%d")) + "}", "mounts.context"},
+		{"egress", "egress: " + flowList(repeatf(over, "h%d.example.com")), "egress"},
+		{"egress_ignored", "egress_ignored: " + flowList(repeatf(over, "h%d.example.com")), "egress_ignored"},
+		{"tools", "servers: [s]\ntools: {s: " + flowList(repeatf(over, "t%d")) + "}", "tools.s"},
+		{"remote secrets", "remote_servers: {r: {url: \"https://mcp.example.com\", secrets: [" +
+			strings.Repeat("{name: n, env: E}, ", over) + "]}}", "remote_servers.r.secrets"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := problems(t, base+tc.yaml+"\n")
+			want := []string{fmt.Sprintf("%s: has %d entries; at most %d are allowed", tc.loc, over, MaxListLen)}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("problems mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

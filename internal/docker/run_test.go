@@ -228,3 +228,20 @@ func waitGone(t *testing.T, pid int) {
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 	t.Errorf("process %d survived the cancel of its group", pid)
 }
+
+func TestExecRunnerTTYCapturesNothing(t *testing.T) {
+	r := helperRunner(t)
+	inv := script("exit", "5")
+	inv.TTY = true
+	inv.Stdout = &bytes.Buffer{} // ignored: the child has abox's own terminal
+	res, err := r.Run(context.Background(), inv)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if res.ExitCode != 5 || res.Stdout != nil || res.Stderr != nil {
+		t.Errorf("Run(TTY) = %+v, want exit 5 and nothing captured", res)
+	}
+	if inv.Stdout.(*bytes.Buffer).Len() != 0 {
+		t.Errorf("TTY invocation wrote to the Stdout writer")
+	}
+}

@@ -18,7 +18,7 @@ import (
 
 // Environment variables read by [FakeBinary].
 const (
-	// RepliesEnv names the replies file (format: see replies.go). Unset: every call is unmatched.
+	// RepliesEnv names the replies file (format: see the package doc). Unset: no call matches.
 	RepliesEnv = "ABOX_FAKE_DOCKER"
 	// LogEnv names the log file. Unset: $WORK/docker.log, so a testscript can `grep` docker.log.
 	LogEnv = "ABOX_FAKE_DOCKER_LOG"

@@ -1,9 +1,3 @@
-// Package dockertest provides two stand-ins for the docker CLI: [Fake], an in-process
-// [docker.Runner] for unit tests, and [FakeBinary], a fake `docker` executable for testscript.
-//
-// Both answer by argv prefix from replies a test registers, record every argv so that a test can
-// assert what abox ran, and keep stdin apart from argv so that a test can assert that no secret
-// ever reached an argv. Neither needs a daemon.
 package dockertest
 
 import (

@@ -11,38 +11,7 @@ import (
 	"time"
 )
 
-// A replies file tells [FakeBinary] how to answer. It is a list of blocks; each block starts
-// with a line "> PREFIX" and is followed by directive lines:
-//
-//	# a comment; blank lines are ignored
-//	> network inspect abox-net
-//	stdout: [{"Name":"abox-net"}]
-//	> container inspect abox-gw-dev
-//	stdout-file: gw.json
-//	> network create
-//	stdout: 0123abcd
-//	once
-//	> network create
-//	stderr: Error response from daemon: network with name abox-net already exists
-//	exit 1
-//	>
-//	stderr: unexpected
-//	exit 125
-//
-// PREFIX is matched against the space-joined argv on whole arguments, as [Fake.On] does; the
-// first block that matches answers. A bare ">" matches every argv: put it last as the default.
-// A call that matches no block exits 125 with "fake docker: no reply for …" on stderr.
-//
-// Directives:
-//
-//	stdout: TEXT       append TEXT and a newline to stdout (one space after the colon is dropped)
-//	stderr: TEXT       the same for stderr
-//	stdout-file: PATH  append the file's contents to stdout; PATH is relative to the replies file
-//	stderr-file: PATH  the same for stderr
-//	exit N             exit with status N (default 0)
-//	sleep DURATION     wait before answering (time.ParseDuration syntax)
-//	once               answer one call only; later calls fall through to the next block. Uses
-//	                   are kept in the file REPLIES.used; delete it to reset them.
+// replyBlock is one "> PREFIX" block of a replies file; see the package doc for the format.
 type replyBlock struct {
 	line     int // line number of the "> " line: the block's identity in REPLIES.used
 	prefix   string

@@ -83,9 +83,7 @@ func (c *checker) remotes(m *Manifest) {
 		loc := KeyLoc("remote_servers", name)
 		if !IsServerName(name) {
 			c.add(loc, "%q is not a valid server name", name)
-			continue
-		}
-		if slices.Contains(m.Servers, name) {
+		} else if slices.Contains(m.Servers, name) {
 			c.addHint(loc, "rename the remote server or remove it from servers", "%q is also in servers", name)
 		}
 		c.remoteURL(loc+".url", r.URL)

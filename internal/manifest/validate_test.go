@@ -78,3 +78,17 @@ func TestListBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestRemoteBadNameStillChecked: a remote server with an invalid name has the rest of its
+// fields checked too, so that every problem is reported at once.
+func TestRemoteBadNameStillChecked(t *testing.T) {
+	got := problems(t, base+`remote_servers: {"bad name": {url: "http://mcp.example.com", transport: ws}}`+"\n")
+	want := []string{
+		`remote_servers."bad name": "bad name" is not a valid server name`,
+		`remote_servers."bad name".url: "http://mcp.example.com" is not an https URL`,
+		`remote_servers."bad name".transport: "ws" is not one of streamable-http, sse`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("problems mismatch (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,425 @@
+package render_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/policy"
+	"github.com/aboxhq/abox/internal/render"
+)
+
+// TestInvariants checks, for every case, the properties that make the sandbox a sandbox,
+// whatever the manifest says.
+func TestInvariants(t *testing.T) {
+	for _, name := range caseNames(t) {
+		t.Run(name, func(t *testing.T) {
+			s := loadSpec(t, name)
+			arts := mustRender(t, s)
+			checkArtifactGrammar(t, arts)
+			rs := runSpecOf(t, arts)
+			checkAgentArgv(t, rs)
+			checkNetdArgv(t, rs)
+			checkNoDockerSocket(t, arts)
+			checkMCPJSON(t, arts, s.Manifest)
+			checkSettings(t, arts)
+			checkIndex(t, arts)
+			checkCompose(t, arts, rs)
+			checkNetdPolicy(t, arts, s.Manifest)
+		})
+	}
+}
+
+// hasPair reports whether args holds flag immediately followed by value.
+func hasPair(args []string, flag, value string) bool {
+	return slices.Contains(flagValues(args, flag), value)
+}
+
+func checkAgentArgv(t *testing.T, rs render.RunSpec) {
+	t.Helper()
+	a := rs.Agent.Args
+	if len(a) == 0 || a[0] != "create" {
+		t.Errorf("agent argv starts %q, want create", a)
+	}
+	netd := flagValues(rs.Netd.Args, "--name")
+	if len(netd) != 1 {
+		t.Fatalf("netd argv has names %q", netd)
+	}
+	for _, p := range [][2]string{
+		{"--cap-drop", "ALL"},
+		{"--security-opt", "no-new-privileges"},
+		{"--user", "1000:1000"},
+		{"--network", "container:" + netd[0]},
+	} {
+		if !hasPair(a, p[0], p[1]) {
+			t.Errorf("agent argv lacks %s %s", p[0], p[1])
+		}
+	}
+	if n := flagValues(a, "--network"); len(n) != 1 {
+		t.Errorf("agent argv has networks %q, want exactly one", n)
+	}
+	if !slices.Contains(a, "--init") {
+		t.Error("agent argv lacks --init")
+	}
+	for _, f := range []string{"--pids-limit", "--memory"} {
+		if v := flagValues(a, f); len(v) != 1 || v[0] == "" || v[0] == "0" || v[0] == "-1" {
+			t.Errorf("agent argv %s = %q, want one positive limit", f, v)
+		}
+	}
+	if u := flagValues(a, "--user"); len(u) != 1 {
+		t.Errorf("agent argv sets --user %d times, want once", len(u))
+	}
+	for _, bad := range []string{"--cap-add", "--privileged", "-p", "--publish", "--publish-all", "-P",
+		"--device", "--pid", "--ipc", "--userns", "--uts", "--cgroupns", "--volumes-from", "-v", "--volume"} {
+		for _, arg := range a {
+			if arg == bad || strings.HasPrefix(arg, bad+"=") {
+				t.Errorf("agent argv holds %s", arg)
+			}
+		}
+	}
+	for _, o := range flagValues(a, "--security-opt") {
+		if strings.Contains(o, "unconfined") || strings.HasPrefix(o, "no-new-privileges=false") ||
+			strings.HasPrefix(o, "no-new-privileges:false") {
+			t.Errorf("agent argv --security-opt %s", o)
+		}
+	}
+	checkMounts(t, "agent", a, true)
+	if rs.Agent.Image == "" || strings.HasPrefix(rs.Agent.Image, "-") {
+		t.Errorf("agent image %q", rs.Agent.Image)
+	}
+	if len(rs.Agent.Command) == 0 || rs.Agent.Command[0] != "claude" {
+		t.Errorf("agent command %q, want claude …", rs.Agent.Command)
+	}
+}
+
+func checkNetdArgv(t *testing.T, rs render.RunSpec) {
+	t.Helper()
+	a := rs.Netd.Args
+	if len(a) < 2 || a[0] != "run" || a[1] != "--detach" {
+		t.Errorf("netd argv starts %q, want run --detach", a)
+	}
+	for _, bad := range []string{"--privileged", "-p", "--publish", "--publish-all", "-P", "--device", "-v", "--volume"} {
+		if slices.Contains(a, bad) {
+			t.Errorf("netd argv holds %s", bad)
+		}
+	}
+	if !hasPair(a, "--cap-drop", "ALL") || !hasPair(a, "--security-opt", "no-new-privileges") {
+		t.Error("netd argv does not drop all capabilities and new privileges first")
+	}
+	for _, c := range flagValues(a, "--cap-add") {
+		if !slices.Contains(render.NetdCaps, c) {
+			t.Errorf("netd argv --cap-add %s is not one of render.NetdCaps", c)
+		}
+	}
+	if !slices.Contains(a, "--read-only") {
+		t.Error("netd argv lacks --read-only")
+	}
+	if !hasPair(a, "--network", rs.Network) {
+		t.Errorf("netd argv lacks --network %s", rs.Network)
+	}
+	checkMounts(t, "netd", a, false)
+}
+
+// checkMounts requires every --mount to parse, and every bind to be read-only except the agent's
+// workspace.
+func checkMounts(t *testing.T, who string, args []string, agent bool) {
+	t.Helper()
+	for _, m := range flagValues(args, "--mount") {
+		f, err := mountFields(m)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		for k := range f {
+			if !slices.Contains([]string{"type", "source", "target", "readonly"}, k) {
+				t.Errorf("%s --mount %q: unexpected field %q", who, m, k)
+			}
+		}
+		if f["type"] == "bind" && f["readonly"] == "" && !(agent && f["target"] == render.Workspace) {
+			t.Errorf("%s --mount %q: a writable bind", who, m)
+		}
+		if !strings.HasPrefix(f["target"], "/") || (f["type"] == "bind" && !strings.HasPrefix(f["source"], "/")) {
+			t.Errorf("%s --mount %q: source and target must be absolute", who, m)
+		}
+	}
+}
+
+func checkNoDockerSocket(t *testing.T, arts []render.Artifact) {
+	t.Helper()
+	for _, a := range arts {
+		if strings.Contains(string(a.Data), "docker.sock") {
+			t.Errorf("%s mentions docker.sock", goldenPath(a))
+		}
+	}
+}
+
+func checkMCPJSON(t *testing.T, arts []render.Artifact, m *manifest.Manifest) {
+	t.Helper()
+	data := artifactData(t, arts, render.AgentDir+"/mcp.json")
+	lower := strings.ToLower(string(data))
+	for _, bad := range []string{"authorization", "token", "bearer", "header"} {
+		if strings.Contains(lower, bad) {
+			t.Errorf("mcp.json mentions %q:\n%s", bad, data)
+		}
+	}
+	var doc struct {
+		MCPServers map[string]struct {
+			Type string `json:"type"`
+			URL  string `json:"url"`
+		} `json:"mcpServers"`
+	}
+	if err := decodeJSONStrict(data, &doc); err != nil {
+		t.Fatalf("mcp.json: %v", err)
+	}
+	want := 0
+	if len(m.DeclaredServers()) > 0 {
+		want = 1
+	}
+	if len(doc.MCPServers) != want {
+		t.Errorf("mcp.json has %d servers, want %d", len(doc.MCPServers), want)
+	}
+	for name, s := range doc.MCPServers {
+		if !strings.HasPrefix(s.URL, "http://127.0.0.1:") {
+			t.Errorf("mcp.json server %s at %q, want netd on 127.0.0.1", name, s.URL)
+		}
+	}
+}
+
+func checkSettings(t *testing.T, arts []render.Artifact) {
+	t.Helper()
+	var s struct {
+		Sandbox struct {
+			Enabled *bool `json:"enabled"`
+		} `json:"sandbox"`
+	}
+	if err := json.Unmarshal(artifactData(t, arts, render.AgentDir+"/settings.json"), &s); err != nil {
+		t.Fatalf("settings.json: %v", err)
+	}
+	if s.Sandbox.Enabled == nil || *s.Sandbox.Enabled {
+		t.Error("settings.json does not set sandbox.enabled to false")
+	}
+}
+
+// checkIndex requires artifacts.json to list every other authoritative artifact and every
+// review artifact with the sha256 and mode of what was rendered.
+func checkIndex(t *testing.T, arts []render.Artifact) {
+	t.Helper()
+	last := arts[len(arts)-1]
+	if last.Name != render.IndexName || last.Review {
+		t.Fatalf("last artifact is %s, want %s", last.Name, render.IndexName)
+	}
+	var idx render.Index
+	if err := decodeJSONStrict(last.Data, &idx); err != nil {
+		t.Fatalf("artifacts.json: %v", err)
+	}
+	rs := runSpecOf(t, arts)
+	if idx.AgentImage != rs.Agent.Image || idx.NetdImage != rs.Netd.Image || idx.AgentImage == "" {
+		t.Errorf("artifacts.json images %q, %q; runspec %q, %q", idx.AgentImage, idx.NetdImage, rs.Agent.Image, rs.Netd.Image)
+	}
+	if idx.ManifestDigest == "" || idx.Version != testVersion {
+		t.Errorf("artifacts.json digest %q, version %q", idx.ManifestDigest, idx.Version)
+	}
+	nFiles, nReview := 0, 0
+	for _, a := range arts[:len(arts)-1] {
+		list := idx.Files
+		if a.Review {
+			list, nReview = idx.Review, nReview+1
+		} else {
+			nFiles++
+		}
+		f, ok := list[a.Name]
+		if !ok {
+			t.Errorf("artifacts.json does not list %s", goldenPath(a))
+			continue
+		}
+		if f.SHA256 != render.SHA256(a.Data) {
+			t.Errorf("artifacts.json sha256 of %s is %s, want %s", goldenPath(a), f.SHA256, render.SHA256(a.Data))
+		}
+		wantMode := "0444"
+		if a.Review {
+			wantMode = "0644"
+		}
+		if f.Mode != octal(a) || f.Mode != wantMode {
+			t.Errorf("artifacts.json mode of %s is %s; artifact mode %s, want %s", goldenPath(a), f.Mode, octal(a), wantMode)
+		}
+	}
+	if len(idx.Files) != nFiles || len(idx.Review) != nReview {
+		t.Errorf("artifacts.json lists %d files and %d review files, want %d and %d", len(idx.Files), len(idx.Review), nFiles, nReview)
+	}
+	for _, want := range []string{render.RunSpecFile, render.AgentDockerfile, render.NetdDockerfile,
+		render.NetdDir + "/" + policy.RulesFile, render.NetdDir + "/" + policy.File, render.ResolvConf,
+		render.AgentDir + "/mcp.json", render.AgentDir + "/settings.json", render.CatalogFile} {
+		if _, ok := idx.Files[want]; !ok {
+			t.Errorf("artifacts.json lacks authoritative %s", want)
+		}
+	}
+	for _, want := range []string{render.ReviewMarker, render.AgentDockerfile, render.NetdDockerfile,
+		policy.RulesFile, render.ComposeFile} {
+		if _, ok := idx.Review[want]; !ok {
+			t.Errorf("artifacts.json lacks review %s", want)
+		}
+	}
+}
+
+func octal(a render.Artifact) string {
+	const digits = "01234567"
+	p := uint32(a.Mode.Perm())
+	return string([]byte{'0', digits[p>>6&7], digits[p>>3&7], digits[p&7]})
+}
+
+// checkCompose requires the review compose file to describe the same pair as runspec.json.
+func checkCompose(t *testing.T, arts []render.Artifact, rs render.RunSpec) {
+	t.Helper()
+	var doc struct {
+		Services map[string]map[string]any `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(artifactData(t, arts, render.ReviewDir+"/"+render.ComposeFile), &doc); err != nil {
+		t.Fatalf("compose.yaml: %v", err)
+	}
+	agent, netd := doc.Services["agent"], doc.Services["netd"]
+	if agent == nil || netd == nil || len(doc.Services) != 2 {
+		t.Fatalf("compose.yaml services %v, want agent and netd", doc.Services)
+	}
+	if agent["network_mode"] != "service:netd" || agent["user"] != "1000:1000" {
+		t.Errorf("compose agent network_mode %v, user %v", agent["network_mode"], agent["user"])
+	}
+	for _, svc := range []map[string]any{agent, netd} {
+		for _, bad := range []string{"ports", "privileged", "devices", "pid", "ipc", "userns_mode"} {
+			if _, ok := svc[bad]; ok {
+				t.Errorf("compose service has %s", bad)
+			}
+		}
+	}
+	if _, ok := agent["cap_add"]; ok {
+		t.Error("compose agent has cap_add")
+	}
+	if agent["image"] != rs.Agent.Image || netd["image"] != rs.Netd.Image {
+		t.Errorf("compose images %v, %v; runspec %s, %s", agent["image"], netd["image"], rs.Agent.Image, rs.Netd.Image)
+	}
+	// Every limit of the argv is in the compose service too.
+	limits := []struct{ flag, key string }{{"--pids-limit", "pids_limit"}, {"--memory", "mem_limit"}}
+	for _, l := range limits {
+		v := flagValues(rs.Agent.Args, l.flag)
+		got, ok := agent[l.key]
+		switch {
+		case len(v) == 0 && ok:
+			t.Errorf("compose agent %s = %v, argv has no %s", l.key, got, l.flag)
+		case len(v) == 1 && (!ok || toString(got) != v[0]):
+			t.Errorf("compose agent %s = %v, argv %s %s", l.key, got, l.flag, v[0])
+		}
+	}
+	vols, _ := agent["volumes"].([]any)
+	if n := len(flagValues(rs.Agent.Args, "--mount")); len(vols) != n {
+		t.Errorf("compose agent has %d volumes, argv %d mounts", len(vols), n)
+	}
+}
+
+func toString(v any) string {
+	b, _ := json.Marshal(v)
+	return strings.Trim(string(b), `"`)
+}
+
+// checkNetdPolicy requires netd.json to allow every manifest entry and the mandatory hosts.
+func checkNetdPolicy(t *testing.T, arts []render.Artifact, m *manifest.Manifest) {
+	t.Helper()
+	p, err := policy.Parse(artifactData(t, arts, render.NetdDir+"/"+policy.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range m.Egress {
+		found := false
+		for _, e := range p.Egress {
+			if strings.EqualFold(strings.TrimSuffix(strings.SplitN(h, ":", 2)[0], "."), strings.SplitN(e, ":", 2)[0]) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("netd.json does not allow %q: %q", h, p.Egress)
+		}
+	}
+	for _, h := range p.Mandatory {
+		if !slices.Contains(p.Egress, h) {
+			t.Errorf("mandatory %s is not in egress", h)
+		}
+	}
+	if (p.MCP != nil) != (len(m.DeclaredServers()) > 0) {
+		t.Errorf("netd.json mcp = %v with %d declared servers", p.MCP, len(m.DeclaredServers()))
+	}
+}
+
+// TestRulesetCheck runs nft in check mode on the rendered ruleset, when nft is on PATH and the
+// test runs as root (nft -c needs CAP_NET_ADMIN to validate against the kernel). Nothing is
+// loaded: -c only parses and evaluates the transaction.
+func TestRulesetCheck(t *testing.T) {
+	nft, err := exec.LookPath("nft")
+	if err != nil {
+		t.Skip("nft is not on PATH")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("nft -c needs root")
+	}
+	arts := mustRender(t, loadSpec(t, "minimal"))
+	for _, name := range []string{render.NetdDir + "/" + policy.RulesFile, render.ReviewDir + "/" + policy.RulesFile} {
+		path := filepath.Join(t.TempDir(), "netpolicy.nft")
+		if err := os.WriteFile(path, artifactData(t, arts, name), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(nft, "-c", "-f", path).CombinedOutput()
+		if err != nil {
+			if strings.Contains(string(out), "Operation not permitted") || strings.Contains(string(out), "Could not process rule: No such file") {
+				t.Skipf("nft -c cannot run here: %s", out)
+			}
+			t.Errorf("nft -c -f %s: %v\n%s", name, err, out)
+		}
+	}
+}
+
+// TestDockerfileInstructions pins the instruction sequence of each Dockerfile, so a template
+// change that adds an instruction is deliberate.
+func TestDockerfileInstructions(t *testing.T) {
+	for _, name := range caseNames(t) {
+		t.Run(name, func(t *testing.T) {
+			arts := mustRender(t, loadSpec(t, name))
+			for _, df := range []string{render.AgentDockerfile, render.NetdDockerfile} {
+				ins, err := dockerfileInstructionList(artifactData(t, arts, df))
+				if err != nil {
+					t.Fatalf("%s: %v", df, err)
+				}
+				if ins[0] != "FROM" || slices.Index(ins[1:], "FROM") >= 0 {
+					t.Errorf("%s: instructions %q, want a single FROM first", df, ins)
+				}
+				if df == render.AgentDockerfile && ins[len(ins)-2] != "USER" {
+					t.Errorf("%s: instructions %q: USER must come right before the final WORKDIR", df, ins)
+				}
+			}
+		})
+	}
+}
+
+func TestDockerfileParser(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     []string
+		ok       bool
+	}{
+		{"plain", "FROM x\nRUN a \\\n b\nUSER 1\n", []string{"FROM", "RUN", "USER"}, true},
+		{"comment in continuation", "FROM x\nRUN a \\\n# c\n b\n", []string{"FROM", "RUN"}, true},
+		{"injected", "FROM x\nRUN a\nADD http://evil /x\n", nil, false},
+		{"directive", "# escape=`\nFROM x\n", nil, false},
+		{"dangling", "FROM x\nRUN a \\\n", nil, false},
+		{"lower", "from x\n", nil, false},
+	}
+	for _, tc := range tests {
+		got, err := dockerfileInstructionList([]byte(tc.in))
+		if (err == nil) != tc.ok || !slices.Equal(got, tc.want) {
+			t.Errorf("%s: dockerfileInstructionList = %q, %v; want %q, ok=%v", tc.name, got, err, tc.want, tc.ok)
+		}
+	}
+}

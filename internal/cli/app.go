@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/paths"
 )
 
@@ -38,7 +39,8 @@ type App struct {
 	// Executable is the path of the running abox binary (baked into the netd image).
 	Executable string
 
-	paths *paths.Paths
+	paths        *paths.Paths
+	dockerClient *docker.Client
 }
 
 // Paths returns the config and state locations, computed once.

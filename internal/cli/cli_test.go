@@ -9,6 +9,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/aboxhq/abox/internal/cli"
+	"github.com/aboxhq/abox/internal/docker/dockertest"
 	"github.com/aboxhq/abox/internal/paths"
 )
 
@@ -16,7 +17,8 @@ var update = flag.Bool("update", false, "rewrite testscript files with the actua
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"abox": func() { os.Exit(cli.Main()) },
+		"abox":   func() { os.Exit(cli.Main()) },
+		"docker": dockertest.FakeBinary,
 	})
 }
 

@@ -21,39 +21,8 @@ func withDir(c *cobra.Command) *cobra.Command {
 	return c
 }
 
-func newUpCmd(a *App) *cobra.Command {
-	return withDir(stub("up", "Build the images, start the gateway and record the approved manifest", "up", cobra.NoArgs))
-}
-
-func newNukeCmd(a *App) *cobra.Command {
-	return withDir(stub("nuke", "Remove this project's containers, artifacts and review copy", "nuke", cobra.NoArgs))
-}
-
-func newRunCmd(a *App) *cobra.Command {
-	return withDir(stub("run PROMPT", "Run Claude Code headless on a prompt in a fresh sandbox", "run", cobra.ExactArgs(1)))
-}
-
-func newShellCmd(a *App) *cobra.Command {
-	return withDir(stub("shell", "Open an interactive shell in a fresh sandbox (for the first Claude login)", "shell", cobra.NoArgs))
-}
-
 func newDoctorCmd(a *App) *cobra.Command {
 	return withDir(stub("doctor", "Audit the live machine against the project's artifacts", "doctor", cobra.NoArgs))
-}
-
-func newLogsCmd(a *App) *cobra.Command {
-	return withDir(stub("logs", "Show runs, DNS queries, gateway calls or a transcript", "logs", cobra.NoArgs))
-}
-
-func newEgressCmd(a *App) *cobra.Command {
-	return groupCmd("egress", "Manage the egress allowlist and review what the agent tried to reach",
-		withDir(stub("list", "Show allowed hosts, ignored hosts and the review queue", "egress list", cobra.NoArgs)),
-		withDir(stub("add HOST...", "Allow hosts", "egress add", cobra.MinimumNArgs(1))),
-		withDir(stub("rm HOST...", "Remove hosts", "egress rm", cobra.MinimumNArgs(1))),
-		withDir(stub("ignore HOST...", "Record a decision against hosts so they leave the review queue", "egress ignore", cobra.MinimumNArgs(1))),
-		withDir(stub("unignore HOST...", "Forget an ignore decision", "egress unignore", cobra.MinimumNArgs(1))),
-		withDir(stub("check HOST[:PORT]", "Say whether the current policy allows a host (exit 0 or 1)", "egress check", cobra.ExactArgs(1))),
-	)
 }
 
 func newMCPCmd(a *App) *cobra.Command {

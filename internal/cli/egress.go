@@ -1,0 +1,316 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aboxhq/abox/internal/egress"
+	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/policy"
+	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/telemetry"
+)
+
+func newEgressCmd(a *App) *cobra.Command {
+	var dir string
+	var jsonOut bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "Show allowed hosts, ignored hosts and the review queue",
+		Long: `List shows the allowlist (entries abox adds itself marked mandatory), the hosts you
+ignored, and the review queue: names the agent looked up (DNS) or connected to (TLS SNI or HTTP
+Host, a stronger signal) and was denied, with counts and runs, newest first.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return runEgressList(a, dir, jsonOut) },
+	}
+	addDirFlag(list, &dir)
+	list.Flags().BoolVar(&jsonOut, "json", false, "print JSON")
+	return groupCmd("egress", "Manage the egress allowlist and review what the agent tried to reach",
+		list,
+		egressEdit(a, "add HOST...", "Allow hosts (in running sandboxes at once, and in later runs)", egressAdd),
+		egressEdit(a, "rm HOST...", "Remove hosts from the allowlist (in running sandboxes at once)", egressRemove),
+		egressEdit(a, "ignore HOST...", "Record a decision against hosts: still blocked, no longer in the queue", egressIgnore),
+		egressEdit(a, "unignore HOST...", "Forget an ignore decision", egressUnignore),
+		newEgressCheckCmd(a),
+	)
+}
+
+// egressEditFunc edits the document for hosts and returns what to report.
+type egressEditFunc func(a *App, d *manifest.Doc, m *manifest.Manifest, hosts []string) (string, error)
+
+func egressEdit(a *App, use, short string, fn egressEditFunc) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			name := strings.Fields(use)[0]
+			hosts, err := parseHostArgs("abox egress "+name, args)
+			if err != nil {
+				return err
+			}
+			p, err := a.loadProject(dir)
+			if err != nil {
+				return err
+			}
+			var msg string
+			_, err = a.mutate(c.Context(), p, func(d *manifest.Doc) error {
+				msg, err = fn(a, d, p.manifest, hosts)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(a.Out, msg)
+			return nil
+		},
+	}
+	addDirFlag(cmd, &dir)
+	return cmd
+}
+
+// parseHostArgs validates every argument as an egress entry and returns their canonical forms.
+func parseHostArgs(source string, args []string) ([]string, error) {
+	var ps []manifest.Problem
+	var out []string
+	for _, h := range args {
+		e, err := egress.Parse(h)
+		if err != nil {
+			p := manifest.Problem{Loc: "argument", Msg: err.Error(), Hint: "write a host such as example.com, *.example.com or github.com:22"}
+			var ee *egress.Error
+			if errors.As(err, &ee) && ee.Hint != "" {
+				p.Hint = ee.Hint
+			}
+			ps = append(ps, p)
+			continue
+		}
+		if !slices.Contains(out, e.String()) {
+			out = append(out, e.String())
+		}
+	}
+	if len(ps) > 0 {
+		return nil, &manifest.Error{Source: source, Problems: ps}
+	}
+	return out, nil
+}
+
+// canonSet returns the canonical forms of entries.
+func canonSet(entries []string) map[string]bool {
+	out := map[string]bool{}
+	for _, h := range entries {
+		out[canon(h)] = true
+	}
+	return out
+}
+
+func egressAdd(a *App, d *manifest.Doc, m *manifest.Manifest, hosts []string) (string, error) {
+	ignored := canonSet(m.EgressIgnored)
+	for _, h := range hosts {
+		if !ignored[h] {
+			continue
+		}
+		if !a.TTY || !a.confirm(fmt.Sprintf("%s is ignored; unignore and allow it?", h)) {
+			return "", errorf("run `abox egress unignore "+h+"` first", "%s is in egress_ignored", h)
+		}
+		d.Remove(func(v string) bool { return canon(v) == h }, "egress_ignored")
+	}
+	add := missing(m.Egress, hosts)
+	if len(add) == 0 {
+		return "already allowed: " + strings.Join(hosts, ", "), nil
+	}
+	if err := d.Append(add, "egress"); err != nil {
+		return "", err
+	}
+	return "allowed: " + strings.Join(add, ", ") + " (running sandboxes of this project were reloaded)", nil
+}
+
+func egressRemove(_ *App, d *manifest.Doc, _ *manifest.Manifest, hosts []string) (string, error) {
+	want := canonSet(hosts)
+	removed := d.Remove(func(v string) bool { return want[canon(v)] }, "egress")
+	if len(removed) == 0 {
+		return "not in the allowlist: " + strings.Join(hosts, ", "), nil
+	}
+	return "removed: " + strings.Join(removed, ", ") + " (running sandboxes of this project were reloaded)", nil
+}
+
+func egressIgnore(_ *App, d *manifest.Doc, m *manifest.Manifest, hosts []string) (string, error) {
+	want := canonSet(hosts)
+	d.Remove(func(v string) bool { return want[canon(v)] }, "egress")
+	if add := missing(m.EgressIgnored, hosts); len(add) > 0 {
+		if err := d.Append(add, "egress_ignored"); err != nil {
+			return "", err
+		}
+	}
+	return "ignored: " + strings.Join(hosts, ", ") + " (still blocked, no longer in the review queue)", nil
+}
+
+func egressUnignore(_ *App, d *manifest.Doc, _ *manifest.Manifest, hosts []string) (string, error) {
+	want := canonSet(hosts)
+	removed := d.Remove(func(v string) bool { return want[canon(v)] }, "egress_ignored")
+	if len(removed) == 0 {
+		return "not ignored: " + strings.Join(hosts, ", "), nil
+	}
+	return "unignored: " + strings.Join(removed, ", ") + " (blocked, and back in the review queue when seen)", nil
+}
+
+// egressReport is `abox egress list --json`.
+type egressReport struct {
+	Allowed []allowedHost         `json:"allowed"`
+	Ignored []string              `json:"ignored"`
+	Queue   []telemetry.QueueItem `json:"queue"`
+}
+
+type allowedHost struct {
+	Entry     string `json:"entry"`
+	Mandatory bool   `json:"mandatory"`
+}
+
+func runEgressList(a *App, dir string, jsonOut bool) error {
+	p, err := a.loadProject(dir)
+	if err != nil {
+		return err
+	}
+	pol, err := a.currentPolicy(p)
+	if err != nil {
+		return err
+	}
+	list, err := pol.List()
+	if err != nil {
+		return err
+	}
+	ignored, _ := egress.ParseList(p.manifest.EgressIgnored, []int{1})
+	rep := egressReport{Ignored: p.manifest.EgressIgnored}
+	for _, e := range pol.Egress {
+		rep.Allowed = append(rep.Allowed, allowedHost{Entry: e, Mandatory: slices.Contains(pol.Mandatory, e)})
+	}
+	skip := func(name string) bool { return list.AllowsName(name) || (ignored != nil && ignored.AllowsName(name)) }
+	queue, bad, err := telemetry.Queue(filepath.Join(p.state.Dir, "denied.jsonl"), skip)
+	if err != nil {
+		return err
+	}
+	for _, b := range bad {
+		a.warnf("", "corrupt line skipped: %s", b)
+	}
+	rep.Queue = queue
+	if jsonOut {
+		if rep.Ignored == nil {
+			rep.Ignored = []string{}
+		}
+		if rep.Queue == nil {
+			rep.Queue = []telemetry.QueueItem{}
+		}
+		return a.writeJSON(rep)
+	}
+	a.printEgress(rep)
+	return nil
+}
+
+func (a *App) printEgress(rep egressReport) {
+	fmt.Fprintln(a.Out, "allowed:")
+	for _, h := range rep.Allowed {
+		mark := ""
+		if h.Mandatory {
+			mark = "  (mandatory)"
+		}
+		fmt.Fprintf(a.Out, "  %s%s\n", h.Entry, mark)
+	}
+	fmt.Fprintln(a.Out, "ignored:")
+	for _, h := range rep.Ignored {
+		fmt.Fprintf(a.Out, "  %s\n", h)
+	}
+	if len(rep.Ignored) == 0 {
+		fmt.Fprintln(a.Out, "  none")
+	}
+	fmt.Fprintln(a.Out, "review queue (denied, newest first):")
+	if len(rep.Queue) == 0 {
+		fmt.Fprintln(a.Out, "  empty")
+		return
+	}
+	rows := [][]string{{"  NAME", "SEEN AS", "COUNT", "RUNS", "LAST SEEN"}}
+	for _, q := range rep.Queue {
+		kind := "looked up"
+		if q.Kind == telemetry.DeniedConn {
+			kind = "connected to"
+		}
+		rows = append(rows, []string{"  " + q.Name, kind, fmt.Sprint(q.Count), fmt.Sprint(q.Runs), q.LastSeen})
+	}
+	table(a.Out, rows)
+	fmt.Fprintln(a.Out, "  ↳ allow with `abox egress add <host>`, or silence with `abox egress ignore <host>`")
+}
+
+// currentPolicy reads the rendered netd policy: what netd enforces.
+func (a *App) currentPolicy(p *project) (*policy.Netd, error) {
+	data, err := os.ReadFile(filepath.Join(p.state.Artifacts(), render.NetdDir, policy.File))
+	if err != nil {
+		return nil, errorf("run `abox render`", "the project has no rendered policy: %v", err)
+	}
+	pol, err := policy.Parse(data)
+	if err != nil {
+		return nil, withHint(err, "run `abox render` to write it again")
+	}
+	return pol, nil
+}
+
+func newEgressCheckCmd(a *App) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "check HOST[:PORT]",
+		Short: "Say whether the current policy allows a host (exit 0 allowed, 1 denied)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return runEgressCheck(c.Context(), a, dir, args[0])
+		},
+	}
+	addDirFlag(cmd, &dir)
+	return cmd
+}
+
+func runEgressCheck(_ context.Context, a *App, dir, arg string) error {
+	e, err := egress.Parse(arg)
+	if err != nil || e.Wildcard {
+		return errorf("write a host name, optionally with :port", "%q is not a host to check", arg)
+	}
+	p, err := a.loadProject(dir)
+	if err != nil {
+		return err
+	}
+	pol, err := a.currentPolicy(p)
+	if err != nil {
+		return err
+	}
+	list, err := pol.List()
+	if err != nil {
+		return err
+	}
+	port := e.Port
+	if port == 0 {
+		port = egress.DefaultPort
+	}
+	ports := list.Ports(e.Host)
+	switch {
+	case slices.Contains(ports, port):
+		fmt.Fprintf(a.Out, "allowed: %s:%d\n", e.Host, port)
+		return nil
+	case len(ports) > 0:
+		fmt.Fprintf(a.Out, "denied: %s:%d (allowed only on port %s)\n", e.Host, port, joinInts(ports))
+	default:
+		fmt.Fprintf(a.Out, "denied: %s:%d (not in the allowlist)\n", e.Host, port)
+	}
+	return silentExit(ExitError)
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ", ")
+}

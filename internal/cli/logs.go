@@ -1,0 +1,212 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aboxhq/abox/internal/policy"
+	"github.com/aboxhq/abox/internal/telemetry"
+)
+
+type logsOptions struct {
+	dir                       string
+	runs, dns, gateway, jsonl bool
+	transcript                string
+	limit                     int
+}
+
+func newLogsCmd(a *App) *cobra.Command {
+	var opts logsOptions
+	cmd := &cobra.Command{
+		Use:   "logs",
+		Short: "Show runs, DNS queries, MCP calls or a transcript",
+		Long: `Logs reads the project's local telemetry: the runs index (default), the DNS queries netd
+answered, the MCP calls netd forwarded to the gateway, or one run's transcript. Everything shown
+was harvested from netd at teardown, never from the agent's container.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return runLogs(c.Context(), a, opts) },
+	}
+	addDirFlag(cmd, &opts.dir)
+	f := cmd.Flags()
+	f.BoolVar(&opts.runs, "runs", false, "the runs, newest first (the default)")
+	f.BoolVar(&opts.dns, "dns", false, "DNS queries of recent runs, with their verdicts")
+	f.BoolVar(&opts.gateway, "gateway", false, "MCP calls forwarded to the gateway")
+	f.StringVar(&opts.transcript, "transcript", "", "show the transcript of a run (id, id prefix or path)")
+	f.IntVarP(&opts.limit, "limit", "n", 20, "how many rows or runs to show")
+	f.BoolVar(&opts.jsonl, "json", false, "print JSON")
+	return cmd
+}
+
+func runLogs(ctx context.Context, a *App, o logsOptions) error {
+	p, err := a.loadProject(o.dir)
+	if err != nil {
+		return err
+	}
+	if o.limit < 1 {
+		return errorf("pass a positive number", "--limit must be at least 1")
+	}
+	runs, bad, err := telemetry.ReadRuns(p.state.RunsIndex())
+	if err != nil {
+		return err
+	}
+	for _, b := range bad {
+		a.warnf("the line is skipped; remove it to silence this warning", "corrupt line in %s", b)
+	}
+	if o.transcript != "" {
+		return a.showTranscript(p, runs, o)
+	}
+	any := false
+	if o.dns {
+		any = true
+		if err := a.showDNS(runs, o); err != nil {
+			return err
+		}
+	}
+	if o.gateway {
+		any = true
+		if err := a.showMCP(runs, o); err != nil {
+			return err
+		}
+	}
+	if o.runs || !any {
+		return a.showRuns(runs, o)
+	}
+	return nil
+}
+
+// newest returns the last n runs, newest first.
+func newest(runs []telemetry.RunRecord, n int) []telemetry.RunRecord {
+	var out []telemetry.RunRecord
+	for i := len(runs) - 1; i >= 0 && len(out) < n; i-- {
+		out = append(out, runs[i])
+	}
+	return out
+}
+
+func (a *App) showRuns(runs []telemetry.RunRecord, o logsOptions) error {
+	recent := newest(runs, o.limit)
+	if o.jsonl {
+		if recent == nil {
+			recent = []telemetry.RunRecord{}
+		}
+		return a.writeJSON(recent)
+	}
+	if len(recent) == 0 {
+		fmt.Fprintln(a.Out, "no runs yet; start one with `abox run \"<prompt>\"`")
+		return nil
+	}
+	rows := [][]string{{"RUN", "WHEN", "MODE", "OUTCOME", "EXIT", "SECS", "DENIED", "REFUSED", "DROPPED", "SESSION"}}
+	for _, r := range recent {
+		dropped := "-"
+		if r.DroppedPackets >= 0 {
+			dropped = strconv.FormatInt(r.DroppedPackets, 10)
+		}
+		rows = append(rows, []string{r.ID, r.TS, r.PermissionMode, r.Outcome, strconv.Itoa(r.ExitCode),
+			fmt.Sprintf("%.1f", r.DurationS), strconv.Itoa(r.DeniedDomains), strconv.Itoa(r.RefusedConns), dropped, r.SessionID})
+	}
+	table(a.Out, rows)
+	return nil
+}
+
+// dnsLine is one DNS query of a run, as shown and as JSON.
+type dnsLine struct {
+	Run string `json:"run"`
+	policy.DNSRecord
+}
+
+func (a *App) showDNS(runs []telemetry.RunRecord, o logsOptions) error {
+	var lines []dnsLine
+	for _, r := range newest(runs, o.limit) {
+		h, err := telemetry.ReadHarvest(filepath.Join(r.RunDir, "netd"))
+		if err != nil {
+			continue
+		}
+		for _, d := range h.DNS {
+			lines = append(lines, dnsLine{Run: r.ID, DNSRecord: d})
+		}
+	}
+	if o.jsonl {
+		if lines == nil {
+			lines = []dnsLine{}
+		}
+		return a.writeJSON(lines)
+	}
+	for _, l := range lines {
+		fmt.Fprintf(a.Out, "%-7s %s %s (%s) run %s\n", l.Verdict, l.TS, l.Name, l.Type, l.Run)
+	}
+	return nil
+}
+
+type mcpLine struct {
+	Run string `json:"run"`
+	policy.MCPRecord
+}
+
+func (a *App) showMCP(runs []telemetry.RunRecord, o logsOptions) error {
+	var lines []mcpLine
+	for _, r := range newest(runs, o.limit) {
+		h, err := telemetry.ReadHarvest(filepath.Join(r.RunDir, "netd"))
+		if err != nil {
+			continue
+		}
+		for _, m := range h.MCP {
+			lines = append(lines, mcpLine{Run: r.ID, MCPRecord: m})
+		}
+	}
+	if o.jsonl {
+		if lines == nil {
+			lines = []mcpLine{}
+		}
+		return a.writeJSON(lines)
+	}
+	for _, l := range lines {
+		target := l.Tool
+		if l.Server != "" {
+			target = l.Server + ":" + l.Tool
+		}
+		fmt.Fprintf(a.Out, "%-7s %s %s %s %dms run %s\n", l.Verdict, l.TS, l.Method, target, l.DurMS, l.Run)
+	}
+	return nil
+}
+
+// showTranscript pretty-prints a run's transcript, found by path, id or id prefix.
+func (a *App) showTranscript(p *project, runs []telemetry.RunRecord, o logsOptions) error {
+	path := o.transcript
+	if _, err := os.Stat(path); err != nil {
+		path = ""
+		for i := len(runs) - 1; i >= 0; i-- {
+			if strings.HasPrefix(runs[i].ID, o.transcript) && runs[i].Transcript != "" {
+				path = runs[i].Transcript
+				break
+			}
+		}
+	}
+	if path == "" {
+		return errorf("list runs with `abox logs --runs`", "no transcript for run %q", o.transcript)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	var sum telemetry.Summary
+	for sc.Scan() {
+		if o.jsonl {
+			fmt.Fprintln(a.Out, sc.Text())
+			continue
+		}
+		if ev, ok := sum.Observe(sc.Bytes()); ok {
+			telemetry.Pretty(a.Out, ev)
+		}
+	}
+	return sc.Err()
+}

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aboxhq/abox/internal/render"
+)
+
+type nukeOptions struct {
+	dir                        string
+	yes, keepAuth, includeAuth bool
+}
+
+func newNukeCmd(a *App) *cobra.Command {
+	var opts nukeOptions
+	cmd := &cobra.Command{
+		Use:   "nuke",
+		Short: "Remove this project's containers, artifacts, staged files and review copy",
+		Long: `Nuke removes what abox made for this project only: its netd and agent containers (found by
+label, never another project's), its rendered artifacts, staged build files and approval, and
+the generated files of the .devcontainer/ review copy. Run history and the manifest stay.
+
+The ~/.claude volume holds the Claude login and is asked about separately, even with --yes:
+--keep-auth keeps it without asking, --include-auth removes it without asking.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return runNuke(c.Context(), a, opts) },
+	}
+	addDirFlag(cmd, &opts.dir)
+	f := cmd.Flags()
+	f.BoolVarP(&opts.yes, "yes", "y", false, "do not ask before removing containers and artifacts")
+	f.BoolVar(&opts.keepAuth, "keep-auth", false, "keep the Claude login volume without asking")
+	f.BoolVar(&opts.includeAuth, "include-auth", false, "remove the Claude login volume without asking")
+	cmd.MarkFlagsMutuallyExclusive("keep-auth", "include-auth")
+	return cmd
+}
+
+func runNuke(ctx context.Context, a *App, o nukeOptions) error {
+	p, err := a.loadProject(o.dir)
+	if err != nil {
+		return err
+	}
+	if !o.yes {
+		if !a.TTY {
+			return errorf("run `abox nuke --yes` to confirm without a terminal", "abox nuke needs confirmation")
+		}
+		if !a.confirm(fmt.Sprintf("remove %s's containers, artifacts and review copy?", p.manifest.Project)) {
+			return errorf("nothing was removed", "cancelled")
+		}
+	}
+	unlock, err := p.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := a.requireDaemon(ctx); err != nil {
+		return err
+	}
+	removed, err := a.removeProjectContainers(ctx, p)
+	if err != nil {
+		return err
+	}
+	for _, dir := range []string{p.state.Artifacts(), p.state.Build(), p.state.Masks()} {
+		if err := removeAll(dir); err != nil {
+			return err
+		}
+	}
+	os.Remove(p.state.Approved())
+	removeReview(filepath.Join(p.ws, render.ReviewDir))
+	fmt.Fprintf(a.Out, "removed %s, the artifacts and the review copy of %s\n", plural(removed, "container", "containers"), p.manifest.Project)
+	return a.nukeAuth(ctx, p, o)
+}
+
+// removeProjectContainers removes the containers labelled with this project's hash.
+func (a *App) removeProjectContainers(ctx context.Context, p *project) (int, error) {
+	cs, err := a.docker().ContainersByLabel(ctx, map[string]string{"abox.managed": "true", "abox.hash": p.state.Hash}, true)
+	if err != nil {
+		return 0, err
+	}
+	var names []string
+	for _, c := range cs {
+		names = append(names, c.ID)
+	}
+	return len(names), a.docker().Remove(ctx, true, true, names...)
+}
+
+// nukeAuth removes the Claude login volume only when the user says so.
+func (a *App) nukeAuth(ctx context.Context, p *project, o nukeOptions) error {
+	vol := render.ClaudeVolume(p.state.Hash)
+	remove := o.includeAuth
+	if !o.keepAuth && !o.includeAuth {
+		if !a.TTY {
+			fmt.Fprintf(a.Out, "kept the Claude login volume %s (remove it with `abox nuke --include-auth`)\n", vol)
+			return nil
+		}
+		remove = a.confirm(fmt.Sprintf("also remove the Claude login volume %s? the next run will need `abox shell` to log in again", vol))
+	}
+	if !remove {
+		fmt.Fprintf(a.Out, "kept the Claude login volume %s\n", vol)
+		return nil
+	}
+	if err := a.docker().VolumeRemove(ctx, vol); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.Out, "removed the Claude login volume %s\n", vol)
+	return nil
+}
+
+func removeAll(dir string) error {
+	// Read-only directories (the mask's empty.d) must be made writable to be emptied.
+	filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+		if err == nil && info.IsDir() {
+			os.Chmod(path, 0o700)
+		}
+		return nil
+	})
+	if err := os.RemoveAll(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing %s: %w", dir, err)
+	}
+	return nil
+}
+
+// removeReview removes the files abox generated in .devcontainer/, and the directory if that
+// leaves it empty. Files the user added stay. A symlinked directory is left alone.
+func removeReview(dir string) {
+	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+		return
+	}
+	for _, name := range []string{render.ReviewMarker, render.AgentDockerfile, render.NetdDockerfile, "netpolicy.nft", render.ComposeFile} {
+		os.Remove(filepath.Join(dir, name))
+	}
+	os.Remove(dir)
+}

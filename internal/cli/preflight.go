@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/aboxhq/abox/internal/artifact"
+	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/policy"
+	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/telemetry"
+)
+
+// preflighted is what a run starts from once every check passed.
+type preflighted struct {
+	runSpec  *render.RunSpec
+	baseline []byte
+}
+
+// preflight checks, before anything is started, that the sandbox about to run is the approved
+// one: the manifest unchanged since `abox up`, the artifacts as rendered and current, the images
+// and network present.
+func (a *App) preflight(ctx context.Context, p *project) (*preflighted, error) {
+	if err := a.checkApproved(p); err != nil {
+		return nil, err
+	}
+	if err := a.checkArtifacts(p); err != nil {
+		return nil, err
+	}
+	rs, err := artifact.ReadRunSpec(p.state)
+	if err != nil {
+		return nil, withHint(err, "run `abox up`")
+	}
+	for _, img := range []string{rs.Netd.Image, rs.Agent.Image} {
+		if ok, err := a.docker().ImageExists(ctx, img); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, errorf("run `abox up` to build it", "image %s is missing", img)
+		}
+	}
+	if err := a.checkNetdBinary(ctx, rs.Netd.Image); err != nil {
+		return nil, err
+	}
+	if _, err := a.docker().NetworkInspect(ctx, rs.Network); err != nil {
+		return nil, errorf("run `abox up` to create it", "network %s: %v", rs.Network, err)
+	}
+	for _, dir := range p.manifest.Mounts.Context {
+		path := expandHome(dir, a.getenv("HOME"))
+		if st, err := os.Stat(path); err != nil || !st.IsDir() {
+			return nil, errorf("create it, or remove it from mounts.context and run `abox up`", "context directory %s does not exist", path)
+		}
+	}
+	return &preflighted{runSpec: rs, baseline: policy.ExpectedRuleset()}, nil
+}
+
+// checkApproved refuses a manifest changed since `abox up`: the agent can write the workspace,
+// so an unapproved manifest could widen the agent's own next run.
+func (a *App) checkApproved(p *project) error {
+	old, err := os.ReadFile(p.state.Approved())
+	if errors.Is(err, fs.ErrNotExist) {
+		return errorf("run `abox up` first: it builds the sandbox and approves the manifest", "%s has not been approved by `abox up`", manifest.FileName)
+	}
+	if err != nil {
+		return err
+	}
+	prev, err := manifest.Parse(old, "approved manifest")
+	if err == nil && sameManifest(prev, p.manifest) {
+		return nil
+	}
+	fmt.Fprintf(a.Err, "agentbox.yaml changed since it was approved by `abox up`:\n%s", manifest.LineDiff(string(old), string(p.raw)))
+	return boundary(errorf("review the change; `abox up` approves it", "refusing to run an unapproved manifest"))
+}
+
+func sameManifest(a, b *manifest.Manifest) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+// checkArtifacts refuses artifacts that differ from artifacts.json, or that are stale with
+// respect to the manifest and configuration.
+func (a *App) checkArtifacts(p *project) error {
+	mismatches, err := artifact.Verify(p.state)
+	if errors.Is(err, artifact.ErrNotRendered) {
+		return errorf("run `abox up`", "the project has no rendered artifacts")
+	}
+	if err != nil {
+		return withHint(err, "run `abox up` to render them again")
+	}
+	if len(mismatches) > 0 {
+		return boundary(errorf("run `abox up` to render them again, and `abox doctor` to see what changed them",
+			"artifacts differ from artifacts.json: %s", artifact.Describe(mismatches)))
+	}
+	spec, err := a.spec(p)
+	if err != nil {
+		return err
+	}
+	arts, err := render.Render(spec)
+	if err != nil {
+		return err
+	}
+	idx, err := artifact.ReadIndex(p.state)
+	if err != nil {
+		return err
+	}
+	var stale []string
+	for _, art := range arts {
+		if f, ok := idx.Files[art.Name]; !art.Review && art.Name != render.IndexName && (!ok || f.SHA256 != render.SHA256(art.Data)) {
+			stale = append(stale, art.Name)
+		}
+	}
+	if len(stale) > 0 {
+		return errorf("run `abox up` to render and build them", "artifacts are out of date with the manifest or config.yaml: %s", strings.Join(stale, ", "))
+	}
+	return nil
+}
+
+// checkNetdBinary refuses a netd image built from another abox binary than this one.
+func (a *App) checkNetdBinary(ctx context.Context, image string) error {
+	img, err := a.docker().ImageInspect(ctx, image)
+	if err != nil {
+		return err
+	}
+	sum, err := fileSHA256(a.Executable)
+	if err != nil {
+		return err
+	}
+	if img.Labels[binaryLabel] != sum {
+		return errorf("run `abox up` to rebuild it", "image %s holds a different abox binary than this one", image)
+	}
+	return nil
+}
+
+// formatCounts shows up to n names with their counts.
+func formatCounts(list []telemetry.NameCount, n int) string {
+	var parts []string
+	for i, c := range list {
+		if i == n {
+			parts = append(parts, fmt.Sprintf("and %d more", len(list)-n))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (x%d)", c.Name, c.Count))
+	}
+	return strings.Join(parts, ", ")
+}

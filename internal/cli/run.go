@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aboxhq/abox/internal/sandbox"
+)
+
+type runOptions struct {
+	dir      string
+	resume   string
+	cont     bool
+	keep     bool
+	quiet    bool
+	timeout  time.Duration
+	shell    bool
+	prompt   string
+	noVerify bool
+}
+
+func newRunCmd(a *App) *cobra.Command {
+	var opts runOptions
+	cmd := &cobra.Command{
+		Use:   "run PROMPT",
+		Short: "Run Claude Code headless on a prompt in a fresh sandbox",
+		Long: `Run starts a fresh sandbox and runs claude -p PROMPT in it, as uid 1000 in /workspace.
+
+netd starts first and loads the network policy; abox reads the loaded ruleset back and compares
+it with netpolicy.nft, and only then starts the agent, with no capabilities, in netd's network
+namespace. Every line the agent prints is kept in the run's transcript. On a terminal, events are
+shown as they come (session, assistant text, → tool calls, result); otherwise the raw stream-json
+goes to stdout.
+
+Teardown always happens — on success, failure, timeout or Ctrl-C: netd's logs are harvested
+from netd, the run is recorded in runs.jsonl, a summary is printed and both containers are
+removed (unless --keep). The exit status is the agent's; 3 when the sandbox could not be
+verified (no agent was started).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.prompt = args[0]
+			return runSandbox(c.Context(), a, opts)
+		},
+	}
+	addDirFlag(cmd, &opts.dir)
+	f := cmd.Flags()
+	f.StringVar(&opts.resume, "resume", "", "resume the Claude session with this id")
+	f.BoolVar(&opts.cont, "continue", false, "continue the most recent Claude session of this project")
+	f.BoolVar(&opts.keep, "keep", false, "keep both containers after the run, for inspection")
+	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print only the summary")
+	f.DurationVar(&opts.timeout, "timeout", 0, "stop the agent after this long (default: run.timeout of the manifest)")
+	return cmd
+}
+
+func newShellCmd(a *App) *cobra.Command {
+	opts := runOptions{shell: true}
+	cmd := &cobra.Command{
+		Use:   "shell",
+		Short: "Open an interactive shell in a fresh sandbox (use it once for the Claude login)",
+		Long: `Shell starts the same sandbox as run — netd verified first, the agent with no
+capabilities — but with an interactive bash on your terminal instead of claude -p. Use it once
+per project to log Claude Code in: the login is kept in the project's ~/.claude volume for
+later runs. Teardown and log harvest are the same as for run.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return runSandbox(c.Context(), a, opts) },
+	}
+	addDirFlag(cmd, &opts.dir)
+	cmd.Flags().BoolVar(&opts.keep, "keep", false, "keep both containers after the shell exits")
+	return cmd
+}
+
+func runSandbox(ctx context.Context, a *App, opts runOptions) error {
+	if opts.shell && !a.TTY {
+		return errorf("run `abox shell` from a terminal", "abox shell needs a terminal")
+	}
+	p, err := a.loadProject(opts.dir)
+	if err != nil {
+		return err
+	}
+	if err := a.requireDaemon(ctx); err != nil {
+		return err
+	}
+	pre, err := a.preflight(ctx, p)
+	if err != nil {
+		return err
+	}
+	sb := &sandbox.Sandbox{
+		Docker: a.docker(), Project: p.state, Spec: pre.runSpec, Baseline: pre.baseline,
+		Now: a.Now, Progress: a.Err,
+	}
+	so := sandbox.Options{
+		Prompt: opts.prompt, Resume: opts.resume, Continue: opts.cont, Keep: opts.keep, Shell: opts.shell,
+		Timeout: opts.timeout, Masks: pre.runSpec.Masks,
+	}
+	if so.Timeout == 0 && !opts.shell {
+		so.Timeout = time.Duration(p.manifest.Run.Timeout) * time.Second
+	}
+	if !opts.quiet && !opts.shell {
+		so.Output, so.Pretty = a.Out, a.TTY
+	}
+	out, runErr := sb.Run(ctx, so)
+	if err := sb.Record(so, out, p.manifest.Profile, p.manifest.Run.PermissionMode, p.manifest.Servers); err != nil {
+		a.warnf("", "recording the run: %v", err)
+	}
+	a.printSummary(out, opts.shell)
+	if runErr != nil {
+		if errors.Is(runErr, sandbox.ErrBoundary) {
+			return boundary(withHint(runErr, "run `abox doctor` to see what is wrong; `abox up` rebuilds what is missing"))
+		}
+		return runErr
+	}
+	if out.ExitCode != 0 {
+		return silentExit(out.ExitCode)
+	}
+	return nil
+}
+
+// printSummary prints what happened in a run to stderr.
+func (a *App) printSummary(out *sandbox.Outcome, shell bool) {
+	w := a.Err
+	kind := "run"
+	if shell {
+		kind = "shell"
+	}
+	fmt.Fprintf(w, "\n%s %s · %s · exit %d · %.1fs", kind, out.ID, out.Result, out.ExitCode, out.Duration.Seconds())
+	if out.Summary.SessionID != "" {
+		fmt.Fprintf(w, " · session %s", out.Summary.SessionID)
+	}
+	fmt.Fprintln(w)
+	if out.Transcript != "" {
+		fmt.Fprintf(w, "  transcript: %s\n", out.Transcript)
+	}
+	if n := len(out.Summary.ToolCalls); n > 0 {
+		fmt.Fprintf(w, "  tool calls: %d\n", n)
+	}
+	if h := out.Harvest; h != nil {
+		if d := h.DeniedNames(); len(d) > 0 {
+			fmt.Fprintf(w, "  denied DNS names: %s\n", formatCounts(d, 10))
+		}
+		if r := h.RefusedConnections(); len(r) > 0 {
+			fmt.Fprintf(w, "  refused connections (SNI/Host): %s\n", formatCounts(r, 10))
+		}
+		if n := h.Dropped(); n > 0 {
+			fmt.Fprintf(w, "  dropped packets: %d\n", n)
+		}
+		if d, r := h.DeniedNames(), h.RefusedConnections(); len(d)+len(r) > 0 {
+			fmt.Fprintf(w, "  ↳ review them with `abox egress list`; allow one with `abox egress add <host>`\n")
+		}
+	}
+	for _, n := range out.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+}

@@ -1,0 +1,169 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aboxhq/abox/internal/artifact"
+	"github.com/aboxhq/abox/internal/docker"
+	"github.com/aboxhq/abox/internal/gateway"
+	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/statefs"
+)
+
+type upOptions struct {
+	dir          string
+	noBuild      bool
+	noCache      bool
+	yes          bool
+	forceGateway bool
+}
+
+func newUpCmd(a *App) *cobra.Command {
+	var opts upOptions
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Render, build the images, start the gateway and record the approved manifest",
+		Long: `Up prepares everything a run needs: it renders the artifacts, creates the network and the
+project's ~/.claude volume, builds the netd and agent images (reusing them when their inputs are
+unchanged), reconciles the profile's gateway, and records the manifest as approved.
+
+The manifest lives in the workspace, which the agent can write, so abox run refuses a manifest
+changed since the last up. When the manifest widens what the sandbox may reach, up shows how and
+asks first (--yes accepts without asking). Up is idempotent.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return runUp(c.Context(), a, opts) },
+	}
+	addDirFlag(cmd, &opts.dir)
+	f := cmd.Flags()
+	f.BoolVar(&opts.noBuild, "no-build", false, "do not build images")
+	f.BoolVar(&opts.noCache, "no-cache", false, "rebuild images from scratch")
+	f.BoolVarP(&opts.yes, "yes", "y", false, "accept a widened manifest without asking")
+	f.BoolVar(&opts.forceGateway, "force-gateway", false, "recreate the profile's gateway")
+	return cmd
+}
+
+func runUp(ctx context.Context, a *App, opts upOptions) error {
+	p, err := a.loadProject(opts.dir)
+	if err != nil {
+		return err
+	}
+	if err := a.requireDaemon(ctx); err != nil {
+		return err
+	}
+	unlock, err := p.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := a.approve(p, opts.yes); err != nil {
+		return err
+	}
+	if _, err := a.renderProject(p); err != nil {
+		return err
+	}
+	rs, err := artifact.ReadRunSpec(p.state)
+	if err != nil {
+		return err
+	}
+	if err := a.ensureNetwork(ctx, p.cfg.Network); err != nil {
+		return err
+	}
+	if err := a.docker().VolumeCreate(ctx, rs.ClaudeVol, map[string]string{
+		"abox.managed": "true", "abox.project": p.manifest.Project, "abox.hash": p.state.Hash,
+	}); err != nil {
+		return fmt.Errorf("creating volume %s: %w", rs.ClaudeVol, err)
+	}
+	if !opts.noBuild {
+		bo := buildOptions{noCache: opts.noCache}
+		if err := a.ensureNetdImage(ctx, p, rs, bo); err != nil {
+			return err
+		}
+		if err := a.ensureAgentImage(ctx, p, rs, bo); err != nil {
+			return err
+		}
+	}
+	if err := a.upGateway(ctx, p, opts.forceGateway); err != nil {
+		return err
+	}
+	if err := statefs.WriteFile(p.state.Approved(), p.raw, statefs.PrivateMode); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.Out, "%s is up: images %s, %s; network %s\n", p.manifest.Project, rs.Agent.Image, rs.Netd.Image, p.cfg.Network)
+	fmt.Fprintf(a.Out, "next: `abox shell` once to log Claude Code in, then `abox run \"<prompt>\"`\n")
+	return nil
+}
+
+// ensureNetwork creates the bridge network abox's containers share, if missing.
+func (a *App) ensureNetwork(ctx context.Context, name string) error {
+	_, err := a.docker().NetworkInspect(ctx, name)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, docker.ErrNotFound) {
+		return err
+	}
+	_, err = a.docker().NetworkCreate(ctx, name, map[string]string{"abox.managed": "true"})
+	return err
+}
+
+// approve compares the manifest with the one approved by the last up. A widening change is shown
+// and, unless yes, confirmed on a terminal; without a terminal it is refused.
+func (a *App) approve(p *project, yes bool) error {
+	old, err := os.ReadFile(p.state.Approved())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // the first up approves the manifest as written
+	}
+	if err != nil {
+		return err
+	}
+	prev, err := manifest.Parse(old, "approved manifest")
+	if err != nil {
+		return nil // an unreadable approval is replaced
+	}
+	widen := manifest.Widening(prev, p.manifest)
+	if len(widen) == 0 || yes {
+		return nil
+	}
+	fmt.Fprintf(a.Err, "agentbox.yaml reaches further than the manifest approved at the last `abox up`:\n")
+	for _, l := range widen {
+		fmt.Fprintf(a.Err, "  %s\n", l)
+	}
+	if !a.TTY {
+		return errorf("review the change, then run `abox up --yes` to approve it", "the widened manifest was not approved")
+	}
+	if !a.confirm("approve it?") {
+		return errorf("edit agentbox.yaml, or run `abox up` again to approve", "not approved; nothing was changed")
+	}
+	return nil
+}
+
+// confirm asks a yes/no question on the terminal; the default is no.
+func (a *App) confirm(question string) bool {
+	fmt.Fprintf(a.Err, "%s [y/N] ", question)
+	line, _ := bufio.NewReader(a.In).ReadString('\n')
+	ans := strings.ToLower(strings.TrimSpace(line))
+	return ans == "y" || ans == "yes"
+}
+
+// upGateway reconciles the profile's gateway when the project declares servers.
+func (a *App) upGateway(ctx context.Context, p *project, force bool) error {
+	if len(p.manifest.DeclaredServers()) == 0 {
+		return nil
+	}
+	if err := gateway.EnsureToken(p.paths.Gateway(p.manifest.Profile)); err != nil {
+		return err
+	}
+	a.warnf("the MCP gateway lands in a later release; runs will start without MCP tools",
+		"this build does not start the %s gateway yet", render.GatewayName(p.manifest.Profile))
+	_ = force
+	return nil
+}

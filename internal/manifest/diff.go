@@ -1,0 +1,122 @@
+package manifest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Widening lists how b reaches further than a: hosts, servers, secrets and context added,
+// masks or narrowing removed, connectors switched on, the permission mode changed. Each line
+// starts with "+" (more reach) or "-" (a control removed). It is what `abox up` asks about.
+func Widening(a, b *Manifest) []string {
+	var out []string
+	added := func(field string, old, new []string) {
+		for _, v := range new {
+			if !slices.Contains(old, v) {
+				out = append(out, fmt.Sprintf("+ %s: %s", field, v))
+			}
+		}
+	}
+	removed := func(field string, old, new []string) {
+		for _, v := range old {
+			if !slices.Contains(new, v) {
+				out = append(out, fmt.Sprintf("- %s: %s (no longer applied)", field, v))
+			}
+		}
+	}
+	added("egress", a.Egress, b.Egress)
+	added("servers", a.DeclaredServers(), b.DeclaredServers())
+	added("mounts.context", a.Mounts.Context, b.Mounts.Context)
+	removed("mounts.mask", a.Mounts.Mask, b.Mounts.Mask)
+	for _, env := range sortedKeys(b.EnvSecrets) {
+		if a.EnvSecrets[env] != b.EnvSecrets[env] {
+			out = append(out, fmt.Sprintf("+ env_secrets: %s ← %s", env, b.EnvSecrets[env]))
+		}
+	}
+	for _, server := range sortedKeys(a.Tools) {
+		newTools, narrowed := b.Tools[server]
+		switch {
+		case !narrowed:
+			out = append(out, fmt.Sprintf("- tools.%s: narrowing removed (every tool allowed)", server))
+		default:
+			added("tools."+server, a.Tools[server], newTools)
+		}
+	}
+	for _, server := range sortedKeys(a.ServerNetwork) {
+		if a.ServerNetwork[server] == "none" && b.ServerNetwork[server] != "none" {
+			out = append(out, fmt.Sprintf("- server_network.%s: none removed (the server gets network)", server))
+		}
+	}
+	if !a.Run.Connectors && b.Run.Connectors {
+		out = append(out, "+ run.connectors: true (claude.ai connectors, a second MCP path)")
+	}
+	if a.Run.PermissionMode != b.Run.PermissionMode {
+		out = append(out, fmt.Sprintf("+ run.permission_mode: %s → %s", a.Run.PermissionMode, b.Run.PermissionMode))
+	}
+	return out
+}
+
+// LineDiff returns a unified-style diff of two texts: context lines start with two spaces,
+// removed lines with "- ", added lines with "+ ". Equal texts give "".
+func LineDiff(a, b string) string {
+	if a == b {
+		return ""
+	}
+	x, y := strings.Split(strings.TrimSuffix(a, "\n"), "\n"), strings.Split(strings.TrimSuffix(b, "\n"), "\n")
+	var sb strings.Builder
+	for len(x) > 0 && len(y) > 0 && x[0] == y[0] {
+		sb.WriteString("  " + x[0] + "\n")
+		x, y = x[1:], y[1:]
+	}
+	var suffix []string
+	for len(x) > 0 && len(y) > 0 && x[len(x)-1] == y[len(y)-1] {
+		suffix = append([]string{"  " + x[len(x)-1]}, suffix...)
+		x, y = x[:len(x)-1], y[:len(y)-1]
+	}
+	if len(x)*len(y) > 1<<22 { // too large for a table: show the changed block whole
+		for _, l := range x {
+			sb.WriteString("- " + l + "\n")
+		}
+		for _, l := range y {
+			sb.WriteString("+ " + l + "\n")
+		}
+	} else {
+		lcsDiff(&sb, x, y)
+	}
+	for _, l := range suffix {
+		sb.WriteString(l + "\n")
+	}
+	return sb.String()
+}
+
+// lcsDiff writes the diff of x and y from their longest common subsequence.
+func lcsDiff(sb *strings.Builder, x, y []string) {
+	lcs := make([][]int, len(x)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(y)+1)
+	}
+	for i := len(x) - 1; i >= 0; i-- {
+		for j := len(y) - 1; j >= 0; j-- {
+			if x[i] == y[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	i, j := 0, 0
+	for i < len(x) || j < len(y) {
+		switch {
+		case i < len(x) && j < len(y) && x[i] == y[j]:
+			sb.WriteString("  " + x[i] + "\n")
+			i, j = i+1, j+1
+		case j < len(y) && (i == len(x) || lcs[i][j+1] >= lcs[i+1][j]):
+			sb.WriteString("+ " + y[j] + "\n")
+			j++
+		default:
+			sb.WriteString("- " + x[i] + "\n")
+			i++
+		}
+	}
+}

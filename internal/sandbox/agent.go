@@ -1,0 +1,173 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/aboxhq/abox/internal/docker"
+	"github.com/aboxhq/abox/internal/telemetry"
+)
+
+// runAgent starts the agent attached, tees its output to the transcript, and ends it on
+// timeout, on ctx's end (Ctrl-C) or when netd dies (the agent is then offline anyway).
+func (s *Sandbox) runAgent(ctx context.Context, o Options, out *Outcome, t func(string)) error {
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if o.Timeout > 0 {
+		var c2 context.CancelFunc
+		actx, c2 = context.WithTimeout(actx, o.Timeout)
+		defer c2()
+	}
+	netdDied := make(chan struct{})
+	go func() {
+		// docker wait returns when netd exits; if the agent is still running, it has no network.
+		s.Docker.Run(actx, docker.Invocation{Args: []string{"wait", out.Netd}})
+		if actx.Err() == nil {
+			close(netdDied)
+			cancel()
+		}
+	}()
+	var err error
+	if o.Shell {
+		err = s.attachShell(actx, out)
+	} else {
+		err = s.attachRun(actx, o, out)
+	}
+	t("agent run")
+	s.settle(ctx, actx, out, netdDied, o.Timeout)
+	return err
+}
+
+// settle works out why the agent ended and its exit code.
+func (s *Sandbox) settle(ctx, actx context.Context, out *Outcome, netdDied chan struct{}, timeout time.Duration) {
+	select {
+	case <-netdDied:
+		out.Result = "netd-died"
+		out.note("netd exited during the run; the agent was left without network and stopped")
+	default:
+		switch {
+		case ctx.Err() != nil:
+			out.Result = "interrupted"
+			out.note("interrupted; the sandbox was torn down")
+		case errors.Is(actx.Err(), context.DeadlineExceeded):
+			out.Result = "timeout"
+			out.note("the run hit its timeout of %s and was stopped", timeout)
+		default:
+			out.Result = "exited"
+		}
+	}
+	if out.Result != "exited" {
+		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+		defer cancel()
+		s.Docker.Kill(kctx, out.Agent, "KILL")
+	}
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	defer cancel()
+	if c, err := s.Docker.ContainerInspect(kctx, out.Agent); err == nil && !c.State.Running {
+		out.ExitCode = c.State.ExitCode
+	} else if out.Result != "exited" && out.ExitCode == 0 {
+		out.ExitCode = 1
+	}
+}
+
+// attachRun starts the agent attached to its output and records every line.
+func (s *Sandbox) attachRun(ctx context.Context, o Options, out *Outcome) error {
+	out.Transcript = filepath.Join(out.Dir, "transcript.jsonl")
+	f, err := os.OpenFile(out.Transcript, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	pr, pw := io.Pipe()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.consume(pr, f, o, out)
+	}()
+	stderr := &tailBuffer{max: 4096}
+	_, err = s.Docker.Run(ctx, docker.Invocation{
+		Args: []string{"start", "--attach", out.Agent}, Stdout: pw, Stderr: stderr, StreamOnly: true,
+	})
+	pw.Close()
+	wg.Wait()
+	if line := stderr.lastLine(); line != "" {
+		out.note("agent stderr: %s", line)
+	}
+	var ee *docker.ExitError
+	if errors.As(err, &ee) || ctx.Err() != nil {
+		return nil // the agent's own exit status; settle reads it from the container
+	}
+	return err
+}
+
+// consume tees stdout lines into the transcript and shows them.
+func (s *Sandbox) consume(r io.Reader, transcript io.Writer, o Options, out *Outcome) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		transcript.Write(line)
+		transcript.Write([]byte{'\n'})
+		ev, ok := out.Summary.Observe(line)
+		switch {
+		case o.Output == nil:
+		case o.Pretty && ok:
+			telemetry.Pretty(o.Output, ev)
+		case o.Pretty:
+			o.Output.Write(append(append([]byte{}, line...), '\n'))
+		default:
+			o.Output.Write(append(append([]byte{}, line...), '\n'))
+		}
+	}
+	io.Copy(io.Discard, r)
+}
+
+// attachShell starts the agent's shell on the user's terminal.
+func (s *Sandbox) attachShell(ctx context.Context, out *Outcome) error {
+	_, err := s.Docker.Run(ctx, docker.Invocation{
+		Args: []string{"start", "--attach", "--interactive", out.Agent}, TTY: true,
+	})
+	var ee *docker.ExitError
+	if errors.As(err, &ee) || ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = t.buf[len(t.buf)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) lastLine() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := splitLines(string(t.buf))
+	if len(lines) == 0 {
+		return ""
+	}
+	l := lines[len(lines)-1]
+	if len(l) > 300 {
+		l = l[:300]
+	}
+	return l
+}

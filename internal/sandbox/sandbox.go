@@ -1,0 +1,205 @@
+// Package sandbox runs one sandbox: netd first, its policy verified from outside, then the
+// agent in netd's network namespace, and a teardown that always happens.
+//
+// The order is the security argument. netd is started from runspec.json (the audited argv), the
+// ruleset it loaded is read back and compared with the expected one, and only then is the agent
+// started — no verified policy, no agent. The agent is never exec'd into and nothing in its
+// container runs as root. Teardown runs on success, failure, timeout, Ctrl-C and netd's death:
+// netd's logs are harvested from netd (never from the agent), the run is recorded, and both
+// containers are removed unless --keep.
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/aboxhq/abox/internal/docker"
+	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/statefs"
+	"github.com/aboxhq/abox/internal/telemetry"
+)
+
+// Sandbox holds what a run needs from the host.
+type Sandbox struct {
+	Docker   *docker.Client
+	Project  paths.Project
+	Spec     *render.RunSpec
+	Baseline []byte // the expected `nft -j list ruleset` of the netd image
+	Now      func() time.Time
+	Progress io.Writer // one-line progress messages (stderr)
+}
+
+// Options are one run's choices.
+type Options struct {
+	Prompt   string
+	Resume   string
+	Continue bool
+	Keep     bool
+	Shell    bool          // interactive /bin/bash with a TTY instead of claude -p
+	Timeout  time.Duration // 0: no timeout
+	Output   io.Writer     // where stream-json lines or pretty events go; nil: quiet
+	Pretty   bool          // print events for a person rather than raw stream-json
+	Masks    []string      // mask patterns, expanded against the workspace now
+	// ReadyTimeout bounds netd's start-up and self-test.
+	ReadyTimeout time.Duration
+}
+
+// ErrBoundary marks a run refused because the sandbox could not be verified. No agent started.
+var ErrBoundary = errors.New("sandbox not verified")
+
+// Outcome is what happened in a run.
+type Outcome struct {
+	ID, Dir, Transcript string
+	Netd, Agent         string // container names
+	Started             time.Time
+	Duration            time.Duration
+	ExitCode            int
+	Result              string // exited, timeout, interrupted, netd-died, refused, failed
+	Summary             telemetry.Summary
+	Harvest             *telemetry.Harvest
+	Notes               []string
+	Phases              []Phase
+	Argv                [][]string // the docker argv run for netd and the agent
+}
+
+// Phase is one timed step of a run.
+type Phase struct {
+	Name string        `json:"name"`
+	Dur  time.Duration `json:"dur_ns"`
+}
+
+func (o *Outcome) note(format string, args ...any) {
+	o.Notes = append(o.Notes, fmt.Sprintf(format, args...))
+}
+
+// NewRunID returns 8 random hex digits.
+func NewRunID() string {
+	b := make([]byte, 4)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Run starts, verifies, runs and tears down one sandbox. The outcome is returned even with an
+// error, so the caller can always print and record it.
+func (s *Sandbox) Run(ctx context.Context, o Options) (*Outcome, error) {
+	out := &Outcome{ID: NewRunID(), Started: s.Now(), Result: "failed"}
+	out.Netd = replaceRun(s.Spec.Netd.Args, out.ID)[indexAfter(s.Spec.Netd.Args, "--name")]
+	out.Agent = replaceRun(s.Spec.Agent.Args, out.ID)[indexAfter(s.Spec.Agent.Args, "--name")]
+	out.Dir = filepath.Join(s.Project.Runs(), out.Started.UTC().Format("20060102T150405Z")+"-"+out.ID)
+	if err := statefs.MkdirAll(out.Dir); err != nil {
+		return out, err
+	}
+	// Teardown must finish even when ctx is cancelled by Ctrl-C or the timeout.
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 90*time.Second)
+	defer cancel()
+	err := s.run(ctx, o, out)
+	s.teardown(tctx, o, out)
+	out.Duration = s.Now().Sub(out.Started)
+	return out, err
+}
+
+func (s *Sandbox) run(ctx context.Context, o Options, out *Outcome) error {
+	t := s.timer(out)
+	if err := s.startNetd(ctx, o, out); err != nil {
+		out.Result = "refused"
+		return err
+	}
+	t("netd start")
+	if err := s.verify(ctx, o, out); err != nil {
+		out.Result = "refused"
+		return err
+	}
+	t("policy verify")
+	return s.runAgent(ctx, o, out, t)
+}
+
+// timer returns a func that records the time since its last call as a phase.
+func (s *Sandbox) timer(out *Outcome) func(string) {
+	last := s.Now()
+	return func(name string) {
+		now := s.Now()
+		out.Phases = append(out.Phases, Phase{Name: name, Dur: now.Sub(last)})
+		last = now
+	}
+}
+
+// startNetd runs netd and, meanwhile, creates the agent container.
+func (s *Sandbox) startNetd(ctx context.Context, o Options, out *Outcome) error {
+	netdArgv := replaceRun(s.Spec.Netd.Argv(), out.ID)
+	agentArgv := s.agentArgv(o, out)
+	out.Argv = [][]string{netdArgv, agentArgv}
+	writeJSON(filepath.Join(out.Dir, "argv.json"), out.Argv)
+	if _, err := s.Docker.RunDetached(ctx, netdArgv); err != nil {
+		return fmt.Errorf("%w: starting netd: %v", ErrBoundary, err)
+	}
+	if _, err := s.Docker.Create(ctx, agentArgv); err != nil {
+		return fmt.Errorf("%w: creating the agent container: %v", ErrBoundary, err)
+	}
+	return nil
+}
+
+// agentArgv completes the runspec's agent argv for this run: masks, then the image, then the
+// command and the per-run arguments.
+func (s *Sandbox) agentArgv(o Options, out *Outcome) []string {
+	argv := replaceRun(s.Spec.Agent.Args, out.ID)
+	masks, truncated := Masks(s.Project.Workspace, o.Masks,
+		filepath.Join(s.Project.Masks(), "empty"), filepath.Join(s.Project.Masks(), "empty.d"))
+	if truncated {
+		out.note("mask expansion stopped after %d workspace entries; deeper matches are not masked", MaxMaskWalk)
+	}
+	for _, m := range masks {
+		argv = append(argv, "--mount", m.Arg())
+	}
+	if o.Shell {
+		argv = append(argv, "--interactive", "--tty")
+		argv = append(argv, s.Spec.Agent.Image)
+		return append(argv, s.Spec.Shell...)
+	}
+	argv = append(argv, s.Spec.Agent.Image)
+	argv = append(argv, s.Spec.Agent.Command...)
+	argv = append(argv, "-p")
+	switch {
+	case o.Resume != "":
+		argv = append(argv, "--resume", o.Resume)
+	case o.Continue:
+		argv = append(argv, "--continue")
+	}
+	if strings.HasPrefix(o.Prompt, "-") {
+		argv = append(argv, "--")
+	}
+	return append(argv, o.Prompt)
+}
+
+// replaceRun substitutes the run id for the runspec's run token in every argument.
+func replaceRun(args []string, id string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = strings.ReplaceAll(a, render.RunToken, id)
+	}
+	return out
+}
+
+// indexAfter returns the index of the value following flag.
+func indexAfter(args []string, flag string) int {
+	for i, a := range args {
+		if a == flag && i+1 < len(args) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+func writeJSON(path string, v any) {
+	if b, err := marshalIndent(v); err == nil {
+		os.WriteFile(path, b, 0o600)
+	}
+}

@@ -1,0 +1,104 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/aboxhq/abox/internal/policy"
+	"github.com/aboxhq/abox/internal/telemetry"
+)
+
+// teardown removes the agent, stops netd so it writes its counters, harvests netd's logs from
+// netd's own filesystem, and removes netd. It never fails the run; problems become notes.
+func (s *Sandbox) teardown(ctx context.Context, o Options, out *Outcome) {
+	start := s.Now()
+	if !o.Keep {
+		if err := s.Docker.Remove(ctx, true, true, out.Agent); err != nil {
+			out.note("removing the agent container: %v", err)
+		}
+	}
+	if err := s.Docker.Stop(ctx, out.Netd, 5*time.Second); err != nil && !strings.Contains(err.Error(), "not found") {
+		out.note("stopping netd: %v", err)
+	}
+	s.harvest(ctx, out)
+	out.Phases = append(out.Phases, Phase{Name: "harvest", Dur: s.Now().Sub(start)})
+	start = s.Now()
+	if !o.Keep {
+		if err := s.Docker.Remove(ctx, true, true, out.Netd); err != nil {
+			out.note("removing netd: %v", err)
+		}
+	} else {
+		out.note("kept containers %s and %s (remove them with `docker rm -f`)", out.Agent, out.Netd)
+	}
+	out.Phases = append(out.Phases, Phase{Name: "teardown", Dur: s.Now().Sub(start)})
+}
+
+// harvest copies netd's log directory into the run directory and reads it.
+func (s *Sandbox) harvest(ctx context.Context, out *Outcome) {
+	dest := filepath.Join(out.Dir, "netd")
+	if err := s.Docker.CopyFrom(ctx, out.Netd, policy.LogDir+"/.", dest); err != nil {
+		out.note("harvesting netd's logs: %v", err)
+		return
+	}
+	h, err := telemetry.ReadHarvest(dest)
+	if err != nil {
+		out.note("reading netd's logs: %v", err)
+		return
+	}
+	out.Harvest = h
+	if h.Counters == nil && out.Result != "refused" {
+		out.note("netd wrote no counters (it did not shut down cleanly)")
+	}
+}
+
+// Record appends the run to runs.jsonl and its denials to the review queue.
+func (s *Sandbox) Record(o Options, out *Outcome, profile, permission string, servers []string) error {
+	rec := telemetry.RunRecord{
+		ID: out.ID, TS: out.Started.UTC().Format(time.RFC3339), Project: s.Spec.Project, Profile: profile,
+		Kind: "run", PromptSHA: promptSHA(o.Prompt), DurationS: round2(out.Duration.Seconds()),
+		ExitCode: out.ExitCode, SessionID: out.Summary.SessionID, Container: out.Agent,
+		Transcript: out.Transcript, RunDir: out.Dir, PermissionMode: permission, Servers: servers,
+		ToolCalls: len(out.Summary.ToolCalls), Outcome: out.Result, Notes: out.Notes, DroppedPackets: -1,
+	}
+	if o.Shell {
+		rec.Kind, rec.PromptSHA, rec.PermissionMode = "shell", "interactive", "interactive"
+	}
+	if rec.Servers == nil {
+		rec.Servers = []string{}
+	}
+	if h := out.Harvest; h != nil {
+		rec.DeniedDomains = len(h.DeniedNames())
+		rec.RefusedConns = len(h.RefusedConnections())
+		rec.DroppedPackets = h.Dropped()
+		if err := telemetry.AppendDenials(filepath.Join(s.Project.Dir, "denied.jsonl"), out.ID, rec.TS, h); err != nil {
+			return err
+		}
+	}
+	writeJSON(filepath.Join(out.Dir, "phases.json"), out.Phases)
+	return telemetry.AppendRun(s.Project.RunsIndex(), rec)
+}
+
+func marshalIndent(v any) ([]byte, error) { return json.MarshalIndent(v, "", "  ") }
+
+func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
+
+func splitLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// promptSHA is the first 16 hex digits of the prompt's sha256; the prompt itself is not stored.
+func promptSHA(prompt string) string {
+	sum := sha256.Sum256([]byte(prompt))
+	return hex.EncodeToString(sum[:])[:16]
+}

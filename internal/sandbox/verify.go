@@ -1,0 +1,86 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/aboxhq/abox/internal/policy"
+)
+
+// verify waits for netd's ready line, then reads the loaded ruleset back and compares it with
+// the expected one. Either failing refuses the run.
+func (s *Sandbox) verify(ctx context.Context, o Options, out *Outcome) error {
+	timeout := o.ReadyTimeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	if err := s.waitReady(ctx, out.Netd, timeout); err != nil {
+		return fmt.Errorf("%w: netd did not become ready: %v", ErrBoundary, err)
+	}
+	res, err := s.Docker.Exec(ctx, out.Netd, "0", []string{"/usr/sbin/nft", "-j", "list", "ruleset"}, nil)
+	if err != nil {
+		return fmt.Errorf("%w: reading the loaded ruleset: %v", ErrBoundary, err)
+	}
+	if err := policy.CompareRuleset(s.Baseline, res.Stdout); err != nil {
+		return fmt.Errorf("%w: the loaded ruleset differs from netpolicy.nft: %v", ErrBoundary, err)
+	}
+	return nil
+}
+
+// errNetdExited is returned when netd stops before reporting ready.
+var errNetdExited = errors.New("netd exited")
+
+// waitReady follows netd's output until its ready event, its exit, or the timeout.
+func (s *Sandbox) waitReady(ctx context.Context, name string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	pr, pw := io.Pipe()
+	ready := make(chan error, 1)
+	var lines []string
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			line := sc.Text()
+			lines = append(lines, line)
+			var ev policy.Event
+			if json.Unmarshal(bytes.TrimSpace(sc.Bytes()), &ev) == nil && ev.Event == policy.EventReady {
+				ready <- nil
+				cancel()
+				io.Copy(io.Discard, pr)
+				return
+			}
+		}
+		ready <- errNetdExited
+	}()
+	err := s.Docker.FollowLogs(ctx, name, pw)
+	pw.Close()
+	res := <-ready
+	if res == nil {
+		return nil
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("no ready line within %s%s", timeout, tail(lines))
+	}
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%w%s", res, tail(lines))
+}
+
+// tail formats the last lines of netd's output for an error message.
+func tail(lines []string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	if len(lines) > 5 {
+		lines = lines[len(lines)-5:]
+	}
+	return "; netd said: " + strings.Join(lines, " | ")
+}

@@ -1,0 +1,105 @@
+// Package telemetry keeps a project's local record of its runs: runs.jsonl (one row a run), the
+// netd logs harvested from each run, and the egress review queue built from them — the names
+// the agent looked up or connected to and was denied.
+//
+// Everything here is read from files abox harvested from netd at teardown, never from anything
+// the agent could write.
+package telemetry
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/aboxhq/abox/internal/statefs"
+)
+
+// RunRecord is one row of runs.jsonl. The prompt itself is never stored, only its digest.
+type RunRecord struct {
+	ID             string   `json:"id"`
+	TS             string   `json:"ts"` // start, RFC 3339 UTC
+	Project        string   `json:"project"`
+	Profile        string   `json:"profile"`
+	Kind           string   `json:"kind"`       // run or shell
+	PromptSHA      string   `json:"prompt_sha"` // first 16 hex of sha256(prompt), or "interactive"
+	DurationS      float64  `json:"duration_s"`
+	ExitCode       int      `json:"exit_code"`
+	SessionID      string   `json:"session_id"`
+	Container      string   `json:"container"`
+	Transcript     string   `json:"transcript"`
+	RunDir         string   `json:"run_dir"`
+	PermissionMode string   `json:"permission_mode"`
+	Servers        []string `json:"servers"`
+	ToolCalls      int      `json:"tool_calls"`
+	DeniedDomains  int      `json:"denied_domains"`
+	RefusedConns   int      `json:"refused_connections"`
+	DroppedPackets int64    `json:"dropped_packets"`
+	Outcome        string   `json:"outcome"` // exited, timeout, interrupted, netd-died, refused
+	Notes          []string `json:"notes,omitempty"`
+}
+
+// AppendRun appends one row to runs.jsonl.
+func AppendRun(path string, r RunRecord) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return statefs.AppendLine(path, b)
+}
+
+// CorruptLine is a line of a JSON-lines file that does not decode.
+type CorruptLine struct {
+	File string
+	Line int
+}
+
+func (c CorruptLine) String() string { return fmt.Sprintf("%s:%d", c.File, c.Line) }
+
+// ReadRuns reads runs.jsonl, oldest first. Lines that do not decode (a crash mid-write) are
+// skipped and returned, so the caller can name them.
+func ReadRuns(path string) ([]RunRecord, []CorruptLine, error) {
+	var out []RunRecord
+	bad, err := readLines(path, func(line []byte) error {
+		var r RunRecord
+		if err := json.Unmarshal(line, &r); err != nil {
+			return err
+		}
+		out = append(out, r)
+		return nil
+	})
+	return out, bad, err
+}
+
+// readLines calls fn for every non-empty line of path. A missing file is empty.
+func readLines(path string, fn func([]byte) error) ([]CorruptLine, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	defer f.Close()
+	var bad []CorruptLine
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		if err := fn(line); err != nil {
+			bad = append(bad, CorruptLine{File: path, Line: n})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return bad, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return bad, nil
+}

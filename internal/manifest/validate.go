@@ -153,7 +153,10 @@ func (c *checker) remoteHeaders(loc string, headers map[string]string, envs map[
 			continue
 		}
 		for _, ref := range HeaderVars(v) {
-			if !envs[ref] {
+			switch {
+			case !IsEnvName(ref):
+				c.addHint(l, "write ${NAME}, where NAME is the env of one of this server's secrets", "%q does not name an environment variable", "${"+ref+"}")
+			case !envs[ref]:
 				c.addHint(l, "declare it under secrets: with env: "+ref, "${%s} is not a declared secret env", ref)
 			}
 		}

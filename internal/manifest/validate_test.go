@@ -92,3 +92,24 @@ func TestRemoteBadNameStillChecked(t *testing.T) {
 		t.Errorf("problems mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestHeaderRefNotAnEnvName: a ${…} reference that cannot be an environment variable name is
+// reported as such, not as an undeclared secret env with a hint to declare the impossible name.
+func TestHeaderRefNotAnEnvName(t *testing.T) {
+	_, err := Parse([]byte(base+`remote_servers: {r: {url: "https://mcp.example.com", headers: {Authorization: "Bearer ${a b} ${TOKEN} ${}"}}}`+"\n"), FileName)
+	var me *Error
+	if !errors.As(err, &me) {
+		t.Fatalf("Parse() error = %v, want *Error", err)
+	}
+	want := []Problem{
+		{Loc: "remote_servers.r.headers.Authorization", Msg: `"${a b}" does not name an environment variable`,
+			Hint: "write ${NAME}, where NAME is the env of one of this server's secrets"},
+		{Loc: "remote_servers.r.headers.Authorization", Msg: "${TOKEN} is not a declared secret env",
+			Hint: "declare it under secrets: with env: TOKEN"},
+		{Loc: "remote_servers.r.headers.Authorization", Msg: `"${}" does not name an environment variable`,
+			Hint: "write ${NAME}, where NAME is the env of one of this server's secrets"},
+	}
+	if diff := cmp.Diff(want, me.Problems); diff != "" {
+		t.Errorf("problems mismatch (-want +got):\n%s", diff)
+	}
+}

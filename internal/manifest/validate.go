@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/aboxhq/abox/internal/egress"
@@ -115,11 +116,27 @@ func (c *checker) remoteURL(loc, raw string) {
 		c.addHint(loc, "put credentials in a secret and a header, not in the URL", "%q carries credentials", raw)
 	case strings.ContainsAny(raw, " \"'`\\"):
 		c.add(loc, "%q contains a space, quote or backslash", raw)
+	case hasEncodedControl(raw):
+		c.add(loc, "%q contains a %%-encoded control character", raw)
 	default:
 		if _, err := egress.Parse(u.Host); err != nil {
 			c.add(loc, "%q has an invalid host: %v", raw, err)
 		}
 	}
+}
+
+// hasEncodedControl reports whether s holds a %-escape of a control character (%00, %0a, %7f),
+// which would reach the server, or a log of the URL, as the raw byte.
+func hasEncodedControl(s string) bool {
+	for i := 0; i+2 < len(s); i++ {
+		if s[i] != '%' {
+			continue
+		}
+		if b, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil && (b < 0x20 || b == 0x7f) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *checker) remoteSecrets(loc string, secrets []SecretEnv) map[string]bool {

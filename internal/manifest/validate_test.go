@@ -113,3 +113,25 @@ func TestHeaderRefNotAnEnvName(t *testing.T) {
 		t.Errorf("problems mismatch (-want +got):\n%s", diff)
 	}
 }
+
+func TestRemoteURLEncodedControl(t *testing.T) {
+	tests := []struct {
+		url  string
+		want []string
+	}{
+		{"https://mcp.example.com/a%00b", []string{`remote_servers.r.url: "https://mcp.example.com/a%00b" contains a %-encoded control character`}},
+		{"https://mcp.example.com/?q=%0A", []string{`remote_servers.r.url: "https://mcp.example.com/?q=%0A" contains a %-encoded control character`}},
+		{"https://mcp.example.com/%1b%5b2J", []string{`remote_servers.r.url: "https://mcp.example.com/%1b%5b2J" contains a %-encoded control character`}},
+		{"https://mcp.example.com/#%7F", []string{`remote_servers.r.url: "https://mcp.example.com/#%7F" contains a %-encoded control character`}},
+		{"https://mcp.example.com/a%20b%2Fc%C3%A9", nil},
+		{"https://mcp.example.com/100%25", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.url, func(t *testing.T) {
+			got := problems(t, base+fmt.Sprintf("remote_servers: {r: {url: %q}}\n", tc.url))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("problems mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

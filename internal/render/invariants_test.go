@@ -304,7 +304,9 @@ func checkCompose(t *testing.T, arts []render.Artifact, rs render.RunSpec) {
 		t.Errorf("compose images %v, %v; runspec %s, %s", agent["image"], netd["image"], rs.Agent.Image, rs.Netd.Image)
 	}
 	// Every limit of the argv is in the compose service too.
-	limits := []struct{ flag, key string }{{"--pids-limit", "pids_limit"}, {"--memory", "mem_limit"}}
+	limits := []struct{ flag, key string }{
+		{"--pids-limit", "pids_limit"}, {"--memory", "mem_limit"}, {"--memory-swap", "memswap_limit"}, {"--cpus", "cpus"},
+	}
 	for _, l := range limits {
 		v := flagValues(rs.Agent.Args, l.flag)
 		got, ok := agent[l.key]

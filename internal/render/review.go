@@ -42,6 +42,8 @@ type composeService struct {
 	ReadOnly    bool              `yaml:"read_only,omitempty"`
 	PidsLimit   int               `yaml:"pids_limit,omitempty"`
 	MemLimit    string            `yaml:"mem_limit,omitempty"`
+	MemSwap     string            `yaml:"memswap_limit,omitempty"`
+	CPUs        string            `yaml:"cpus,omitempty"`
 	Tmpfs       []string          `yaml:"tmpfs,omitempty"`
 	Volumes     []composeVolume   `yaml:"volumes,omitempty"`
 	Environment map[string]string `yaml:"environment,omitempty"`
@@ -62,7 +64,7 @@ func service(c Container) composeService {
 		Image: c.Image, ContainerNm: strings.ReplaceAll(c.Name, RunToken, "review"),
 		User: c.User, WorkingDir: c.Workdir, CapDrop: c.CapDrop, CapAdd: c.CapAdd,
 		SecurityOpt: c.SecurityOpt, Init: c.Init, ReadOnly: c.ReadOnly, PidsLimit: c.PidsLimit,
-		MemLimit: c.Memory, Tmpfs: c.Tmpfs, Environment: c.Env, Labels: c.Labels, Command: c.Command,
+		MemLimit: c.Memory, MemSwap: c.Memory, CPUs: c.CPUs, Tmpfs: c.Tmpfs, Environment: c.Env, Labels: c.Labels, Command: c.Command,
 	}
 	for _, mt := range c.Mounts {
 		s.Volumes = append(s.Volumes, composeVolume{Type: mt.Type, Source: mt.Source, Target: mt.Target, ReadOnly: mt.ReadOnly})

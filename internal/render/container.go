@@ -60,7 +60,8 @@ type Container struct {
 // Args returns the docker options for c, in a fixed order, without the leading verb and without
 // the image and command.
 func (c Container) Args() []string {
-	a := []string{"--name", c.Name, "--network", c.Network}
+	// --pull never: a run must never fetch an image; `abox up` builds both locally.
+	a := []string{"--name", c.Name, "--pull", "never", "--network", c.Network}
 	for _, k := range sortedKeys(c.Labels) {
 		a = append(a, "--label", k+"="+c.Labels[k])
 	}

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/aboxhq/abox/internal/policy"
@@ -62,7 +63,8 @@ func (m *model) serverTools(server string) (tools []string, known bool) {
 		return narrowed, true
 	}
 	if cs, ok := m.s.Custom[server]; ok {
-		if len(cs.Tools) == 0 || (len(cs.Tools) == 1 && cs.Tools[0] == "*") {
+		// "*" anywhere in the list means every tool, as in the gateway's --tools grammar.
+		if len(cs.Tools) == 0 || slices.Contains(cs.Tools, "*") {
 			return nil, false
 		}
 		return cs.Tools, true

@@ -1,0 +1,60 @@
+package render_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/aboxhq/abox/internal/config"
+	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/policy"
+	"github.com/aboxhq/abox/internal/render"
+)
+
+// specFor builds a Spec with the fixed test paths from a manifest and optional custom servers.
+func specFor(t *testing.T, manifestYAML string, custom config.CustomServers) render.Spec {
+	t.Helper()
+	m, err := manifest.Parse([]byte(manifestYAML), manifest.FileName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if custom == nil {
+		custom = config.CustomServers{}
+	}
+	return render.Spec{
+		Version: testVersion, Manifest: m, Config: config.Default(), Paths: testPaths,
+		Project: testPaths.Project(testWorkspace), Home: testHome, Custom: custom,
+	}
+}
+
+func netdPolicyOf(t *testing.T, arts []render.Artifact) *policy.Netd {
+	t.Helper()
+	p, err := policy.Parse(artifactData(t, arts, render.NetdDir+"/"+policy.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A custom server whose tools: holds "*" exposes every tool, even when names are listed beside
+// it; "*" is never a tool name of its own in netd's map.
+func TestCustomToolsWildcard(t *testing.T) {
+	tests := []struct {
+		tools        []string
+		wantTools    map[string]string
+		wantUnlisted bool
+	}{
+		{nil, map[string]string{}, true},
+		{[]string{"*"}, map[string]string{}, true},
+		{[]string{"search", "*"}, map[string]string{}, true},
+		{[]string{"search", "read"}, map[string]string{"search": "notes", "read": "notes"}, false},
+	}
+	for _, tc := range tests {
+		custom := config.CustomServers{"notes": {Image: "notes:dev", Tools: tc.tools}}
+		s := specFor(t, "project: p\nprofile: default\nservers: [notes]\n", custom)
+		mcp := netdPolicyOf(t, mustRender(t, s)).MCP
+		if diff := cmp.Diff(tc.wantTools, mcp.Tools); diff != "" || mcp.Unlisted != tc.wantUnlisted {
+			t.Errorf("tools %q: netd tools (-want +got):\n%s\nunlisted = %v, want %v", tc.tools, diff, mcp.Unlisted, tc.wantUnlisted)
+		}
+	}
+}

@@ -66,17 +66,31 @@ func (d *Doc) Manifest(source string) (*Manifest, error) {
 
 func (d *Doc) top() *yaml.Node { return d.root.Content[0] }
 
-// lookup returns the value node at path (a sequence of mapping keys), or nil. With create,
-// missing mappings are created along the way.
-func (d *Doc) lookup(create bool, path ...string) *yaml.Node {
+// How lookup treats the nodes on a path.
+type access int
+
+const (
+	read   access = iota // follow aliases; change nothing
+	edit                 // make every node on the path the document's own (see [Doc.own])
+	create               // edit, and create missing mappings along the way
+)
+
+// lookup returns the value node at path (a sequence of mapping keys), or nil.
+func (d *Doc) lookup(a access, path ...string) *yaml.Node {
 	n := d.top()
 	for _, key := range path {
 		if n.Kind != yaml.MappingNode {
 			return nil
 		}
 		v := mapGet(n, key)
+		if v != nil && a == read && v.Kind == yaml.AliasNode && v.Alias != nil {
+			v = v.Alias
+		}
+		if v != nil && a != read {
+			d.own(v)
+		}
 		if v == nil || v.Tag == "!!null" {
-			if !create {
+			if a != create {
 				return nil
 			}
 			if v == nil {
@@ -89,6 +103,48 @@ func (d *Doc) lookup(create bool, path ...string) *yaml.Node {
 		n = v
 	}
 	return n
+}
+
+// own prepares n for an edit that must change only the field it belongs to. An alias (*name)
+// is replaced by a copy of the value it names, and every alias of an anchored value (&name) by a
+// copy of that value. Without this, appending to "mask: *w" would replace the alias, and with it
+// every item it stood for, and editing "watch: &w [...]" would change mask too or leave it naming
+// an anchor that no longer exists.
+func (d *Doc) own(n *yaml.Node) {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		unalias(n)
+	}
+	if n.Anchor == "" {
+		return
+	}
+	var walk func(*yaml.Node)
+	walk = func(m *yaml.Node) {
+		if m.Kind == yaml.AliasNode && m.Alias == n {
+			unalias(m)
+		}
+		for _, c := range m.Content {
+			walk(c)
+		}
+	}
+	walk(d.root)
+}
+
+// unalias replaces the alias a by a copy of the value it names, keeping a's comments.
+func unalias(a *yaml.Node) {
+	c := clone(a.Alias)
+	c.HeadComment, c.LineComment, c.FootComment = a.HeadComment, a.LineComment, a.FootComment
+	*a = *c
+}
+
+// clone returns a deep copy of n without its anchor.
+func clone(n *yaml.Node) *yaml.Node {
+	c := *n
+	c.Anchor = ""
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, k := range n.Content {
+		c.Content[i] = clone(k)
+	}
+	return &c
 }
 
 func mapGet(m *yaml.Node, key string) *yaml.Node {
@@ -108,12 +164,13 @@ func (d *Doc) Set(value any, path ...string) error {
 	if err := v.Encode(value); err != nil {
 		return fmt.Errorf("encoding %v: %w", path, err)
 	}
-	parent := d.lookup(true, path[:len(path)-1]...)
+	parent := d.lookup(create, path[:len(path)-1]...)
 	if parent == nil || parent.Kind != yaml.MappingNode {
 		return fmt.Errorf("%v is not a mapping", path[:len(path)-1])
 	}
 	key := path[len(path)-1]
 	if old := mapGet(parent, key); old != nil {
+		d.own(old)
 		v.HeadComment, v.LineComment, v.FootComment = old.HeadComment, old.LineComment, old.FootComment
 		*old = v
 		return nil
@@ -124,13 +181,14 @@ func (d *Doc) Set(value any, path ...string) error {
 
 // Delete removes the key at path, if present.
 func (d *Doc) Delete(path ...string) {
-	parent := d.lookup(false, path[:len(path)-1]...)
+	parent := d.lookup(edit, path[:len(path)-1]...)
 	if parent == nil || parent.Kind != yaml.MappingNode {
 		return
 	}
 	key := path[len(path)-1]
 	for i := 0; i+1 < len(parent.Content); i += 2 {
 		if parent.Content[i].Value == key {
+			d.own(parent.Content[i+1])
 			parent.Content = append(parent.Content[:i], parent.Content[i+2:]...)
 			return
 		}
@@ -139,7 +197,7 @@ func (d *Doc) Delete(path ...string) {
 
 // Strings returns the scalar items of the sequence at path.
 func (d *Doc) Strings(path ...string) []string {
-	n := d.lookup(false, path...)
+	n := d.lookup(read, path...)
 	if n == nil || n.Kind != yaml.SequenceNode {
 		return nil
 	}
@@ -153,12 +211,12 @@ func (d *Doc) Strings(path ...string) []string {
 // Append adds values to the sequence at path, creating it if needed. Existing items and their
 // comments are kept.
 func (d *Doc) Append(values []string, path ...string) error {
-	n := d.lookup(false, path...)
+	n := d.lookup(edit, path...)
 	if n == nil || n.Kind != yaml.SequenceNode {
 		if err := d.Set([]string{}, path...); err != nil {
 			return err
 		}
-		n = d.lookup(false, path...)
+		n = d.lookup(edit, path...)
 		n.Style = 0
 	}
 	for _, v := range values {
@@ -170,7 +228,7 @@ func (d *Doc) Append(values []string, path ...string) error {
 // Remove deletes the items of the sequence at path for which drop returns true. An emptied
 // sequence is removed with its key.
 func (d *Doc) Remove(drop func(string) bool, path ...string) (removed []string) {
-	n := d.lookup(false, path...)
+	n := d.lookup(edit, path...)
 	if n == nil || n.Kind != yaml.SequenceNode {
 		return nil
 	}
@@ -191,7 +249,7 @@ func (d *Doc) Remove(drop func(string) bool, path ...string) (removed []string) 
 
 // Keys returns the keys of the mapping at path.
 func (d *Doc) Keys(path ...string) []string {
-	n := d.lookup(false, path...)
+	n := d.lookup(read, path...)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil
 	}
@@ -204,7 +262,7 @@ func (d *Doc) Keys(path ...string) []string {
 
 // DeleteIfEmpty removes the mapping or sequence at path if it has no content.
 func (d *Doc) DeleteIfEmpty(path ...string) {
-	if n := d.lookup(false, path...); n != nil && len(n.Content) == 0 && n.Kind != yaml.ScalarNode {
+	if n := d.lookup(read, path...); n != nil && len(n.Content) == 0 && n.Kind != yaml.ScalarNode {
 		d.Delete(path...)
 	}
 }

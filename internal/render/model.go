@@ -118,16 +118,17 @@ func (m *model) Mandatory() []string {
 	return out
 }
 
-// contextMounts maps mounts.context to read-only binds under /context, with unique targets.
+// contextMounts maps mounts.context to read-only binds under /context, with unique targets. A
+// host directory listed twice (~/notes and /home/me/notes/) is mounted once.
 func (m *model) contextMounts() []Mount {
-	used := map[string]bool{}
+	used, mounted := map[string]bool{}, map[string]bool{}
 	var out []Mount
 	for _, p := range m.m.Mounts.Context {
-		src := p
-		if p == "~" || strings.HasPrefix(p, "~/") {
-			src = path.Join(m.s.Home, strings.TrimPrefix(p, "~"))
+		src := m.contextSource(p)
+		if mounted[src] {
+			continue
 		}
-		src = path.Clean(src)
+		mounted[src] = true
 		base := path.Base(src)
 		if base == "/" || base == "." {
 			base = "root"
@@ -140,6 +141,14 @@ func (m *model) contextMounts() []Mount {
 		out = append(out, Mount{Type: "bind", Source: src, Target: ContextRoot + "/" + name, ReadOnly: true})
 	}
 	return out
+}
+
+// contextSource is the cleaned host path of a mounts.context entry, with ~ expanded.
+func (m *model) contextSource(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		p = path.Join(m.s.Home, strings.TrimPrefix(p, "~"))
+	}
+	return path.Clean(p)
 }
 
 // agentEnv is the agent's non-secret environment.

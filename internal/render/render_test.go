@@ -1,6 +1,7 @@
 package render_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -56,5 +57,25 @@ func TestCustomToolsWildcard(t *testing.T) {
 		if diff := cmp.Diff(tc.wantTools, mcp.Tools); diff != "" || mcp.Unlisted != tc.wantUnlisted {
 			t.Errorf("tools %q: netd tools (-want +got):\n%s\nunlisted = %v, want %v", tc.tools, diff, mcp.Unlisted, tc.wantUnlisted)
 		}
+	}
+}
+
+// The same host directory listed twice in mounts.context is mounted once.
+func TestContextMountsDeduplicated(t *testing.T) {
+	s := specFor(t, "project: p\nprofile: default\nmounts: {context: [\"~/notes\", \"/home/u/notes/\", \"/srv/notes\", \"~/./notes\"]}\n", nil)
+	rs := runSpecOf(t, mustRender(t, s))
+	var got []string
+	for _, m := range flagValues(rs.Agent.Args, "--mount") {
+		f, err := mountFields(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(f["target"], render.ContextRoot+"/") {
+			got = append(got, f["source"]+" "+f["target"])
+		}
+	}
+	want := []string{"/home/u/notes /context/notes", "/srv/notes /context/notes-2"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("context mounts (-want +got):\n%s", diff)
 	}
 }

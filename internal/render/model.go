@@ -58,6 +58,9 @@ func (m *model) check() error {
 			Hint: "choose one of them, or add the profile under profiles: in config.yaml",
 		}}}
 	}
+	if err := m.checkReach(); err != nil {
+		return err
+	}
 	if slices.Contains(m.m.Toolchains, "dotnet") {
 		return &manifest.Error{Source: manifest.FileName, Problems: []manifest.Problem{{
 			Loc: "toolchains", Msg: "dotnet is not in the Debian archive abox installs toolchains from",
@@ -65,6 +68,54 @@ func (m *model) check() error {
 		}}}
 	}
 	return nil
+}
+
+// checkReach refuses mounts that would put abox's own state or configuration in the agent's
+// reach: the state directory holds the gateway tokens, the authoritative artifacts and the
+// approved manifest, the configuration directory says where secrets come from. The agent's uid
+// (1000) is often the host user's, so the files' modes would not stop it; a workspace there
+// would let it rewrite its own next sandbox. It also refuses ~ when the home directory is
+// unknown, which would otherwise mount a path relative to /.
+func (m *model) checkReach() error {
+	guarded := []struct{ what, dir string }{
+		{"abox's state directory", m.s.Paths.State},
+		{"abox's configuration directory", m.s.Paths.Config},
+	}
+	for _, g := range guarded {
+		if g.dir != "" && overlaps(m.s.Project.Workspace, g.dir) {
+			return fmt.Errorf("the workspace %s overlaps %s %s: the agent could rewrite its own sandbox; "+
+				"move the project, or set ABOX_STATE_HOME and ABOX_CONFIG_HOME outside it", m.s.Project.Workspace, g.what, g.dir)
+		}
+	}
+	var problems []manifest.Problem
+	for i, p := range m.m.Mounts.Context {
+		loc := fmt.Sprintf("mounts.context[%d]", i)
+		if strings.HasPrefix(p, "~") && !path.IsAbs(m.s.Home) {
+			problems = append(problems, manifest.Problem{Loc: loc, Msg: fmt.Sprintf("%q starts with ~, but the home directory is unknown", p),
+				Hint: "set HOME, or write an absolute path"})
+			continue
+		}
+		for _, g := range guarded {
+			if src := m.contextSource(p); g.dir != "" && overlaps(src, g.dir) {
+				problems = append(problems, manifest.Problem{Loc: loc, Msg: fmt.Sprintf("%q overlaps %s %s", p, g.what, g.dir),
+					Hint: "mount a narrower directory that holds none of abox's state or configuration"})
+				break
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return &manifest.Error{Source: manifest.FileName, Problems: problems}
+	}
+	return nil
+}
+
+// overlaps reports whether one of the absolute paths a and b is, or is inside, the other.
+func overlaps(a, b string) bool {
+	a, b = path.Clean(a), path.Clean(b)
+	within := func(child, parent string) bool {
+		return child == parent || parent == "/" || strings.HasPrefix(child, parent+"/")
+	}
+	return within(a, b) || within(b, a)
 }
 
 // names of the run's resources; the run id is RunToken.

@@ -60,6 +60,49 @@ func TestCustomToolsWildcard(t *testing.T) {
 	}
 }
 
+// Render refuses a sandbox that would hand the agent abox's own state or configuration: the
+// gateway tokens, the authoritative artifacts and the approved manifest live there, and the
+// agent's uid 1000 is often the host user's own uid, so file modes do not protect them.
+func TestRefusesStateInReach(t *testing.T) {
+	tests := []struct {
+		name, workspace, context, home string
+	}{
+		{"workspace is home", "/home/u", "", testHome},
+		{"workspace holds the state", "/home/u/.local", "", testHome},
+		{"workspace inside the state", "/home/u/.local/state/abox/projects/x", "", testHome},
+		{"workspace holds the config", "/home/u/.config", "", testHome},
+		{"context is home", testWorkspace, "~", testHome},
+		{"context is home with slash", testWorkspace, "~/", testHome},
+		{"context is root", testWorkspace, "/", testHome},
+		{"context holds the config", testWorkspace, "~/.config", testHome},
+		{"context inside the state", testWorkspace, "~/.local/state/abox/gateways", testHome},
+		{"context with dots", testWorkspace, "/srv/../home/u/.local/./state", testHome},
+		{"home unknown", testWorkspace, "~/notes", ""},
+		{"home relative", testWorkspace, "~/notes", "u"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mf := "project: p\nprofile: default\n"
+			if tc.context != "" {
+				mf += "mounts: {context: [\"" + tc.context + "\"]}\n"
+			}
+			s := specFor(t, mf, nil)
+			s.Project = testPaths.Project(tc.workspace)
+			s.Home = tc.home
+			if arts, err := render.Render(s); err == nil {
+				t.Errorf("Render = %d artifacts, want an error", len(arts))
+			}
+		})
+	}
+	// Near misses are fine.
+	for _, ctx := range []string{"~/notes", "~/.local/statex", "/home/u2", "~/.config-old", "/srv"} {
+		s := specFor(t, "project: p\nprofile: default\nmounts: {context: [\""+ctx+"\"]}\n", nil)
+		if _, err := render.Render(s); err != nil {
+			t.Errorf("context %s: Render error = %v", ctx, err)
+		}
+	}
+}
+
 // The same host directory listed twice in mounts.context is mounted once.
 func TestContextMountsDeduplicated(t *testing.T) {
 	s := specFor(t, "project: p\nprofile: default\nmounts: {context: [\"~/notes\", \"/home/u/notes/\", \"/srv/notes\", \"~/./notes\"]}\n", nil)

@@ -95,18 +95,41 @@ func (m *model) checkReach() error {
 				Hint: "set HOME, or write an absolute path"})
 			continue
 		}
+		src := m.contextSource(p)
 		for _, g := range guarded {
-			if src := m.contextSource(p); g.dir != "" && overlaps(src, g.dir) {
+			if g.dir != "" && overlaps(src, g.dir) {
 				problems = append(problems, manifest.Problem{Loc: loc, Msg: fmt.Sprintf("%q overlaps %s %s", p, g.what, g.dir),
 					Hint: "mount a narrower directory that holds none of abox's state or configuration"})
 				break
 			}
+		}
+		if dir, ok := m.socketDir(src); ok {
+			problems = append(problems, manifest.Problem{Loc: loc, Msg: fmt.Sprintf("%q would mount %s, where a Docker socket lives", p, dir),
+				Hint: "a read-only mount does not stop a socket from being used: mount another directory"})
 		}
 	}
 	if len(problems) > 0 {
 		return &manifest.Error{Source: manifest.FileName, Problems: problems}
 	}
 	return nil
+}
+
+// socketDir reports whether src is, holds or sits inside a directory where the Docker socket
+// lives (Docker Engine's /run and /var/run, rootless Engine's /run/user/<uid>, Docker Desktop's
+// ~/.docker/run), or is itself a socket's conventional *.sock path. A read-only bind does not
+// stop connect(2) on a socket, and the docker socket is root on the host. Symlinks are not
+// resolved here (rendering does no I/O).
+func (m *model) socketDir(src string) (string, bool) {
+	dirs := []string{"/run", "/var/run"}
+	if path.IsAbs(m.s.Home) {
+		dirs = append(dirs, path.Join(m.s.Home, ".docker"))
+	}
+	for _, d := range dirs {
+		if overlaps(src, d) {
+			return d, true
+		}
+	}
+	return src, strings.HasSuffix(src, ".sock")
 }
 
 // overlaps reports whether one of the absolute paths a and b is, or is inside, the other.

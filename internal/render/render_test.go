@@ -60,9 +60,10 @@ func TestCustomToolsWildcard(t *testing.T) {
 	}
 }
 
-// Render refuses a sandbox that would hand the agent abox's own state or configuration: the
+// Render refuses a sandbox that would hand the agent abox's own state or configuration (the
 // gateway tokens, the authoritative artifacts and the approved manifest live there, and the
-// agent's uid 1000 is often the host user's own uid, so file modes do not protect them.
+// agent's uid 1000 is often the host user's own uid, so file modes do not protect them) or a
+// Docker socket.
 func TestRefusesStateInReach(t *testing.T) {
 	tests := []struct {
 		name, workspace, context, home string
@@ -77,6 +78,14 @@ func TestRefusesStateInReach(t *testing.T) {
 		{"context holds the config", testWorkspace, "~/.config", testHome},
 		{"context inside the state", testWorkspace, "~/.local/state/abox/gateways", testHome},
 		{"context with dots", testWorkspace, "/srv/../home/u/.local/./state", testHome},
+		{"docker socket", testWorkspace, "/var/run/docker.sock", testHome},
+		{"run", testWorkspace, "/run", testHome},
+		{"var run", testWorkspace, "/var/run/", testHome},
+		{"var, where /var/run may be a directory", testWorkspace, "/var", testHome},
+		{"rootless docker", testWorkspace, "/run/user/1000", testHome},
+		{"desktop socket", testWorkspace, "~/.docker/run", testHome},
+		{"docker config", testWorkspace, "~/.docker", testHome},
+		{"a socket", testWorkspace, "/srv/x/podman.sock", testHome},
 		{"home unknown", testWorkspace, "~/notes", ""},
 		{"home relative", testWorkspace, "~/notes", "u"},
 	}
@@ -95,7 +104,7 @@ func TestRefusesStateInReach(t *testing.T) {
 		})
 	}
 	// Near misses are fine.
-	for _, ctx := range []string{"~/notes", "~/.local/statex", "/home/u2", "~/.config-old", "/srv"} {
+	for _, ctx := range []string{"~/notes", "~/.local/statex", "/home/u2", "~/.config-old", "/srv", "/runner", "/var/runs", "/var/lib/x", "~/.dockerfiles", "/srv/x.sock.d"} {
 		s := specFor(t, "project: p\nprofile: default\nmounts: {context: [\""+ctx+"\"]}\n", nil)
 		if _, err := render.Render(s); err != nil {
 			t.Errorf("context %s: Render error = %v", ctx, err)

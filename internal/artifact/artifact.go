@@ -51,6 +51,9 @@ func Write(p paths.Project, arts []render.Artifact) (warnings []string, err erro
 	if err := prune(dir, keep); err != nil {
 		return nil, err
 	}
+	if err := publishDirs(dir); err != nil {
+		return nil, err
+	}
 	if err := writeMasks(p); err != nil {
 		return nil, err
 	}
@@ -88,6 +91,22 @@ func prune(dir string, keep map[string]bool) error {
 		if err := os.Remove(f); err != nil {
 			return fmt.Errorf("removing stale artifact: %w", err)
 		}
+	}
+	return nil
+}
+
+// publishDirs sets every directory under dir, dir included, to 0755: agent/ and netd/ are
+// bind-mounted into containers whose users (uid 1000, netd's uid) are not the host user, so
+// their modes must not depend on the umask abox runs with, nor on an older abox's choice.
+func publishDirs(dir string) error {
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		return os.Chmod(path, 0o755)
+	})
+	if err != nil {
+		return fmt.Errorf("setting the modes of %s: %w", dir, err)
 	}
 	return nil
 }

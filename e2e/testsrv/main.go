@@ -1,0 +1,187 @@
+//go:build e2e
+
+// Command testsrv is "the internet" of the e2e tests: one static binary, run in a FROM scratch
+// container on a test network under one or more --network-alias names, that answers on every
+// protocol an agent might use to get out.
+//
+//   - HTTPS on 443 with certificates from the test CA (testca), for the names given by -names or,
+//     without -names, for whatever server name the client sends;
+//   - plain HTTP on 80;
+//   - TCP listeners (2222, 2223) that send a banner naming the server, then echo;
+//   - UDP echo (2222);
+//   - an authoritative DNS server on 53 (udp and tcp) that answers every A query with one address.
+//
+// Every HTTP(S) reply names the server and the Host and SNI it saw, so a test can prove where a
+// connection landed; GET /bytes/<n> serves n bytes for throughput benchmarks. Every connection,
+// request, datagram and query is logged as one JSON line on stdout, so a test can also prove that
+// something never arrived.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "testsrv: error:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	name      string
+	names     []string
+	caDir     string
+	httpsPort int
+	httpPort  int
+	tcpPorts  []int
+	udpPorts  []int
+	dnsPort   int
+	dnsAnswer string
+	dnsTTL    uint
+}
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	host, _ := os.Hostname()
+	fs := flag.NewFlagSet("testsrv", flag.ContinueOnError)
+	fs.StringVar(&o.name, "name", host, "the name this server reports in banners and bodies")
+	names := fs.String("names", "", "comma-separated certificate names (default: any server name a client sends)")
+	fs.StringVar(&o.caDir, "ca-dir", "/ca", "directory holding the test CA's ca.crt and ca.key")
+	fs.IntVar(&o.httpsPort, "https-port", 443, "HTTPS port (0: off)")
+	fs.IntVar(&o.httpPort, "http-port", 80, "HTTP port (0: off)")
+	tcp := fs.String("tcp-ports", "2222,2223", "comma-separated TCP banner/echo ports")
+	udp := fs.String("udp-ports", "2222", "comma-separated UDP echo ports")
+	fs.IntVar(&o.dnsPort, "dns-port", 53, "DNS port, udp and tcp (0: off)")
+	fs.StringVar(&o.dnsAnswer, "dns-answer", "", "IPv4 address every A query gets (default: this server's)")
+	fs.UintVar(&o.dnsTTL, "dns-ttl", 60, "TTL of DNS answers")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	o.names = splitList(*names)
+	var err error
+	if o.tcpPorts, err = parsePorts(*tcp); err != nil {
+		return o, fmt.Errorf("-tcp-ports: %w", err)
+	}
+	if o.udpPorts, err = parsePorts(*udp); err != nil {
+		return o, fmt.Errorf("-udp-ports: %w", err)
+	}
+	return o, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func parsePorts(s string) ([]int, error) {
+	var ports []int
+	for _, f := range splitList(s) {
+		p, err := strconv.Atoi(f)
+		if err != nil || p < 1 || p > 65535 {
+			return nil, fmt.Errorf("%q is not a port", f)
+		}
+		ports = append(ports, p)
+	}
+	return ports, nil
+}
+
+func run(args []string) error {
+	o, err := parseFlags(args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stdout, nil)).With("server", o.name)
+	s := &server{name: o.name, log: log}
+	if o.httpsPort != 0 {
+		if s.certs, err = newCertSource(o.caDir, o.names); err != nil {
+			return err
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := s.listen(ctx, o); err != nil {
+		return err
+	}
+	log.Info("ready")
+	<-ctx.Done()
+	log.Info("stopping")
+	return nil
+}
+
+// listen opens every listener o asks for and serves each in its own goroutine.
+func (s *server) listen(ctx context.Context, o options) error {
+	if o.httpsPort != 0 {
+		l, err := net.Listen("tcp", fmt.Sprintf(":%d", o.httpsPort))
+		if err != nil {
+			return err
+		}
+		go s.serveHTTPS(l)
+	}
+	if o.httpPort != 0 {
+		l, err := net.Listen("tcp", fmt.Sprintf(":%d", o.httpPort))
+		if err != nil {
+			return err
+		}
+		go s.serveHTTP(l)
+	}
+	for _, p := range o.tcpPorts {
+		l, err := net.Listen("tcp", fmt.Sprintf(":%d", p))
+		if err != nil {
+			return err
+		}
+		go s.serveTCP(l)
+	}
+	for _, p := range o.udpPorts {
+		pc, err := net.ListenPacket("udp", fmt.Sprintf(":%d", p))
+		if err != nil {
+			return err
+		}
+		go s.serveUDP(pc)
+	}
+	if o.dnsPort != 0 {
+		answer, err := dnsAnswer(o.dnsAnswer)
+		if err != nil {
+			return err
+		}
+		addr := fmt.Sprintf(":%d", o.dnsPort)
+		pc, err := net.ListenPacket("udp", addr)
+		if err != nil {
+			return err
+		}
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return err
+		}
+		s.serveDNS(ctx, pc, l, answer, uint32(o.dnsTTL))
+	}
+	return nil
+}
+
+// server holds what every protocol handler shares.
+type server struct {
+	name  string
+	log   *slog.Logger
+	certs *certSource
+}

@@ -1,0 +1,57 @@
+//go:build e2e
+
+// Command mcpstub stands in for MCP infrastructure in the e2e tests, where no registry is
+// reachable to pull docker/mcp-gateway or MCP server images.
+//
+//	mcpstub gateway [docker/mcp-gateway flags]
+//
+// is a streamable-HTTP MCP server shaped like docker/mcp-gateway in a container: it listens on
+// --port (default 8811), requires "Authorization: Bearer $MCP_GATEWAY_AUTH_TOKEN" on every path
+// but GET /health, accepts the real gateway's flags, and serves the tools of its built-in servers
+// (echo: echo; math: add; whoami: whoami; secrets: secret_env) narrowed by --servers and --tools
+// as the real one narrows its catalog. secret_env returns what a spawned server would find in its
+// environment given --catalog and --secrets. Every HTTP request and tool call is logged as a
+// JSON line on stdout.
+//
+//	mcpstub server
+//
+// is a stdio MCP server (tools echo and env), for catalogs that spawn a server container.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: mcpstub gateway [flags] | mcpstub server")
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "gateway":
+		err = runGateway(ctx, args[1:], stdout, stderr)
+	case "server":
+		err = runServer(ctx, stdin, stdout)
+	default:
+		fmt.Fprintf(stderr, "mcpstub: unknown mode %q\n", args[0])
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "mcpstub: error:", err)
+		return 1
+	}
+	return 0
+}

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/render"
@@ -71,12 +72,16 @@ func writeOne(dir string, a render.Artifact) error {
 	return statefs.WriteFile(path, a.Data, a.Mode)
 }
 
-// prune removes files under dir that are not in keep, and empty directories.
+// prune removes files under dir that are not in keep, and the directories left empty.
 func prune(dir string, keep map[string]bool) error {
-	var stale []string
+	var stale, dirs []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil || path == dir {
 			return err
+		}
+		if d.IsDir() {
+			dirs = append(dirs, path)
+			return nil
 		}
 		rel, _ := filepath.Rel(dir, path)
 		if !keep[filepath.ToSlash(rel)] {
@@ -90,6 +95,14 @@ func prune(dir string, keep map[string]bool) error {
 	for _, f := range stale {
 		if err := os.Remove(f); err != nil {
 			return fmt.Errorf("removing stale artifact: %w", err)
+		}
+	}
+	// Deepest first, so a directory emptied by removing its subdirectories goes too. A directory
+	// that still holds an artifact is not empty, and os.Remove leaves it.
+	for i := len(dirs) - 1; i >= 0; i-- {
+		err := os.Remove(dirs[i])
+		if err != nil && !errors.Is(err, syscall.ENOTEMPTY) && !errors.Is(err, syscall.EEXIST) {
+			return fmt.Errorf("removing stale directory: %w", err)
 		}
 	}
 	return nil

@@ -168,6 +168,33 @@ func treeFiles(t *testing.T, dir string) []string {
 	return out
 }
 
+func TestWritePrunes(t *testing.T) {
+	e := newEnv(t)
+	arts := e.render(t)
+	e.write(t, arts)
+	want := treeFiles(t, e.p.Artifacts())
+	dir := e.p.Artifacts()
+	for _, f := range []string{"old.json", "agent/stale.json", "gone/deeper/x", ".runspec.json.tmp-123"} {
+		path := filepath.Join(dir, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("stale"), 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "agent", "link")); err != nil {
+		t.Fatal(err)
+	}
+	e.write(t, arts)
+	if diff := cmp.Diff(want, treeFiles(t, dir)); diff != "" {
+		t.Errorf("artifacts after a second Write (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat("/etc/passwd"); err != nil {
+		t.Errorf("pruning a link removed its target: %v", err)
+	}
+}
+
 // Every Write replaces the artifacts, although they are read-only, and the review copy.
 func TestWriteOverwritesReadOnly(t *testing.T) {
 	e := newEnv(t)

@@ -198,7 +198,7 @@ func ReadRunSpec(p paths.Project) (*render.RunSpec, error) {
 // Mismatch is one artifact that differs from artifacts.json.
 type Mismatch struct {
 	Name   string
-	Reason string // "missing", "modified", "mode 0644, want 0444", "unexpected"
+	Reason string // "missing", "modified", "mode 0644, want 0444", "not a regular file", "unexpected"
 }
 
 // Verify compares the authoritative artifacts with artifacts.json.
@@ -221,10 +221,42 @@ func Verify(p paths.Project) ([]Mismatch, error) {
 			out = append(out, *m)
 		}
 	}
+	extra, err := unexpected(p.Artifacts(), idx.Files)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, extra...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// unexpected lists what the artifacts directory holds beyond artifacts.json and the files it
+// names: agent/ and netd/ are mounted into the containers whole, so an added file is as much a
+// change to the sandbox as a modified one. Links are listed, not followed.
+func unexpected(dir string, files map[string]render.IndexFile) ([]Mismatch, error) {
+	var out []Mismatch
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		name := filepath.ToSlash(rel)
+		if _, ok := files[name]; !ok && name != render.IndexName {
+			out = append(out, Mismatch{Name: name, Reason: "unexpected"})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", dir, err)
+	}
 	return out, nil
 }
 
 func verifyOne(dir, name string, want render.IndexFile) *Mismatch {
+	// A tampered index must not make Verify read, and vouch for, a file elsewhere.
+	if !filepath.IsLocal(filepath.FromSlash(name)) {
+		return &Mismatch{Name: name, Reason: "not a path inside the artifacts directory"}
+	}
 	path := filepath.Join(dir, filepath.FromSlash(name))
 	st, err := os.Lstat(path)
 	if err != nil {

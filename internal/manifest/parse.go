@@ -74,7 +74,38 @@ func decode(data []byte, source string) (*Manifest, error) {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return nil, &Error{Source: source, Problems: []Problem{{Loc: "file", Msg: "holds more than one YAML document"}}}
 	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err == nil {
+		if ps := nullKeys(&doc); len(ps) > 0 {
+			return nil, &Error{Source: source, Problems: ps}
+		}
+	}
 	return &m, nil
+}
+
+// nullKeys reports every mapping key that is null ("~", "null", or nothing at all, as in
+// "? : x"). yaml.v3 skips such an entry, value and all, even with KnownFields, so without this
+// a manifest could carry content that abox neither uses nor refuses.
+func nullKeys(n *yaml.Node) []Problem {
+	var out []Problem
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind == yaml.AliasNode && k.Alias != nil {
+				k = k.Alias
+			}
+			if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!null" {
+				out = append(out, Problem{Loc: fmt.Sprintf("line %d", n.Content[i].Line), Msg: "has a null key",
+					Hint: "name the key or remove the entry; an entry with a null key would be ignored"})
+			}
+		}
+	}
+	if n.Kind != yaml.AliasNode {
+		for _, c := range n.Content {
+			out = append(out, nullKeys(c)...)
+		}
+	}
+	return out
 }
 
 var yamlLine = regexp.MustCompile(`(?s)^(?:yaml: )?line (\d+): (.*)$`)

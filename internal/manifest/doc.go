@@ -34,7 +34,22 @@ func ParseDoc(data []byte, source string) (*Doc, error) {
 	if n.Kind != yaml.DocumentNode || len(n.Content) != 1 || n.Content[0].Kind != yaml.MappingNode {
 		return nil, &Error{Source: source, Problems: []Problem{{Loc: "file", Msg: "is not a YAML mapping"}}}
 	}
+	spellFlowNulls(&n, false)
 	return &Doc{root: &n}, nil
+}
+
+// spellFlowNulls writes out the empty nulls of flow collections, as in "{timeout}" or
+// "{timeout: }", as "null". yaml.v3 cannot emit an empty plain scalar in a flow collection and
+// quotes it instead, so Bytes would turn the null into an empty string and a valid manifest into
+// an invalid one.
+func spellFlowNulls(n *yaml.Node, inFlow bool) {
+	inFlow = inFlow || n.Style&yaml.FlowStyle != 0
+	if inFlow && n.Kind == yaml.ScalarNode && n.Value == "" && n.ShortTag() == "!!null" {
+		n.Value = "null"
+	}
+	for _, c := range n.Content {
+		spellFlowNulls(c, inFlow)
+	}
 }
 
 // NewDoc returns a Doc holding m, with the standard header comment.

@@ -417,3 +417,32 @@ func TestDocAliases(t *testing.T) {
 		})
 	}
 }
+
+// TestDocNulls: empty (null) values keep their meaning through Bytes, in flow and block style.
+func TestDocNulls(t *testing.T) {
+	tests := []struct {
+		name, data, want string
+	}{
+		{"flow key without value", base + "run: {timeout}\n", base + "run: {timeout: null}\n"},
+		{"flow key with empty value", base + "run: {timeout: , output: text}\n", base + "run: {timeout: null, output: text}\n"},
+		{"flow list of maps", base + "remote_servers: {r: {url: 'https://r.example.com', secrets: [{name: a, env: A, }], description: }}\n",
+			base + "remote_servers: {r: {url: 'https://r.example.com', secrets: [{name: a, env: A}], description: null}}\n"},
+		{"block empty value", base + "run:\n  timeout:\n  output: text\n", base + "run:\n  timeout:\n  output: text\n"},
+		{"block empty list", base + "egress:\nmounts:\n  mask:\n", base + "egress:\nmounts:\n  mask:\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := mustParseDoc(t, tc.data)
+			if got := string(d.Bytes()); got != tc.want {
+				t.Errorf("Bytes() = %q, want %q", got, tc.want)
+			}
+			want, err := Parse([]byte(tc.data), FileName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, mustManifest(t, d)); diff != "" {
+				t.Errorf("Doc.Manifest() mismatch (-Parse +Doc):\n%s", diff)
+			}
+		})
+	}
+}

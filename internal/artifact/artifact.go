@@ -8,6 +8,7 @@
 package artifact
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -140,26 +141,62 @@ func writeMasks(p paths.Project) error {
 }
 
 // writeReview writes the review copy, refusing a .devcontainer that is not a plain directory.
+// The workspace is the agent's: it may swap the directory for a link at any moment, so the
+// directory is opened once, checked to be the one inspected, and every file is written relative
+// to that open directory, never through a path that is looked up again.
 func writeReview(dir string, arts []render.Artifact) (warning string) {
 	st, err := os.Lstat(dir)
-	switch {
-	case err == nil && st.Mode()&fs.ModeSymlink != 0:
-		return fmt.Sprintf("%s is a symlink; the review copy was not written (abox never writes through links in the workspace)", dir)
-	case err == nil && !st.IsDir():
-		return fmt.Sprintf("%s is not a directory; the review copy was not written", dir)
-	case errors.Is(err, fs.ErrNotExist):
+	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			return fmt.Sprintf("the review copy was not written: %v", err)
 		}
+		st, err = os.Lstat(dir)
+	}
+	switch {
 	case err != nil:
 		return fmt.Sprintf("the review copy was not written: %v", err)
+	case st.Mode()&fs.ModeSymlink != 0:
+		return fmt.Sprintf("%s is a symlink; the review copy was not written (abox never writes through links in the workspace)", dir)
+	case !st.IsDir():
+		return fmt.Sprintf("%s is not a directory; the review copy was not written", dir)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Sprintf("the review copy was not written: %v", err)
+	}
+	defer root.Close()
+	if rst, err := root.Stat("."); err != nil || !os.SameFile(st, rst) {
+		return fmt.Sprintf("%s changed while abox wrote it; the review copy was not written", dir)
 	}
 	for _, a := range arts {
-		if err := statefs.WriteFile(filepath.Join(dir, a.Name), a.Data, a.Mode); err != nil {
+		if err := writeIn(root, a.Name, a.Data, a.Mode); err != nil {
 			return fmt.Sprintf("the review copy was not fully written: %v", err)
 		}
 	}
 	return ""
+}
+
+// writeIn atomically replaces name inside root with data and sets mode: a temporary file, then a
+// rename over name, which replaces a link rather than following it.
+func writeIn(root *os.Root, name string, data []byte, mode fs.FileMode) error {
+	tmp := "." + name + ".tmp-" + rand.Text()
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Chmod(mode)
+	}
+	if err := errors.Join(werr, f.Close()); err != nil {
+		root.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	if err := root.Rename(tmp, name); err != nil {
+		root.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	return nil
 }
 
 // ReadIndex reads artifacts.json of a project.

@@ -459,3 +459,20 @@ func TestReadRunSpec(t *testing.T) {
 		t.Errorf("ReadRunSpec = project %q, images %q %q; index %q %q", rs.Project, rs.Agent.Image, rs.Netd.Image, idx.AgentImage, idx.NetdImage)
 	}
 }
+
+// A review file that cannot be replaced is a warning, not an error, and leaves no temporary file.
+func TestWriteReviewFileBlocked(t *testing.T) {
+	e := newEnv(t)
+	if err := os.MkdirAll(filepath.Join(e.reviewDir(), render.ComposeFile, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w := e.write(t, e.render(t))
+	if len(w) != 1 || !strings.Contains(w[0], "not fully written") {
+		t.Errorf("Write warnings = %q, want one saying the copy was not fully written", w)
+	}
+	for _, f := range treeFiles(t, e.reviewDir()) {
+		if strings.Contains(f, ".tmp-") {
+			t.Errorf("temporary file %s left behind", f)
+		}
+	}
+}

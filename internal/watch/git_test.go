@@ -1,0 +1,143 @@
+package watch
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// write creates files under dir: name → content; a content starting with "->" makes a symlink.
+func write(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(p)
+		if target, ok := strings.CutPrefix(content, "->"); ok {
+			if err := os.Symlink(target, p); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestGitStateNotRepo(t *testing.T) {
+	if _, err := GitState(t.TempDir(), ""); !errors.Is(err, ErrNotRepo) {
+		t.Fatalf("GitState(no .git) error = %v, want ErrNotRepo", err)
+	}
+}
+
+func TestGitStateKeepsOnlyDangerousKeysAndHooks(t *testing.T) {
+	ws := t.TempDir()
+	write(t, ws, map[string]string{
+		".git/config": "[core]\n\tbare = false\n\tHooksPath = .githooks\n[remote \"origin\"]\n\turl = https://x/y\n" +
+			"[alias]\n\tst = status\n\tst = status -s\n",
+		".git/hooks/pre-commit":         "#!/bin/sh\necho hi\n",
+		".git/hooks/pre-push.sample":    "#!/bin/sh\n",
+		".git/hooks/post-checkout":      "->../../evil.sh",
+		"evil.sh":                       "#!/bin/sh\nrm -rf ~\n",
+		".git/config.worktree":          "[core]\n\tsshCommand = ssh -o ProxyCommand=evil\n",
+		".git/hooks/fsmonitor-watchman": "x",
+	})
+	st, err := GitState(ws, "/home/u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"key:core.hookspath":      ".githooks",
+		"key:alias.st":            "status\nstatus -s",
+		"key:core.sshcommand":     "ssh -o ProxyCommand=evil",
+		"hook:pre-commit":         Fingerprint(filepath.Join(ws, ".git/hooks/pre-commit")),
+		"hook:post-checkout":      "symlink:../../evil.sh " + strings.TrimPrefix(Fingerprint(filepath.Join(ws, "evil.sh")), ""),
+		"hook:fsmonitor-watchman": Fingerprint(filepath.Join(ws, ".git/hooks/fsmonitor-watchman")),
+	}
+	if diff := cmp.Diff(want, st); diff != "" {
+		t.Errorf("GitState (-want +got):\n%s", diff)
+	}
+	if keys, hooks := CountGit(st); keys != 3 || hooks != 3 {
+		t.Errorf("CountGit = %d keys, %d hooks, want 3, 3", keys, hooks)
+	}
+}
+
+func TestGitStateFollowsIncludes(t *testing.T) {
+	ws := t.TempDir()
+	home := t.TempDir()
+	write(t, ws, map[string]string{
+		".git/config":      "[include]\n\tpath = ../inc.cfg\n[includeIf \"gitdir:/nowhere/\"]\n\tpath = ~/home.cfg\n",
+		"inc.cfg":          "[core]\n\tfsmonitor = ./watch.sh\n[include]\n\tpath = inc.cfg\n",
+		".git/hooks/.keep": "",
+	})
+	write(t, home, map[string]string{"home.cfg": "[credential]\n\thelper = !evil\n"})
+	st, err := GitState(ws, home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"key:core.fsmonitor", "key:credential.helper", "include:" + filepath.Join(ws, "inc.cfg"), "include:" + filepath.Join(home, "home.cfg")} {
+		if _, ok := st[k]; !ok {
+			t.Errorf("GitState: %s missing from %v", k, st)
+		}
+	}
+	// changing the included file, not .git/config, is a change
+	before := st
+	write(t, ws, map[string]string{"inc.cfg": "[core]\n\tfsmonitor = ./other.sh\n"})
+	after, _ := GitState(ws, home)
+	if len(Diff(before, after)) == 0 {
+		t.Error("GitState: a change in an included file went unnoticed")
+	}
+}
+
+func TestGitStateWorktreePointer(t *testing.T) {
+	ws := t.TempDir()
+	main := t.TempDir()
+	write(t, main, map[string]string{
+		".git/config":                "[core]\n\tpager = evil\n",
+		".git/worktrees/w/commondir": "../..\n",
+		".git/hooks/pre-commit":      "x",
+	})
+	write(t, ws, map[string]string{".git": "gitdir: " + filepath.Join(main, ".git/worktrees/w") + "\n"})
+	st, err := GitState(ws, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st["key:core.pager"] != "evil" || st["hook:pre-commit"] == "" || st["gitdir"] == "" {
+		t.Errorf("GitState(worktree) = %v, want the common dir's config and hooks and the pointer", st)
+	}
+}
+
+func TestGitStateUnparseableAndSymlinkedConfig(t *testing.T) {
+	ws := t.TempDir()
+	write(t, ws, map[string]string{"real.cfg": "[core]\n\thooksPath = /h\n[bad\n", ".git/config": "->../real.cfg"})
+	st, err := GitState(ws, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(ws, ".git", "config")
+	if st["key:core.hookspath"] != "/h" || !strings.HasPrefix(st["error:"+cfg], "unparseable") || st["link:"+cfg] != "../real.cfg" {
+		t.Errorf("GitState = %v, want the key, the parse error and the link", st)
+	}
+}
+
+func TestFingerprintNeverBlocksOnAFIFO(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	if got := Fingerprint(p); !strings.HasPrefix(got, "special:") {
+		t.Errorf("Fingerprint(fifo) = %q, want special:…", got)
+	}
+	if _, err := hashRegular(p, true); err == nil {
+		t.Error("hashRegular(fifo) succeeded, want an error")
+	}
+}

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"fmt"
 
 	"go.yaml.in/yaml/v3"
 
@@ -37,6 +38,39 @@ func CatalogEntries(m *manifest.Manifest, custom config.CustomServers, cat Catal
 		reg[name] = remoteEntry(name, m.RemoteServers[name])
 	}
 	return reg
+}
+
+// checkServerNetwork refuses server_network: none for a server abox cannot shadow: one in no
+// catalog it knows, or a remote entry of a catalog. The gateway would then run the upstream
+// entry with its network, and the manifest would claim a control that is not applied.
+func (m *model) checkServerNetwork() error {
+	var problems []manifest.Problem
+	for _, name := range sortedKeys(m.m.ServerNetwork) {
+		if m.m.ServerNetwork[name] != "none" {
+			continue
+		}
+		if _, ok := m.s.Custom[name]; ok {
+			continue
+		}
+		loc := "server_network." + name
+		var e CatalogServer
+		found := false
+		if m.s.Catalog != nil {
+			e, found = m.s.Catalog.Server(name)
+		}
+		switch {
+		case !found:
+			problems = append(problems, manifest.Problem{Loc: loc, Msg: fmt.Sprintf("%q is in no catalog abox can read, so its network cannot be switched off", name),
+				Hint: "check the name with `abox mcp list --all`, or declare the server in custom-servers.yaml"})
+		case e.Raw == nil:
+			problems = append(problems, manifest.Problem{Loc: loc, Msg: fmt.Sprintf("%q is a remote server; its network is not abox's to set", name),
+				Hint: "remove this entry"})
+		}
+	}
+	if len(problems) > 0 {
+		return &manifest.Error{Source: manifest.FileName, Problems: problems}
+	}
+	return nil
 }
 
 func customEntry(name string, cs config.CustomServer, noNetwork bool) map[string]any {

@@ -1,6 +1,7 @@
 package render_test
 
 import (
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -220,6 +221,7 @@ func checkRenderRefusal(t *testing.T, s render.Spec, err error) {
 	case s.Config.ClaudeCode.Source == config.SourceNPM && strings.Contains(msg, "npm registry"):
 	case slices.Contains(s.Manifest.Toolchains, "dotnet"):
 	case strings.Contains(msg, "mounts.context[") && (strings.Contains(msg, "overlaps") || strings.Contains(msg, "Docker socket")):
+	case strings.Contains(msg, "server_network.") && slices.Contains(slices.Collect(maps.Values(s.Manifest.ServerNetwork)), "none"):
 	default:
 		t.Fatalf("Render refused a validated manifest: %v", err)
 	}

@@ -61,6 +61,9 @@ func (m *model) check() error {
 	if err := m.checkReach(); err != nil {
 		return err
 	}
+	if err := m.checkServerNetwork(); err != nil {
+		return err
+	}
 	if slices.Contains(m.m.Toolchains, "dotnet") {
 		return &manifest.Error{Source: manifest.FileName, Problems: []manifest.Problem{{
 			Loc: "toolchains", Msg: "dotnet is not in the Debian archive abox installs toolchains from",

@@ -131,3 +131,39 @@ func TestContextMountsDeduplicated(t *testing.T) {
 		t.Errorf("context mounts (-want +got):\n%s", diff)
 	}
 }
+
+// server_network: none for a server abox cannot shadow is refused rather than silently not
+// applied: the gateway would run the upstream entry with its network.
+func TestServerNetworkUnshadowable(t *testing.T) {
+	cat := fakeCatalog{
+		"github":     {"image": "mcp/github@sha256:" + strings.Repeat("3", 64)},
+		"remote-cat": {"type": "remote", "remote": map[string]any{"url": "https://r.example.test/mcp"}},
+	}
+	custom := config.CustomServers{"notes": {Image: "notes:dev"}}
+	tests := []struct {
+		server  string
+		catalog render.Catalog
+		ok      bool
+	}{
+		{"github", cat, true},
+		{"notes", cat, true},
+		{"notes", nil, true},
+		{"unknown", cat, false},
+		{"github", nil, false},
+		{"remote-cat", cat, false},
+	}
+	for _, tc := range tests {
+		s := specFor(t, "project: p\nprofile: default\nservers: ["+tc.server+"]\nserver_network: {"+tc.server+": none}\n", custom)
+		s.Catalog = tc.catalog
+		_, err := render.Render(s)
+		if (err == nil) != tc.ok || err != nil && !strings.Contains(err.Error(), "server_network."+tc.server) {
+			t.Errorf("server %s, catalog %v: Render error = %v, want ok=%v", tc.server, tc.catalog != nil, err, tc.ok)
+		}
+		// shared is never refused.
+		s = specFor(t, "project: p\nprofile: default\nservers: ["+tc.server+"]\nserver_network: {"+tc.server+": shared}\n", custom)
+		s.Catalog = tc.catalog
+		if _, err := render.Render(s); err != nil {
+			t.Errorf("server %s shared: Render error = %v", tc.server, err)
+		}
+	}
+}

@@ -34,6 +34,7 @@ type Entry struct {
 	RemoteURL   string
 	Transport   string
 	OAuth       []string // OAuth providers
+	Prefix      string   // the entry's prefix: its tools are listed as <prefix>__<tool>
 	Source      string   // the catalog file, or "custom"
 	Pin         bool     // the image must be digest-pinned (false only for custom pin: false)
 	Raw         map[string]any
@@ -130,7 +131,8 @@ func (c *Catalog) loadFile(path string) error {
 
 func fromRaw(name, source string, raw map[string]any) Entry {
 	e := Entry{Name: name, Source: source, Raw: raw, Pin: true,
-		Title: str(raw["title"]), Description: str(raw["description"]), Type: str(raw["type"]), Image: str(raw["image"])}
+		Title: str(raw["title"]), Description: str(raw["description"]), Type: str(raw["type"]), Image: str(raw["image"]),
+		Prefix: str(raw["prefix"])}
 	for _, s := range list(raw["secrets"]) {
 		m, _ := s.(map[string]any)
 		e.Secrets = append(e.Secrets, Secret{Name: str(m["name"]), Env: str(m["env"])})
@@ -189,8 +191,21 @@ func (e Entry) Pinned() bool {
 
 // Signed reports whether the gateway verifies the image's signature: only docker.io/mcp/*.
 func (e Entry) Signed() bool {
-	img := strings.TrimPrefix(e.Image, "docker.io/")
+	img := strings.TrimPrefix(strings.TrimPrefix(e.Image, "index.docker.io/"), "docker.io/")
 	return strings.HasPrefix(img, "mcp/")
+}
+
+// ToolNames returns the names the gateway lists the entry's documented tools under: with its
+// prefix, <prefix>__<tool>.
+func (e Entry) ToolNames() []string {
+	if e.Prefix == "" {
+		return e.Tools
+	}
+	out := make([]string, len(e.Tools))
+	for i, t := range e.Tools {
+		out[i] = e.Prefix + "__" + t
+	}
+	return out
 }
 
 func str(v any) string {

@@ -1,14 +1,10 @@
-// Package gateway manages the per-profile MCP gateway: its bearer token, the registry of
-// projects bound to a profile, the union catalog and the container's lifecycle.
-//
-// The token authenticates netd's forwarder to the gateway. The agent never holds it: mcp.json
-// points at netd, and only netd's root process reads the token file, which is mounted into netd
-// alone. It never appears in an argv, an error message or a log line.
 package gateway
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -45,4 +41,11 @@ func ReadToken(dir string) (string, error) {
 		return "", fmt.Errorf("reading the gateway token: %w", err)
 	}
 	return strings.TrimSpace(string(b)), nil
+}
+
+// TokenSHA256 is the hex sha256 of a token, recorded in the fingerprint so that a rotated token
+// recreates the gateway. The token holds 256 random bits, so its hash reveals nothing usable.
+func TokenSHA256(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
 }

@@ -1,0 +1,96 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/aboxhq/abox/internal/catalog"
+	"github.com/aboxhq/abox/internal/config"
+	"github.com/aboxhq/abox/internal/render"
+)
+
+// Plan is the desired state of one profile's gateway, computed without touching docker.
+type Plan struct {
+	Profile     string
+	Dir         string // the profile's state directory
+	Union       *Union
+	Catalog     []byte          // the union catalog file's content
+	Images      []catalog.Image // server images that must be present
+	Findings    []catalog.Finding
+	Container   Container
+	Fingerprint Fingerprint
+}
+
+// PlanInput is what a plan is computed from.
+type PlanInput struct {
+	Profile  string
+	Dir      string // paths.Paths.Gateway(Profile)
+	Config   *config.Config
+	Registry *Registry
+	Catalog  *catalog.Catalog
+	Custom   config.CustomServers
+	Token    string
+}
+
+// ErrNoProfile is returned for a profile config.yaml does not define.
+var ErrNoProfile = errors.New("no such profile")
+
+// NewPlan computes the gateway the profile's bound projects need.
+func NewPlan(in PlanInput) (*Plan, error) {
+	prof, ok := in.Config.Profiles[in.Profile]
+	if !ok {
+		return nil, fmt.Errorf("profile %q: %w", in.Profile, ErrNoProfile)
+	}
+	u := in.Registry.Union()
+	p := &Plan{Profile: in.Profile, Dir: in.Dir, Union: u}
+	p.Findings = in.Catalog.Check(u.All(), u.RemoteNames())
+	p.Images = in.Catalog.Images(u.Servers)
+	p.Catalog = RenderCatalog(u, in.Catalog, in.Custom)
+	secrets := filepath.Join(in.Dir, SecretsFile)
+	if _, err := os.Stat(secrets); errors.Is(err, fs.ErrNotExist) {
+		secrets = ""
+	} else if err != nil {
+		return nil, fmt.Errorf("checking the gateway secrets file: %w", err)
+	}
+	p.Fingerprint = Fingerprint{
+		Image:       in.Config.Gateway.Image,
+		Servers:     u.All(),
+		Tools:       u.Tools,
+		CatalogSHA:  render.SHA256(p.Catalog),
+		Network:     in.Config.Network,
+		NetworkNone: u.NetworkNone,
+		Port:        prof.Port,
+		TokenSHA:    TokenSHA256(in.Token),
+		Secrets:     secrets != "",
+	}
+	p.Container = Container{
+		Profile:     in.Profile,
+		Image:       in.Config.Gateway.Image,
+		Network:     in.Config.Network,
+		Port:        prof.Port,
+		Servers:     u.All(),
+		Tools:       u.Tools,
+		CatalogFile: filepath.Join(in.Dir, CatalogFile),
+		SecretsFile: secrets,
+		Fingerprint: p.Fingerprint.Sum(),
+	}
+	return p, nil
+}
+
+// Errors returns the findings that stop abox before it starts the gateway, and the union's
+// conflicts.
+func (p *Plan) Errors() []string {
+	out := append([]string{}, p.Union.Conflicts...)
+	for _, f := range p.Findings {
+		if f.Error {
+			out = append(out, f.Message)
+		}
+	}
+	return out
+}
+
+// URL is the gateway's MCP endpoint on the abox network.
+func (p *Plan) URL() string { return URL(p.Profile, p.Container.Port) }

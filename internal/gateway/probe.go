@@ -1,0 +1,129 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ProbeResult is what `abox mcp-probe` prints, as one JSON object on stdout, and what the host
+// reads back.
+type ProbeResult struct {
+	OK     bool   `json:"ok"`
+	Status int    `json:"status,omitempty"` // HTTP status of a refused request, e.g. 401
+	Error  string `json:"error,omitempty"`
+	Server string `json:"server,omitempty"` // serverInfo: "name version"
+	// Tools are the tool definitions of tools/list as the gateway sent them: what an agent
+	// would see before netd's narrowing.
+	Tools []json.RawMessage `json:"tools"`
+}
+
+// Unauthorized reports whether the gateway refused the token.
+func (r *ProbeResult) Unauthorized() bool {
+	return r.Status == http.StatusUnauthorized || r.Status == http.StatusForbidden
+}
+
+// ToolNames returns the names of the listed tools.
+func (r *ProbeResult) ToolNames() []string {
+	var out []string
+	for _, t := range r.Tools {
+		var v struct{ Name string }
+		if json.Unmarshal(t, &v) == nil {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}
+
+// Probe checks an MCP endpoint as a client does: a streamable-HTTP initialize with the bearer
+// token, then tools/list (every page), then the session is closed (DELETE). It never returns an
+// error: a failure is a result with OK false. The token appears in no result field.
+func Probe(ctx context.Context, url, token string) *ProbeResult {
+	res := &ProbeResult{Tools: []json.RawMessage{}}
+	rt := &bearer{base: &http.Transport{Proxy: nil}, token: token}
+	client := mcp.NewClient(&mcp.Implementation{Name: "abox-probe", Version: "1"}, nil)
+	transport := &mcp.StreamableClientTransport{
+		Endpoint: url, HTTPClient: &http.Client{Transport: rt}, MaxRetries: -1, DisableStandaloneSSE: true,
+	}
+	fail := func(what string, err error) *ProbeResult {
+		res.OK, res.Status = false, rt.refused()
+		res.Error = scrub(fmt.Sprintf("%s: %v", what, err), token)
+		if res.Unauthorized() {
+			res.Error = fmt.Sprintf("%s: the gateway refused the token (HTTP %d)", what, res.Status)
+		}
+		return res
+	}
+	cs, err := client.Connect(ctx, transport, nil)
+	if err != nil {
+		return fail("initialize", err)
+	}
+	defer cs.Close()
+	if ir := cs.InitializeResult(); ir != nil && ir.ServerInfo != nil {
+		res.Server = strings.TrimSpace(ir.ServerInfo.Name + " " + ir.ServerInfo.Version)
+	}
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return fail("tools/list", err)
+		}
+		b, err := json.Marshal(tool)
+		if err != nil {
+			return fail("tools/list", err)
+		}
+		res.Tools = append(res.Tools, b)
+	}
+	res.OK = true
+	return res
+}
+
+// bearer adds the token to every request and remembers the first refusal.
+type bearer struct {
+	base   http.RoundTripper
+	token  string
+	mu     sync.Mutex
+	status int
+}
+
+func (b *bearer) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	req.Header.Del("Origin")
+	resp, err := b.base.RoundTrip(req)
+	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		b.mu.Lock()
+		if b.status == 0 {
+			b.status = resp.StatusCode
+		}
+		b.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (b *bearer) refused() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.status
+}
+
+// ParseProbe decodes what `abox mcp-probe` printed.
+func ParseProbe(stdout []byte) (*ProbeResult, error) {
+	var r ProbeResult
+	if err := json.Unmarshal(stdout, &r); err != nil {
+		return nil, errors.New("the probe printed no result")
+	}
+	return &r, nil
+}
+
+// scrub removes secret from s. Error texts never hold the token, but a message that reaches a
+// terminal or a log is cleaned anyway.
+func scrub(s, secret string) string {
+	if secret == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, secret, "«gateway-token»")
+}

@@ -1,0 +1,292 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aboxhq/abox/internal/docker"
+	"github.com/aboxhq/abox/internal/docker/dockertest"
+)
+
+const probeImage = "abox-netd:0123456789ab"
+
+var notFound = docker.Result{ExitCode: 1, Stderr: []byte("Error: No such container: abox-gw-dev\n")}
+
+func okJSON(s string) docker.Result { return docker.Result{Stdout: []byte(s)} }
+
+func newManager(fake *dockertest.Fake) *Manager {
+	return &Manager{Docker: docker.NewClient(fake, nil), Sleep: func(context.Context, time.Duration) error { return nil }}
+}
+
+// imagesPresent answers every image inspect: all images exist.
+func imagesPresent(fake *dockertest.Fake) {
+	fake.On("image inspect", okJSON(`{"Id":"sha256:1"}`))
+}
+
+func running(fingerprint string) docker.Result {
+	return okJSON(fmt.Sprintf(`{"Id":"c1","State":{"Status":"running","Running":true},`+
+		`"Config":{"Labels":{"abox.managed":"true","abox.role":"gateway","abox.fingerprint":%q}}}`, fingerprint))
+}
+
+const probeOK = `{"ok":true,"server":"stub 1","tools":[{"name":"get_issue","inputSchema":{"type":"object"}}]}`
+
+// runRecorder answers `docker run --detach` and checks, at that moment, that the env file holds
+// the token with mode 0600.
+func runRecorder(t *testing.T, envFiles *[]string) func(docker.Invocation) (docker.Result, error) {
+	return func(inv docker.Invocation) (docker.Result, error) {
+		for i, a := range inv.Args {
+			if a != "--env-file" {
+				continue
+			}
+			path := inv.Args[i+1]
+			*envFiles = append(*envFiles, path)
+			st, err := os.Stat(path)
+			if err != nil || st.Mode().Perm() != 0o600 {
+				t.Errorf("env file %s: %v, mode %v; want 0600", path, err, st.Mode().Perm())
+			}
+			data, _ := os.ReadFile(path)
+			if string(data) != TokenEnv+"="+testToken+"\n" {
+				t.Errorf("env file holds %q", data)
+			}
+		}
+		return okJSON("c0ffee\n"), nil
+	}
+}
+
+func noToken(t *testing.T, fake *dockertest.Fake) {
+	t.Helper()
+	if strings.Contains(fake.ArgvText(), testToken) {
+		t.Errorf("the token reached an argv:\n%s", fake.ArgvText())
+	}
+	for _, c := range fake.Calls() {
+		if c.Stdin != nil && strings.Contains(strings.Join(c.Args, " "), "mcp-probe") && string(c.Stdin) != testToken+"\n" {
+			t.Errorf("probe stdin = %q, want the token", c.Stdin)
+		}
+	}
+}
+
+func TestUpCreates(t *testing.T) {
+	f := newFixture(t)
+	p := f.plan(t)
+	fake := dockertest.New(t)
+	imagesPresent(fake)
+	fake.On("container inspect --format {{json .}} abox-gw-dev", notFound)
+	var envFiles []string
+	fake.OnFunc("run --detach", runRecorder(t, &envFiles))
+	fake.On("run --rm --interactive", okJSON(probeOK))
+	out, err := newManager(fake).Up(context.Background(), p, UpOptions{Token: testToken, ProbeImage: probeImage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Action != Created || !out.Probe.OK || len(out.Probe.ToolNames()) != 1 {
+		t.Errorf("Up = %+v, want created and healthy", out)
+	}
+	if len(envFiles) != 1 {
+		t.Fatalf("env files = %v", envFiles)
+	}
+	if _, err := os.Stat(envFiles[0]); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the env file %s survives docker run", envFiles[0])
+	}
+	if data, err := os.ReadFile(CatalogPath(f.dir)); err != nil || string(data) != string(p.Catalog) {
+		t.Errorf("catalog file: %v", err)
+	}
+	if fp, ok, _ := LoadFingerprint(f.dir); !ok || fp.Sum() != p.Fingerprint.Sum() {
+		t.Error("fingerprint.json not written")
+	}
+	noToken(t, fake)
+}
+
+func TestUpKeeps(t *testing.T) {
+	f := newFixture(t)
+	p := f.plan(t)
+	fake := dockertest.New(t)
+	imagesPresent(fake)
+	fake.On("container inspect --format {{json .}} abox-gw-dev", running(p.Container.Fingerprint))
+	fake.On("run --rm --interactive", okJSON(probeOK))
+	out, err := newManager(fake).Up(context.Background(), p, UpOptions{Token: testToken, ProbeImage: probeImage})
+	if err != nil || out.Action != Kept {
+		t.Errorf("Up = %+v, %v, want kept", out, err)
+	}
+	for _, c := range fake.Calls() {
+		if c.Args[0] == "stop" || c.Args[0] == "rm" || (c.Args[0] == "run" && c.Args[1] == "--detach") {
+			t.Errorf("a kept gateway was touched: %v", c.Args)
+		}
+	}
+}
+
+func TestUpRecreates(t *testing.T) {
+	tests := []struct {
+		name      string
+		inspect   func(p *Plan) docker.Result
+		force     bool
+		oldFP     bool
+		wantWhy   string
+		rotateTok bool
+	}{
+		{"forced", func(p *Plan) docker.Result { return running(p.Container.Fingerprint) }, true, false, "--force", false},
+		{"stopped", func(*Plan) docker.Result {
+			return okJSON(`{"State":{"Status":"exited"},"Config":{"Labels":{"abox.managed":"true","abox.role":"gateway"}}}`)
+		}, false, false, "it was exited", false},
+		{"token rotated", func(*Plan) docker.Result { return running("old") }, false, true, "changed token", true},
+		{"unknown change", func(*Plan) docker.Result { return running("old") }, false, false, "its inputs changed", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			if tc.oldFP {
+				old := f.plan(t).Fingerprint
+				old.TokenSHA = TokenSHA256("previous")
+				if err := old.Save(f.dir); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := f.plan(t)
+			fake := dockertest.New(t)
+			imagesPresent(fake)
+			fake.On("container inspect --format {{json .}} abox-gw-dev", tc.inspect(p))
+			fake.On("stop -t 10 abox-gw-dev", docker.Result{})
+			fake.On("rm --force --volumes abox-gw-dev", docker.Result{})
+			var envFiles []string
+			fake.OnFunc("run --detach", runRecorder(t, &envFiles))
+			out, err := newManager(fake).Up(context.Background(), p, UpOptions{Token: testToken, Force: tc.force})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Action != Recreated || strings.Join(out.Reasons, "; ") != tc.wantWhy {
+				t.Errorf("Up = %+v, want recreated because %q", out, tc.wantWhy)
+			}
+			noToken(t, fake)
+		})
+	}
+}
+
+func TestUpRefusesForeignContainer(t *testing.T) {
+	p := newFixture(t).plan(t)
+	fake := dockertest.New(t)
+	imagesPresent(fake)
+	fake.On("container inspect", okJSON(`{"State":{"Running":true},"Config":{"Labels":{}}}`))
+	_, err := newManager(fake).Up(context.Background(), p, UpOptions{Token: testToken})
+	if err == nil || !strings.Contains(err.Error(), "abox did not create") {
+		t.Errorf("Up = %v, want a refusal", err)
+	}
+}
+
+func TestUpPullsMissingImages(t *testing.T) {
+	p := newFixture(t).plan(t)
+	fake := dockertest.New(t)
+	missing := docker.Result{ExitCode: 1, Stderr: []byte("Error: No such image: x\n")}
+	fake.On("image inspect --format {{json .}} mcp/time"+pin, missing).Once()
+	fake.On("image inspect", okJSON(`{"Id":"sha256:1"}`))
+	fake.On("pull --quiet mcp/time"+pin, docker.Result{ExitCode: 1, Stderr: []byte("Error response from daemon: Get \"https://registry-1.docker.io/v2/\": dial tcp: i/o timeout\n")})
+	_, err := newManager(fake).Up(context.Background(), p, UpOptions{Token: testToken})
+	if err == nil || !strings.Contains(err.Error(), "pulling the image of server time") {
+		t.Fatalf("Up = %v, want a pull error naming the server", err)
+	}
+	for _, c := range fake.Calls() {
+		if c.Args[0] == "run" || c.Args[0] == "container" {
+			t.Errorf("went on after a failed pull: %v", c.Args)
+		}
+	}
+}
+
+func TestUpNeverPullsLocalImages(t *testing.T) {
+	p := newFixture(t).plan(t)
+	fake := dockertest.New(t)
+	fake.On("image inspect --format {{json .}} "+localImage('a'), docker.Result{ExitCode: 1, Stderr: []byte("Error: No such image: x\n")})
+	fake.On("image inspect", okJSON(`{"Id":"sha256:1"}`))
+	_, err := newManager(fake).Up(context.Background(), p, UpOptions{Token: testToken})
+	var missing *ImageMissingError
+	if !errors.As(err, &missing) || missing.Ref != localImage('a') {
+		t.Fatalf("Up = %v, want ImageMissingError for the pin: false image", err)
+	}
+	for _, c := range fake.Calls() {
+		if c.Args[0] == "pull" {
+			t.Errorf("pulled %v", c.Args)
+		}
+	}
+}
+
+func TestUpProbeRetriesThenFails(t *testing.T) {
+	p := newFixture(t).plan(t)
+	fake := dockertest.New(t)
+	imagesPresent(fake)
+	fake.On("container inspect", running(p.Container.Fingerprint))
+	fake.On("run --rm --interactive", okJSON(`{"ok":false,"error":"initialize: connection refused","tools":[]}`))
+	m := newManager(fake)
+	var slept int
+	m.Sleep = func(context.Context, time.Duration) error { slept++; return nil }
+	_, err := m.Up(context.Background(), p, UpOptions{Token: testToken, ProbeImage: probeImage})
+	var ue *UnhealthyError
+	if !errors.As(err, &ue) || ue.Unauthorized || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("Up = %v, want unhealthy", err)
+	}
+	if slept != len(probeDelays) {
+		t.Errorf("slept %d times, want %d", slept, len(probeDelays))
+	}
+	noToken(t, fake)
+}
+
+func TestUpProbeUnauthorizedFailsAtOnce(t *testing.T) {
+	p := newFixture(t).plan(t)
+	fake := dockertest.New(t)
+	imagesPresent(fake)
+	fake.On("container inspect", running(p.Container.Fingerprint))
+	fake.On("run --rm --interactive", docker.Result{ExitCode: 1,
+		Stdout: []byte(`{"ok":false,"status":401,"error":"initialize: the gateway refused the token (HTTP 401)","tools":[]}`)})
+	_, err := newManager(fake).Up(context.Background(), p, UpOptions{Token: testToken, ProbeImage: probeImage})
+	var ue *UnhealthyError
+	if !errors.As(err, &ue) || !ue.Unauthorized {
+		t.Fatalf("Up = %v, want unauthorized", err)
+	}
+	if n := strings.Count(fake.ArgvText(), "mcp-probe"); n != 1 {
+		t.Errorf("probed %d times, want once", n)
+	}
+}
+
+func TestUpProbeSucceedsAfterStart(t *testing.T) {
+	p := newFixture(t).plan(t)
+	fake := dockertest.New(t)
+	imagesPresent(fake)
+	fake.On("container inspect", running(p.Container.Fingerprint))
+	fake.On("run --rm --interactive", okJSON(`{"ok":false,"error":"starting","tools":[]}`)).Once()
+	fake.On("run --rm --interactive", okJSON(probeOK))
+	out, err := newManager(fake).Up(context.Background(), p, UpOptions{Token: testToken, ProbeImage: probeImage})
+	if err != nil || !out.Probe.OK {
+		t.Fatalf("Up = %+v, %v", out, err)
+	}
+}
+
+func TestDown(t *testing.T) {
+	fake := dockertest.New(t)
+	fake.On("container inspect", running("x")).Once()
+	fake.On("stop -t 10 abox-gw-dev", docker.Result{})
+	fake.On("rm --force --volumes abox-gw-dev", docker.Result{})
+	fake.On("container inspect", notFound)
+	m := newManager(fake)
+	if removed, err := m.Down(context.Background(), "dev"); !removed || err != nil {
+		t.Errorf("Down = %v, %v", removed, err)
+	}
+	if removed, err := m.Down(context.Background(), "dev"); removed || err != nil {
+		t.Errorf("Down of nothing = %v, %v", removed, err)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	in := "token " + testToken + " and authorization: Bearer abc.def-ghi and BEARER xyz"
+	got := Redact(in, testToken)
+	if strings.Contains(got, testToken) || strings.Contains(got, "abc.def") || strings.Contains(got, "xyz") {
+		t.Errorf("Redact = %q", got)
+	}
+}
+
+func TestScrubErr(t *testing.T) {
+	err := scrubErr(fmt.Errorf("wrapped: %w", errors.New("x "+testToken)), testToken)
+	if strings.Contains(err.Error(), testToken) {
+		t.Errorf("scrubErr = %q", err)
+	}
+}

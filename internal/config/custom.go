@@ -85,7 +85,7 @@ func LoadCustomServers(path string) (CustomServers, error) {
 func (cs CustomServers) Validate(source string) error {
 	var k checker
 	for _, name := range sortedKeys(cs) {
-		k.customServer("servers."+name, name, cs[name])
+		k.customServer(manifest.KeyLoc("servers", name), name, cs[name])
 	}
 	if len(k.problems) == 0 {
 		return nil
@@ -121,11 +121,12 @@ func (k *checker) customServer(loc, name string, s CustomServer) {
 		}
 	}
 	for _, e := range sortedKeys(s.Env) {
+		l := manifest.KeyLoc(loc+".env", e)
 		if !manifest.IsEnvName(e) {
-			k.add(loc+".env."+e, "", "%q is not a valid environment variable name", e)
+			k.add(l, "", "%q is not a valid environment variable name", e)
 		}
 		if err := manifest.CheckText(s.Env[e], 4096); err != nil {
-			k.add(loc+".env."+e, "", "%v", err)
+			k.add(l, "", "%v", err)
 		}
 	}
 	for i, a := range append(append([]string{}, s.Command...), s.Volumes...) {

@@ -121,6 +121,7 @@ func located(source string, err error) error {
 				}
 			}
 		}
+		p.Msg = manifest.Printable(p.Msg) // the decoder quotes keys and values verbatim
 		e.Problems = append(e.Problems, p)
 	}
 	return e

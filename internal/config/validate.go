@@ -117,7 +117,7 @@ func (k *checker) profiles(ps map[string]Profile) {
 	ports := map[int]string{}
 	for _, name := range sortedKeys(ps) {
 		p := ps[name]
-		loc := "profiles." + name
+		loc := manifest.KeyLoc("profiles", name)
 		if !manifest.IsProjectName(name) {
 			k.add(loc, "", "%q is not a valid profile name", name)
 		}
@@ -151,7 +151,7 @@ func (k *checker) ports(ports []int) {
 
 func (k *checker) agentEnv(env map[string]string) {
 	for _, name := range sortedKeys(env) {
-		loc := "agent_env." + name
+		loc := manifest.KeyLoc("agent_env", name)
 		if !manifest.IsEnvName(name) {
 			k.add(loc, "", "%q is not a valid environment variable name", name)
 		} else if slices.Contains(manifest.ReservedEnv, name) || strings.HasPrefix(name, "ABOX_") {

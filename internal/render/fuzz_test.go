@@ -210,6 +210,8 @@ func FuzzRender(f *testing.F) {
 		checkCompose(t, arts, rs)
 		checkNetdPolicy(t, arts, s.Manifest)
 		checkContextMounts(t, rs, s.Manifest)
+		checkReviewCopy(t, arts)
+		checkClaudeArgs(t, rs, s.Manifest)
 	})
 }
 

@@ -2,6 +2,7 @@ package render_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,7 +34,63 @@ func TestInvariants(t *testing.T) {
 			checkIndex(t, arts)
 			checkCompose(t, arts, rs)
 			checkNetdPolicy(t, arts, s.Manifest)
+			checkReviewCopy(t, arts)
+			checkClaudeArgs(t, rs, s.Manifest)
 		})
+	}
+}
+
+// checkReviewCopy requires the review copy to be exactly the marker, the compose file and
+// copies of the authoritative Dockerfiles and ruleset, which is the constant policy.Ruleset.
+func checkReviewCopy(t *testing.T, arts []render.Artifact) {
+	t.Helper()
+	am := artifactMap(arts)
+	var review []string
+	for _, a := range arts {
+		if a.Review {
+			review = append(review, a.Name)
+			if a.Mode != 0o644 {
+				t.Errorf("review %s has mode %v", a.Name, a.Mode)
+			}
+		} else if a.Mode != 0o444 {
+			t.Errorf("%s has mode %v", a.Name, a.Mode)
+		}
+	}
+	slices.Sort(review)
+	want := []string{render.ReviewMarker, render.AgentDockerfile, render.ComposeFile, render.NetdDockerfile, policy.RulesFile}
+	slices.Sort(want)
+	if !slices.Equal(review, want) {
+		t.Errorf("review artifacts %q, want %q", review, want)
+	}
+	for review, auth := range map[string]string{
+		render.AgentDockerfile: render.AgentDockerfile, render.NetdDockerfile: render.NetdDockerfile,
+		policy.RulesFile: render.NetdDir + "/" + policy.RulesFile,
+	} {
+		if string(am[render.ReviewDir+"/"+review].Data) != string(am[auth].Data) {
+			t.Errorf("review %s differs from %s", review, auth)
+		}
+	}
+	if string(am[render.NetdDir+"/"+policy.RulesFile].Data) != string(policy.Ruleset()) {
+		t.Error("netpolicy.nft is not policy.Ruleset()")
+	}
+}
+
+// checkClaudeArgs requires claude to read its settings and MCP configuration from the read-only
+// artifacts mount, and to ignore every other MCP configuration unless connectors are on.
+func checkClaudeArgs(t *testing.T, rs render.RunSpec, m *manifest.Manifest) {
+	t.Helper()
+	c := rs.Agent.Command
+	for flag, want := range map[string]string{"--settings": render.AgentArtifacts + "/settings.json",
+		"--mcp-config": render.AgentArtifacts + "/mcp.json", "--permission-mode": m.Run.PermissionMode} {
+		if v := flagValues(c, flag); len(v) != 1 || v[0] != want {
+			t.Errorf("claude %s = %q, want %s", flag, v, want)
+		}
+	}
+	if slices.Contains(c, "--strict-mcp-config") == m.Run.Connectors {
+		t.Errorf("claude command %q with connectors %v", c, m.Run.Connectors)
+	}
+	if rs.Permission != m.Run.PermissionMode || rs.Connectors != m.Run.Connectors || rs.MCPEndpoint != fmt.Sprintf("http://127.0.0.1:%d/mcp", policy.MCPPort) {
+		t.Errorf("runspec permission %q, connectors %v, endpoint %q", rs.Permission, rs.Connectors, rs.MCPEndpoint)
 	}
 }
 

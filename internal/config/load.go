@@ -86,16 +86,29 @@ func readFile(path string) ([]byte, error) {
 	return data, nil
 }
 
-// decodeStrict decodes one YAML document into v, refusing unknown keys, and reports problems in
-// the manifest's located form.
+// decodeStrict decodes one YAML document into v, refusing unknown keys, null keys and further
+// documents, and reports problems in the manifest's located form.
 func decodeStrict(data []byte, source string, v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
 		return located(source, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return &manifest.Error{Source: source, Problems: []manifest.Problem{{Loc: "file", Msg: "holds more than one YAML document"}}}
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err == nil {
+		if ps := manifest.NullKeys(&doc); len(ps) > 0 {
+			return &manifest.Error{Source: source, Problems: ps}
+		}
 	}
 	return nil
 }

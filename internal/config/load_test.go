@@ -6,6 +6,8 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/aboxhq/abox/internal/manifest"
 )
 
@@ -80,4 +82,34 @@ func parseSecrets(data []byte) error {
 func parseCustom(data []byte) error {
 	_, err := ParseCustomServers(data, "custom-servers.yaml")
 	return err
+}
+
+// TestDecodeStrictDocuments: a second document, or an entry with a null key, would be
+// silently ignored by the decoder; every file refuses both.
+func TestDecodeStrictDocuments(t *testing.T) {
+	const nullHint = "name the key or remove the entry; an entry with a null key would be ignored"
+	tests := []struct {
+		name  string
+		parse func([]byte) error
+		data  string
+		want  []manifest.Problem
+	}{
+		{"config second document", parseConfig, "network: a\n---\ngateway: {image: x}\n", []manifest.Problem{{Loc: "file", Msg: "holds more than one YAML document"}}},
+		{"config empty second document", parseConfig, "network: a\n---\n", []manifest.Problem{{Loc: "file", Msg: "holds more than one YAML document"}}},
+		{"config null key", parseConfig, "~: {gateway: {image: x}}\n", []manifest.Problem{{Loc: "line 1", Msg: "has a null key", Hint: nullHint}}},
+		{"config nested null key", parseConfig, "limits:\n  null: 5\n", []manifest.Problem{{Loc: "line 2", Msg: "has a null key", Hint: nullHint}}},
+		{"secrets second document", parseSecrets, "mappings: []\n---\nmappings: [{secret: a}]\n", []manifest.Problem{{Loc: "file", Msg: "holds more than one YAML document"}}},
+		{"secrets null key", parseSecrets, "mappings: [{secret: a, source: prompt, ~: x}]\n", []manifest.Problem{{Loc: "line 1", Msg: "has a null key", Hint: nullHint}}},
+		{"custom second document", parseCustom, "a: {image: x, pin: false}\n---\nb: {image: y}\n", []manifest.Problem{{Loc: "file", Msg: "holds more than one YAML document"}}},
+		{"custom null key", parseCustom, "a: {image: x, pin: false}\n~: {image: y}\n", []manifest.Problem{{Loc: "line 2", Msg: "has a null key", Hint: nullHint}}},
+		{"document markers are fine", parseConfig, "---\nnetwork: a\n...\n", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := problemsOf(t, tc.parse([]byte(tc.data)))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("problems of %q mismatch (-want +got):\n%s", tc.data, diff)
+			}
+		})
+	}
 }

@@ -76,17 +76,17 @@ func decode(data []byte, source string) (*Manifest, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err == nil {
-		if ps := nullKeys(&doc); len(ps) > 0 {
+		if ps := NullKeys(&doc); len(ps) > 0 {
 			return nil, &Error{Source: source, Problems: ps}
 		}
 	}
 	return &m, nil
 }
 
-// nullKeys reports every mapping key that is null ("~", "null", or nothing at all, as in
-// "? : x"). yaml.v3 skips such an entry, value and all, even with KnownFields, so without this
-// a manifest could carry content that abox neither uses nor refuses.
-func nullKeys(n *yaml.Node) []Problem {
+// NullKeys reports every mapping key under n that is null ("~", "null", or nothing at all, as
+// in "? : x"), by line. yaml.v3 skips such an entry, value and all, even with KnownFields, so
+// without this check a file could carry content that abox neither uses nor refuses.
+func NullKeys(n *yaml.Node) []Problem {
 	var out []Problem
 	if n.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -102,7 +102,7 @@ func nullKeys(n *yaml.Node) []Problem {
 	}
 	if n.Kind != yaml.AliasNode {
 		for _, c := range n.Content {
-			out = append(out, nullKeys(c)...)
+			out = append(out, NullKeys(c)...)
 		}
 	}
 	return out

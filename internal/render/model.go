@@ -77,8 +77,9 @@ func (m *model) check() error {
 // reach: the state directory holds the gateway tokens, the authoritative artifacts and the
 // approved manifest, the configuration directory says where secrets come from. The agent's uid
 // (1000) is often the host user's, so the files' modes would not stop it; a workspace there
-// would let it rewrite its own next sandbox. It also refuses ~ when the home directory is
-// unknown, which would otherwise mount a path relative to /.
+// would let it rewrite its own next sandbox. It also refuses context directories that would
+// expose a Docker socket (see socketDir), and ~ when the home directory is unknown, which would
+// otherwise mount a path relative to /.
 func (m *model) checkReach() error {
 	guarded := []struct{ what, dir string }{
 		{"abox's state directory", m.s.Paths.State},

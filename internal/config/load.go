@@ -30,9 +30,24 @@ var renamed = map[string]string{
 }
 
 // Parse strictly decodes and validates config.yaml. Fields absent from the file keep their
-// defaults.
+// defaults; a mapping the file sets (profiles, agent_env) replaces its default as a whole.
 func Parse(data []byte, source string) (*Config, error) {
 	c := Default()
+	// yaml.v3 decodes a mapping into a non-nil map by adding to it, which would keep the default
+	// profile beside the file's own and turn a port the file gives to one of its profiles into
+	// a conflict with a profile the user never wrote.
+	var set struct {
+		Profiles yaml.Node `yaml:"profiles"`
+		AgentEnv yaml.Node `yaml:"agent_env"`
+	}
+	if yaml.Unmarshal(data, &set) == nil {
+		if set.Profiles.Kind != 0 {
+			c.Profiles = nil
+		}
+		if set.AgentEnv.Kind != 0 {
+			c.AgentEnv = nil
+		}
+	}
 	if err := decodeStrict(data, source, c); err != nil {
 		return nil, err
 	}

@@ -113,3 +113,40 @@ func TestDecodeStrictDocuments(t *testing.T) {
 		})
 	}
 }
+
+// TestParseMapsReplaceDefaults: a mapping set in config.yaml replaces the default mapping, and
+// one the file leaves out keeps it.
+func TestParseMapsReplaceDefaults(t *testing.T) {
+	tests := []struct {
+		name     string
+		data     string
+		profiles map[string]Profile
+		agentEnv map[string]string
+	}{
+		{"absent", "network: n\n", map[string]Profile{DefaultProfile: {Port: DefaultPort}}, DefaultAgentEnv()},
+		{"own profile on the default port", "profiles: {work: {port: 8811}}\n", map[string]Profile{"work": {Port: 8811}}, DefaultAgentEnv()},
+		{"own agent env", "agent_env: {FOO: '1'}\n", map[string]Profile{DefaultProfile: {Port: DefaultPort}}, map[string]string{"FOO": "1"}},
+		{"empty agent env", "agent_env: {}\n", map[string]Profile{DefaultProfile: {Port: DefaultPort}}, map[string]string{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse([]byte(tc.data), "config.yaml")
+			if err != nil {
+				t.Fatalf("Parse(%q) error = %v", tc.data, err)
+			}
+			if diff := cmp.Diff(tc.profiles, c.Profiles); diff != "" {
+				t.Errorf("Profiles mismatch (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.agentEnv, c.AgentEnv); diff != "" {
+				t.Errorf("AgentEnv mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// Parse does not share maps with Default, or with another Parse.
+	a, _ := Parse([]byte("network: n\n"), "config.yaml")
+	a.Profiles["x"] = Profile{Port: 9000}
+	a.AgentEnv["X"] = "1"
+	if _, ok := Default().Profiles["x"]; ok {
+		t.Error("a change to Parse's Profiles reached Default()")
+	}
+}

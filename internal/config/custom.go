@@ -54,11 +54,14 @@ type CustomServers map[string]CustomServer
 // ParseCustomServers decodes custom-servers.yaml, either a bare name → server mapping or one
 // under a top-level servers: key, and validates it.
 func ParseCustomServers(data []byte, source string) (CustomServers, error) {
-	var wrapped struct {
-		Servers CustomServers `yaml:"servers"`
-	}
 	var out CustomServers
-	if err := decodeStrict(data, source, &wrapped); err == nil && wrapped.Servers != nil {
+	if underServersKey(data) {
+		var wrapped struct {
+			Servers CustomServers `yaml:"servers"`
+		}
+		if err := decodeStrict(data, source, &wrapped); err != nil {
+			return nil, err
+		}
 		out = wrapped.Servers
 	} else if err := decodeStrict(data, source, &out); err != nil {
 		return nil, err
@@ -67,6 +70,32 @@ func ParseCustomServers(data []byte, source string) (CustomServers, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// underServersKey reports whether data has the servers: shape: a mapping whose only key is
+// servers, holding a mapping of servers or nothing. A bare mapping with one server that happens
+// to be named servers holds that server's image instead. The shape is settled before decoding
+// so that problems are reported against the shape the file has.
+func underServersKey(data []byte) bool {
+	var top map[string]yaml.Node
+	if yaml.Unmarshal(data, &top) != nil || len(top) != 1 {
+		return false
+	}
+	s, ok := top["servers"]
+	switch {
+	case !ok:
+		return false
+	case s.Kind == yaml.ScalarNode:
+		return s.ShortTag() == "!!null"
+	case s.Kind != yaml.MappingNode:
+		return false
+	}
+	for i := 0; i+1 < len(s.Content); i += 2 {
+		if s.Content[i].Value == "image" {
+			return false
+		}
+	}
+	return true
 }
 
 // LoadCustomServers reads custom-servers.yaml at path; a missing file is empty.

@@ -104,48 +104,61 @@ func (s *Secrets) Validate(source string) error {
 }
 
 func (k *checker) secretSource(loc string, m SecretMapping) {
-	set := 0
-	for _, v := range []string{m.Op, m.File, m.Env} {
-		if v != "" {
-			set++
+	if err := manifest.CheckText(m.Description, 500); err != nil {
+		k.add(loc+".description", "", "%v", err)
+	}
+	fields := map[string]string{SecretOp: m.Op, SecretFile: m.File, SecretEnv: m.Env}
+	var set []string
+	for _, f := range []string{SecretOp, SecretFile, SecretEnv} {
+		if fields[f] != "" {
+			set = append(set, f)
 		}
 	}
-	if set > 1 {
-		k.add(loc, "keep one of op, file, env", "names more than one source")
+	if len(set) > 1 {
+		k.add(loc, "keep one of "+strings.Join(set, ", "), "names more than one source: %s", strings.Join(set, ", "))
+		return
+	}
+	switch m.Source {
+	case "":
+		if len(set) == 0 {
+			k.add(loc, "set one of op, file, env, or source: prompt|docker", "has no source")
+			return
+		}
+	case SecretOp, SecretFile, SecretEnv:
+		if fields[m.Source] == "" {
+			hint := "set " + m.Source
+			if len(set) == 1 {
+				hint += ", or remove source to use " + set[0]
+			}
+			k.add(loc, hint, "source %q needs its %s field", m.Source, m.Source)
+			return
+		}
+	case SecretPrompt, SecretDocker:
+		if len(set) != 0 {
+			k.add(loc, "remove "+set[0]+" for source "+m.Source, "source %q takes no op, file or env", m.Source)
+		}
+		return
+	default:
+		k.add(loc+".source", "choose op, file, env, prompt or docker", "%q is not a known source", m.Source)
 		return
 	}
 	switch m.Kind() {
-	case "":
-		k.add(loc, "set one of op, file, env, or source: prompt|docker", "has no source")
 	case SecretOp:
-		if parts := strings.Split(strings.TrimPrefix(m.Op, "op://"), "/"); !strings.HasPrefix(m.Op, "op://") || len(parts) < 3 || slicesHasEmpty(parts) {
-			k.add(loc+".op", "write op://vault/item/field", "%q is not a 1Password reference", m.Op)
-		}
+		k.opRef(loc+".op", m.Op)
 	case SecretFile:
-		if m.File == "" {
-			k.add(loc+".file", "", "is required when source is file")
-		} else {
-			k.hostPath(loc+".file", m.File)
-		}
+		k.hostPath(loc+".file", m.File)
 	case SecretEnv:
 		if !manifest.IsEnvName(m.Env) {
 			k.add(loc+".env", "", "%q is not a valid environment variable name", m.Env)
 		}
-	case SecretPrompt, SecretDocker:
-		if set != 0 {
-			k.add(loc, "remove op, file and env for source "+m.Source, "source %q takes no op, file or env", m.Source)
-		}
-	default:
-		k.add(loc+".source", "choose op, file, env, prompt or docker", "%q is not a known source", m.Source)
 	}
-	if m.Source != "" && m.Source != m.Kind() {
-		return
-	}
-	if m.Source == SecretOp && m.Op == "" || m.Source == SecretEnv && m.Env == "" {
-		k.add(loc, "", "source %q needs its %s field", m.Source, m.Source)
-	}
-	if err := manifest.CheckText(m.Description, 500); err != nil {
-		k.add(loc+".description", "", "%v", err)
+}
+
+// opRef checks a 1Password secret reference: op://vault/item[/section]/field.
+func (k *checker) opRef(loc, ref string) {
+	parts := strings.Split(strings.TrimPrefix(ref, "op://"), "/")
+	if !strings.HasPrefix(ref, "op://") || len(parts) < 3 || slicesHasEmpty(parts) {
+		k.add(loc, "write op://vault/item/field", "%q is not a 1Password reference", ref)
 	}
 }
 

@@ -154,11 +154,16 @@ func (k *checker) secretSource(loc string, m SecretMapping) {
 	}
 }
 
-// opRef checks a 1Password secret reference: op://vault/item[/section]/field.
+// opRef checks a 1Password secret reference: op://vault/item[/section]/field. Names may hold
+// spaces and non-ASCII letters, but nothing unprintable: the reference reaches op's argv and
+// every message about the secret.
 func (k *checker) opRef(loc, ref string) {
 	parts := strings.Split(strings.TrimPrefix(ref, "op://"), "/")
-	if !strings.HasPrefix(ref, "op://") || len(parts) < 3 || slicesHasEmpty(parts) {
+	switch {
+	case !strings.HasPrefix(ref, "op://") || len(parts) < 3 || slicesHasEmpty(parts):
 		k.add(loc, "write op://vault/item/field", "%q is not a 1Password reference", ref)
+	case manifest.Printable(ref) != ref || len(ref) > 1024:
+		k.add(loc, "", "%q is not a 1Password reference: it holds an unprintable character or is too long", ref)
 	}
 }
 

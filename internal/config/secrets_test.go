@@ -104,6 +104,14 @@ func TestSecretsValidate(t *testing.T) {
 		}{"op " + ref, fmt.Sprintf("{secret: a, op: %q}", ref), []manifest.Problem{
 			{Loc: "mappings[0].op", Msg: fmt.Sprintf("%q is not a 1Password reference", ref), Hint: "write op://vault/item/field"}}})
 	}
+	for _, ref := range []string{"op://v/i/f\n", "op://v/i/f\x00", "op://v/i\x1b[2J/f", "op://v/i\u202e/f", "op://v/i/" + strings.Repeat("f", 1024)} {
+		tests = append(tests, struct {
+			name string
+			item string
+			want []manifest.Problem
+		}{fmt.Sprintf("op %+.30q", ref), fmt.Sprintf("{secret: a, op: %q}", ref), []manifest.Problem{
+			{Loc: "mappings[0].op", Msg: fmt.Sprintf("%q is not a 1Password reference: it holds an unprintable character or is too long", ref)}}})
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			data := "mappings:\n  - " + tc.item + "\n"

@@ -44,6 +44,19 @@ func (s *CustomSecret) UnmarshalYAML(n *yaml.Node) error {
 		s.Env = strings.Trim(strings.ToUpper(nonAlnum.ReplaceAllString(n.Value, "_")), "_")
 		return nil
 	}
+	// Node.Decode does not honour the caller's KnownFields, so unknown keys are refused here, in
+	// the decoder's own words so that they are located and hinted like any other.
+	if n.Kind == yaml.MappingNode {
+		var unknown []string
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; k.Value != "name" && k.Value != "env" {
+				unknown = append(unknown, fmt.Sprintf("line %d: field %s not found in type config.CustomSecret", k.Line, k.Value))
+			}
+		}
+		if len(unknown) > 0 {
+			return &yaml.TypeError{Errors: unknown}
+		}
+	}
 	type plain CustomSecret
 	return n.Decode((*plain)(s))
 }

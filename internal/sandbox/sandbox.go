@@ -49,6 +49,11 @@ type Options struct {
 	Output   io.Writer     // where stream-json lines or pretty events go; nil: quiet
 	Pretty   bool          // print events for a person rather than raw stream-json
 	Masks    []string      // mask patterns, expanded against the workspace now
+	// Command, when set, replaces the agent's command (claude and its per-run arguments) with
+	// this argv, run as the runspec's agent user. Only `abox doctor --probe` sets it, to run its
+	// escape probes in a sandbox identical to a real run's; Prompt, Resume, Continue and Shell
+	// are then ignored.
+	Command []string
 	// ReadyTimeout bounds netd's start-up and self-test.
 	ReadyTimeout time.Duration
 }
@@ -158,6 +163,9 @@ func (s *Sandbox) agentArgv(o Options, out *Outcome) []string {
 	}
 	for _, m := range masks {
 		argv = append(argv, "--mount", m.Arg())
+	}
+	if len(o.Command) > 0 {
+		return append(append(argv, s.Spec.Agent.Image), o.Command...)
 	}
 	if o.Shell {
 		argv = append(argv, "--interactive", "--tty")

@@ -3,7 +3,7 @@
 // Command mcpstub stands in for MCP infrastructure in the e2e tests, where no registry is
 // reachable to pull docker/mcp-gateway or MCP server images.
 //
-//	mcpstub gateway [docker/mcp-gateway flags]
+//	mcpstub [gateway [run]] [docker/mcp-gateway flags]
 //
 // is a streamable-HTTP MCP server shaped like docker/mcp-gateway in a container: it listens on
 // --port (default 8811), requires "Authorization: Bearer $MCP_GATEWAY_AUTH_TOKEN" on every path
@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -36,14 +37,21 @@ func main() {
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: mcpstub gateway [flags] | mcpstub server")
+		fmt.Fprintln(stderr, "usage: mcpstub [gateway [run]] [flags] | mcpstub server")
 		return 2
 	}
 	var err error
-	switch args[0] {
-	case "gateway":
+	switch {
+	case strings.HasPrefix(args[0], "-"):
+		// As the gateway image, whose entrypoint already names the mode: flags only.
+		err = runGateway(ctx, args, stdout, stderr)
+	case args[0] == "gateway":
+		// "gateway run", as docker/mcp-gateway spells it, or just "gateway".
+		if len(args) > 1 && args[1] == "run" {
+			args = args[1:]
+		}
 		err = runGateway(ctx, args[1:], stdout, stderr)
-	case "server":
+	case args[0] == "server":
 		err = runServer(ctx, stdin, stdout)
 	default:
 		fmt.Fprintf(stderr, "mcpstub: unknown mode %q\n", args[0])

@@ -30,7 +30,9 @@ var renamed = map[string]string{
 }
 
 // Parse strictly decodes and validates config.yaml. Fields absent from the file keep their
-// defaults; a mapping the file sets (profiles, agent_env) replaces its default as a whole.
+// defaults. A profiles mapping replaces the default profile; agent_env is merged over the
+// defaults, so adding one variable never silently drops the hardening ones (set one to another
+// value to override it).
 func Parse(data []byte, source string) (*Config, error) {
 	c := Default()
 	// yaml.v3 decodes a mapping into a non-nil map by adding to it, which would keep the default
@@ -38,14 +40,10 @@ func Parse(data []byte, source string) (*Config, error) {
 	// a conflict with a profile the user never wrote.
 	var set struct {
 		Profiles yaml.Node `yaml:"profiles"`
-		AgentEnv yaml.Node `yaml:"agent_env"`
 	}
 	if yaml.Unmarshal(data, &set) == nil {
 		if set.Profiles.Kind != 0 {
 			c.Profiles = nil
-		}
-		if set.AgentEnv.Kind != 0 {
-			c.AgentEnv = nil
 		}
 	}
 	if err := decodeStrict(data, source, c); err != nil {

@@ -114,8 +114,8 @@ func TestDecodeStrictDocuments(t *testing.T) {
 	}
 }
 
-// TestParseMapsReplaceDefaults: a mapping set in config.yaml replaces the default mapping, and
-// one the file leaves out keeps it.
+// TestParseMapsReplaceDefaults: profiles set in config.yaml replace the default profile;
+// agent_env is merged over the defaults; a mapping the file leaves out keeps its default.
 func TestParseMapsReplaceDefaults(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -125,8 +125,9 @@ func TestParseMapsReplaceDefaults(t *testing.T) {
 	}{
 		{"absent", "network: n\n", map[string]Profile{DefaultProfile: {Port: DefaultPort}}, DefaultAgentEnv()},
 		{"own profile on the default port", "profiles: {work: {port: 8811}}\n", map[string]Profile{"work": {Port: 8811}}, DefaultAgentEnv()},
-		{"own agent env", "agent_env: {FOO: '1'}\n", map[string]Profile{DefaultProfile: {Port: DefaultPort}}, map[string]string{"FOO": "1"}},
-		{"empty agent env", "agent_env: {}\n", map[string]Profile{DefaultProfile: {Port: DefaultPort}}, map[string]string{}},
+		{"own agent env adds to the defaults", "agent_env: {FOO: '1'}\n", map[string]Profile{DefaultProfile: {Port: DefaultPort}}, withEnv(DefaultAgentEnv(), "FOO", "1")},
+		{"agent env overrides a default", "agent_env: {DISABLE_AUTOUPDATER: '0'}\n", map[string]Profile{DefaultProfile: {Port: DefaultPort}}, withEnv(DefaultAgentEnv(), "DISABLE_AUTOUPDATER", "0")},
+		{"empty agent env keeps the defaults", "agent_env: {}\n", map[string]Profile{DefaultProfile: {Port: DefaultPort}}, DefaultAgentEnv()},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -149,4 +150,9 @@ func TestParseMapsReplaceDefaults(t *testing.T) {
 	if _, ok := Default().Profiles["x"]; ok {
 		t.Error("a change to Parse's Profiles reached Default()")
 	}
+}
+
+func withEnv(m map[string]string, k, v string) map[string]string {
+	m[k] = v
+	return m
 }

@@ -35,6 +35,31 @@ func TestSmokeHTTPSToAlias(t *testing.T) {
 	}
 }
 
+func TestSmokeOtherProtocols(t *testing.T) {
+	h := harness.Setup(t)
+	srv := h.StartServer("svc.test")
+	script := `set -e
+curl -sS --max-time 10 http://svc.test/plain
+curl -sS --max-time 10 -o /dev/null -w '%{size_download}\n' https://svc.test/bytes/1000000
+dig +short +time=3 +tries=1 @svc.test exfil.example.com
+printf 'ping\n' | nc -q 1 svc.test 2222
+printf 'dgram' | nc -u -w 1 svc.test 2222; echo`
+	res := h.Run(harness.RunOptions{Cmd: []string{"bash", "-c", script}})
+	want := strings.Join([]string{
+		"testsrv name=svc.test proto=http host=svc.test sni= path=/plain",
+		"1000000",
+		srv.IP,
+		"testsrv svc.test tcp/2222", "ping",
+		"testsrv svc.test udp/2222: dgram",
+	}, "\n") + "\n"
+	if !res.OK() || res.Stdout != want {
+		t.Errorf("protocols:\n%s\nwant stdout:\n%s", res, want)
+	}
+	if dns := h.Events(srv.Container, "dns"); len(dns) != 1 || dns[0].Str("name") != "exfil.example.com" {
+		t.Errorf("dns log = %v, want the one query", dns)
+	}
+}
+
 // standin mounts the stand-in claude into a client container run as the agent user.
 func standin(t *testing.T, extraMounts []string, cmd ...string) harness.RunOptions {
 	return harness.RunOptions{

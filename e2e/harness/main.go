@@ -103,6 +103,7 @@ func sweep(ctx context.Context) {
 			containers = append(containers, lines(out)...)
 		}
 	}
+	containers = dedupe(containers)
 	removeAll(ctx, []string{"container", "rm", "-f", "-v"}, containers)
 	removeAll(ctx, []string{"network", "rm"}, networks)
 	removeAll(ctx, []string{"volume", "rm", "-f"}, volumes)

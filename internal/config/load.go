@@ -49,6 +49,11 @@ func Parse(data []byte, source string) (*Config, error) {
 	if err := decodeStrict(data, source, c); err != nil {
 		return nil, err
 	}
+	if c.AgentEnv == nil {
+		// "agent_env:" with no value decodes as null, which would drop the defaults that
+		// "agent_env: {}" keeps.
+		c.AgentEnv = DefaultAgentEnv()
+	}
 	if err := c.Validate(source); err != nil {
 		return nil, err
 	}

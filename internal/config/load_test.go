@@ -128,6 +128,8 @@ func TestParseMapsReplaceDefaults(t *testing.T) {
 		{"own agent env adds to the defaults", "agent_env: {FOO: '1'}\n", map[string]Profile{DefaultProfile: {Port: DefaultPort}}, withEnv(DefaultAgentEnv(), "FOO", "1")},
 		{"agent env overrides a default", "agent_env: {DISABLE_AUTOUPDATER: '0'}\n", map[string]Profile{DefaultProfile: {Port: DefaultPort}}, withEnv(DefaultAgentEnv(), "DISABLE_AUTOUPDATER", "0")},
 		{"empty agent env keeps the defaults", "agent_env: {}\n", map[string]Profile{DefaultProfile: {Port: DefaultPort}}, DefaultAgentEnv()},
+		{"null agent env keeps the defaults", "agent_env:\n", map[string]Profile{DefaultProfile: {Port: DefaultPort}}, DefaultAgentEnv()},
+		{"tilde agent env keeps the defaults", "agent_env: ~\n", map[string]Profile{DefaultProfile: {Port: DefaultPort}}, DefaultAgentEnv()},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -38,7 +38,7 @@ var toolchainPackages = map[string][]string{
 	"php":    {"php-cli", "composer"},
 }
 
-var registryRe = regexp.MustCompile(`^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~/-]*)?$`)
+var registryRe = regexp.MustCompile(`^https://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~/-]*)?$`)
 
 type agentView struct {
 	Version, Project, Base string
@@ -65,7 +65,7 @@ func (m *model) agentDockerfile() ([]byte, error) {
 		pkgs = append(pkgs, "nodejs", "npm")
 		if m.s.NPMRegistry != "" {
 			if !registryRe.MatchString(m.s.NPMRegistry) {
-				return nil, fmt.Errorf("npm registry %q (from npm config) is not a plain http(s) URL", m.s.NPMRegistry)
+				return nil, fmt.Errorf("npm registry %q (from npm config) is not a plain https URL", m.s.NPMRegistry)
 			}
 			v.NPMRegistry = m.s.NPMRegistry
 		}

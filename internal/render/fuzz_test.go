@@ -59,6 +59,11 @@ func (in fuzzInput) manifestYAML() ([]byte, error) {
 	if len(m.Servers) > 0 {
 		if t := fuzzList(in.tools); t != nil {
 			m.Tools = map[string][]string{m.Servers[0]: t}
+			// netd can enforce narrowing only when every server's tools are known: a remote
+			// server's tools are not, so it is narrowed too.
+			if in.remoteName != "" && manifest.IsServerName(in.remoteName) {
+				m.Tools[in.remoteName] = []string{"resolve-library-id"}
+			}
 		}
 		if in.serverNetwork != "" {
 			m.ServerNetwork = map[string]string{m.Servers[0]: in.serverNetwork}
@@ -113,6 +118,7 @@ var fuzzCatalog = fakeCatalog{
 
 var fuzzCustom = config.CustomServers{
 	"notes": {Image: "registry.example.test/notes@sha256:" + strings.Repeat("1", 64), Tools: []string{"search"}},
+	"fetch": {Image: "registry.example.test/fetch@sha256:" + strings.Repeat("2", 64), Tools: []string{"fetch"}},
 }
 
 // fuzzSeeds are the seeds beyond testdata/fuzz: the first two (minimal and full) must render.
@@ -223,6 +229,7 @@ func checkRenderRefusal(t *testing.T, s render.Spec, err error) {
 	case s.Config.ClaudeCode.Source == config.SourceNPM && strings.Contains(msg, "npm registry"):
 	case slices.Contains(s.Manifest.Toolchains, "dotnet"):
 	case strings.Contains(msg, "mounts.context[") && (strings.Contains(msg, "overlaps") || strings.Contains(msg, "Docker socket")):
+	case strings.Contains(msg, "narrowing cannot be enforced"):
 	case strings.Contains(msg, "server_network.") && slices.Contains(slices.Collect(maps.Values(s.Manifest.ServerNetwork)), "none"):
 	default:
 		t.Fatalf("Render refused a validated manifest: %v", err)

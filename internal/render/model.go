@@ -70,6 +70,25 @@ func (m *model) check() error {
 			Hint: "use a base image with .NET installed (image.base in config.yaml) and drop dotnet from toolchains",
 		}}}
 	}
+	return m.checkNarrowing()
+}
+
+// checkNarrowing refuses tools: narrowing netd could not enforce. netd attributes a tool to its
+// server by the tool lists abox knows; a declared server whose tools nobody lists would let any
+// tool name through, including those narrowed out of the other servers.
+func (m *model) checkNarrowing() error {
+	if len(m.m.Tools) == 0 {
+		return nil
+	}
+	for _, server := range m.m.DeclaredServers() {
+		if _, known := m.serverTools(server); !known {
+			return &manifest.Error{Source: manifest.FileName, Problems: []manifest.Problem{{
+				Loc:  "tools",
+				Msg:  fmt.Sprintf("narrowing cannot be enforced while %q has no known tool list: netd could not tell its tools from the narrowed-out ones", server),
+				Hint: fmt.Sprintf("narrow %s too (`abox mcp add %s --tool <name>`), or list its tools in custom-servers.yaml", server, server),
+			}}}
+		}
+	}
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/aboxhq/abox/internal/egress"
 	"github.com/aboxhq/abox/internal/manifest"
@@ -100,7 +101,8 @@ func checkConfig(t *testing.T, data []byte, c *Config) {
 	if err != nil {
 		t.Fatalf("Parse(Parse(%q).Marshal()) error = %v\n%s", data, err, c.Marshal())
 	}
-	if diff := cmp.Diff(c, again); diff != "" {
+	// A null list comes back empty: that is the same configuration.
+	if diff := cmp.Diff(c, again, cmpopts.EquateEmpty()); diff != "" {
 		t.Fatalf("Parse(Parse(%q).Marshal()) mismatch (-first +second):\n%s", data, diff)
 	}
 }

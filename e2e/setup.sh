@@ -3,8 +3,9 @@
 #
 # CI machines start with no docker daemon and no images, and no public registry is reachable, so
 # this script installs the host packages, starts dockerd by hand (the init script is broken by the
-# ulimit, see docs/reference/docker-here.md §7) and builds the offline base image with debootstrap
-# from the mirror in the machine's own apt sources. It is idempotent: a second run only checks.
+# ulimit: docker-here.md §7 in the shared reference docs) and builds the offline base image with
+# debootstrap from the mirror in the machine's own apt sources. It is idempotent: a second run
+# only checks.
 # It prints one line per step and the tail of a log when a step fails.
 #
 # Environment:

@@ -30,8 +30,11 @@ func TestSmokeHTTPSToAlias(t *testing.T) {
 	if len(reqs) != 2 || reqs[0].Str("sni") != "allowed.test" || reqs[1].Str("host") != "other.test" {
 		t.Errorf("testsrv logged %v, want the two requests", reqs)
 	}
-	if res := h.Run(harness.RunOptions{Cmd: []string{"curl", "-sS", "--max-time", "10", "https://nosuch.test/"}}); res.OK() {
-		t.Errorf("curl https://nosuch.test succeeded: %s", res)
+	// A name outside the certificate fails verification. --resolve keeps the lookup off Docker's
+	// embedded DNS, which would forward an unknown name to the host's resolver.
+	curl := []string{"curl", "-sS", "--max-time", "10", "--resolve", "nosuch.test:443:" + srv.IP, "https://nosuch.test/"}
+	if res := h.Run(harness.RunOptions{Cmd: curl}); res.ExitCode != 60 {
+		t.Errorf("curl https://nosuch.test = %s, want exit 60 (certificate mismatch)", res)
 	}
 }
 

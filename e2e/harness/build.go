@@ -168,7 +168,8 @@ func scratchImage(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dockerfile := fmt.Sprintf("FROM scratch\nCOPY %s /%s\nENTRYPOINT [\"/%s\"]\n", name, name, name)
+	// HOME as in docker/mcp-gateway's image: the gateway finds catalogs under it.
+	dockerfile := fmt.Sprintf("FROM scratch\nENV HOME=/root\nCOPY %s /%s\nENTRYPOINT [\"/%s\"]\n", name, name, name)
 	return buildImage(ctx, "abox-e2e-"+name, dockerfile, map[string]string{name: bin})
 }
 
@@ -212,7 +213,27 @@ func buildImage(ctx context.Context, repo, dockerfile string, files map[string]s
 		return "", fmt.Errorf("building %s: %w\n%s", tag, err, out)
 	}
 	logf("built image %s in %.1fs", tag, time.Since(start).Seconds())
+	pruneImages(ctx, repo, tag)
 	return tag, nil
+}
+
+// pruneImages removes the other tags of repo, older builds of the same thing, once they are an
+// hour old; a recent one may belong to a test binary of another checkout that is running now.
+// Images still used by a container are refused by docker and stay.
+func pruneImages(ctx context.Context, repo, keep string) {
+	out, err := dockerOut(ctx, "image", "ls", repo, "--format", "{{.Repository}}:{{.Tag}}")
+	if err != nil {
+		return
+	}
+	for _, ref := range lines(out) {
+		if ref == keep {
+			continue
+		}
+		created, err := dockerOut(ctx, "image", "inspect", "--format", "{{.Created}}", ref)
+		if c, perr := time.Parse(time.RFC3339Nano, created); err == nil && perr == nil && time.Since(c) > time.Hour {
+			_, _ = docker(ctx, "image", "rm", ref)
+		}
+	}
 }
 
 func copyFile(src, dst string) error {

@@ -93,7 +93,10 @@ var errOutsideCatalogs = errors.New("local file path must resolve within Docker 
 // a missing file is silently empty, later files win, and URLs are skipped (the stub is offline).
 func loadCatalogs(refs []string, log *slog.Logger) (catalog, error) {
 	cat := catalog{Registry: map[string]catalogServer{}}
-	home, _ := os.UserHomeDir()
+	home, err := os.UserHomeDir()
+	if err != nil {
+		home = "/root"
+	}
 	root := filepath.Join(home, ".docker", "mcp", "catalogs")
 	for _, ref := range refs {
 		if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {

@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/aboxhq/abox/internal/egress"
 )
 
 // markers maps a file in the workspace root to the toolchain it implies.
@@ -55,7 +57,9 @@ var fixed = map[string][]string{
 	"php":    {"repo.packagist.org", "packagist.org"},
 }
 
-// Egress suggests allowlist entries for toolchains.
+// Egress suggests allowlist entries for toolchains, in canonical form. A registry the host's
+// configuration names by a host that cannot be an entry (an IP address, localhost) is left out:
+// the sandbox cannot reach it by name, and the manifest would refuse it.
 func Egress(toolchains []string, reg Registries) []string {
 	var out []string
 	add := func(hosts ...string) {
@@ -68,10 +72,10 @@ func Egress(toolchains []string, reg Registries) []string {
 	for _, t := range toolchains {
 		switch t {
 		case "go":
-			add(goProxyHosts(reg.GoProxy)...)
-			add(sumDBHost(reg.GoSumDB))
+			add(goProxyEntries(reg.GoProxy)...)
+			add(sumDBEntry(reg.GoSumDB))
 		case "node":
-			add(urlHost(reg.NPM))
+			add(urlEntry(reg.NPM))
 		default:
 			add(fixed[t]...)
 		}
@@ -79,36 +83,77 @@ func Egress(toolchains []string, reg Registries) []string {
 	return out
 }
 
-// goProxyHosts returns the hosts of the URL entries of a GOPROXY list ("direct" and "off" skip).
-func goProxyHosts(v string) []string {
+// goProxyEntries returns the entries of the URLs of a GOPROXY list ("direct" and "off" skip).
+func goProxyEntries(v string) []string {
 	var out []string
 	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '|' }) {
-		if h := urlHost(strings.TrimSpace(f)); h != "" {
-			out = append(out, h)
+		if e := urlEntry(strings.TrimSpace(f)); e != "" {
+			out = append(out, e)
 		}
 	}
 	return out
 }
 
-// sumDBHost returns the host GOSUMDB is fetched from: "name[+key] [url]".
-func sumDBHost(v string) string {
+// sumDBEntry returns the entry of the host GOSUMDB is fetched from: "name[+key] [url]".
+func sumDBEntry(v string) string {
 	fields := strings.Fields(v)
 	switch {
 	case len(fields) == 0 || fields[0] == "off":
 		return ""
 	case len(fields) > 1:
-		return urlHost(fields[1])
+		return urlEntry(fields[1])
 	}
 	name, _, _ := strings.Cut(fields[0], "+")
-	return name
-}
-
-func urlHost(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") {
+	e, ok := entry(name, 0)
+	if !ok {
 		return ""
 	}
-	return strings.ToLower(u.Hostname())
+	return e.String()
+}
+
+// urlEntry returns the entry for the host of an http or https URL: the host alone on https's
+// port, host:port on any other. It returns "" for other schemes and for hosts that cannot be an
+// entry.
+func urlEntry(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	port := 0
+	switch u.Scheme {
+	case "https":
+	case "http":
+		port = 80
+	default:
+		return ""
+	}
+	if p := u.Port(); p != "" {
+		if port, err = strconv.Atoi(p); err != nil {
+			return ""
+		}
+	}
+	if port == 443 {
+		port = 0
+	}
+	e, ok := entry(u.Hostname(), port)
+	if !ok {
+		return ""
+	}
+	return e.String()
+}
+
+// entry returns host and port (0: the list's default ports) as a parsed egress entry, or false
+// if they do not make one.
+func entry(host string, port int) (egress.Entry, bool) {
+	if host == "" || strings.ContainsAny(host, ":*") {
+		return egress.Entry{}, false
+	}
+	s := host
+	if port != 0 {
+		s += ":" + strconv.Itoa(port)
+	}
+	e, err := egress.Parse(s)
+	return e, err == nil
 }
 
 // GitRemotes returns allowlist entries for the workspace's git remotes, read from .git/config
@@ -144,49 +189,55 @@ func GitRemotes(ws string) []string {
 
 // remoteEntries maps one remote URL to allowlist entries.
 func remoteEntries(raw string) []string {
-	host, port, ssh := remoteHost(raw)
-	if host == "" {
+	host, port := remoteHost(raw)
+	e, ok := entry(host, port)
+	if !ok {
 		return nil
 	}
-	entry := host
-	if ssh {
-		entry = host + ":" + strconv.Itoa(port)
-	}
-	out := []string{entry}
-	if host == "github.com" {
+	out := []string{e.String()}
+	if e.Host == "github.com" {
 		out = append(out, "api.github.com", "codeload.github.com")
-		if ssh {
+		if e.Port != 0 {
 			out = append(out, "github.com")
 		}
 	}
 	return out
 }
 
-// remoteHost parses scheme://[user@]host[:port]/path and the scp-like [user@]host:path.
-func remoteHost(raw string) (host string, port int, ssh bool) {
+// remoteHost parses scheme://[user@]host[:port]/path and the scp-like [user@]host:path. port
+// is 0 for https on its default port.
+func remoteHost(raw string) (host string, port int) {
 	if strings.Contains(raw, "://") {
 		u, err := url.Parse(raw)
 		if err != nil {
-			return "", 0, false
+			return "", 0
 		}
-		host = strings.ToLower(u.Hostname())
 		switch u.Scheme {
 		case "ssh", "git+ssh", "ssh+git":
 			port = 22
-			if p, err := strconv.Atoi(u.Port()); err == nil {
-				port = p
-			}
-			return host, port, true
-		case "https", "http", "git":
-			return host, 0, false
+		case "https":
+		case "http":
+			port = 80
+		case "git":
+			port = 9418
+		default:
+			return "", 0
 		}
-		return "", 0, false
+		if p := u.Port(); p != "" {
+			if port, err = strconv.Atoi(p); err != nil {
+				return "", 0
+			}
+		}
+		if port == 443 && u.Scheme == "https" {
+			port = 0
+		}
+		return u.Hostname(), port
 	}
 	at := strings.LastIndexByte(raw, '@')
 	rest := raw[at+1:]
 	h, _, ok := strings.Cut(rest, ":")
 	if !ok || strings.ContainsAny(h, "/\\") || h == "" {
-		return "", 0, false
+		return "", 0
 	}
-	return strings.ToLower(h), 22, true
+	return h, 22
 }

@@ -84,10 +84,16 @@ func Egress(toolchains []string, reg Registries) []string {
 }
 
 // goProxyEntries returns the entries of the URLs of a GOPROXY list ("direct" and "off" skip).
+// As the go command does, an entry without a scheme that is not a single word or an absolute
+// path is an https URL: "proxy.example.test/go" means https://proxy.example.test/go.
 func goProxyEntries(v string) []string {
 	var out []string
 	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '|' }) {
-		if e := urlEntry(strings.TrimSpace(f)); e != "" {
+		f = strings.TrimSpace(f)
+		if strings.ContainsAny(f, ".:/") && !strings.Contains(f, ":/") && !strings.HasPrefix(f, "/") {
+			f = "https://" + f
+		}
+		if e := urlEntry(f); e != "" {
 			out = append(out, e)
 		}
 	}

@@ -1,10 +1,14 @@
 package gateway
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/aboxhq/abox/internal/catalog"
+	"github.com/aboxhq/abox/internal/manifest"
 )
 
 // TestRenderCatalog: the union of two projects, with a shadow (fetch: server_network none in
@@ -37,5 +41,23 @@ func TestRenderCatalogDeterministic(t *testing.T) {
 	a, b := f.plan(t).Catalog, f.plan(t).Catalog
 	if string(a) != string(b) {
 		t.Error("two renderings differ")
+	}
+}
+
+// TestPlanRefusesUnshadowable: server_network: none on a catalog's remote entry cannot be
+// applied (there is no container to cut off), so the plan refuses it.
+func TestPlanRefusesUnshadowable(t *testing.T) {
+	f := newFixture(t)
+	write(t, filepath.Join(filepath.Dir(f.gwDir), "mcp", "catalogs", "hosted.yaml"),
+		"registry:\n  hosted:\n    type: remote\n    remote: {url: \"https://h.example.com/mcp\"}\n")
+	cat, err := catalog.Load(filepath.Join(filepath.Dir(f.gwDir), "mcp"), f.custom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.cat = cat
+	rebind(t, f, "bbbbbbbbbbbb", &manifest.Manifest{Project: "api", Servers: []string{"hosted"}, ServerNetwork: map[string]string{"hosted": "none"}})
+	errs := f.plan(t).Errors()
+	if len(errs) != 1 || !strings.Contains(errs[0], `server_network: none cannot be applied to "hosted"`) {
+		t.Errorf("Errors = %v", errs)
 	}
 }

@@ -20,6 +20,7 @@ type Plan struct {
 	Catalog     []byte          // the union catalog file's content
 	Images      []catalog.Image // server images that must be present
 	Findings    []catalog.Finding
+	Unshadowed  []string // server_network: none servers abox cannot switch off
 	Container   Container
 	Fingerprint Fingerprint
 }
@@ -49,6 +50,12 @@ func NewPlan(in PlanInput) (*Plan, error) {
 	p.Findings = in.Catalog.Check(u.All(), u.RemoteNames())
 	p.Images = in.Catalog.Images(u.Servers)
 	p.Catalog = RenderCatalog(u, in.Catalog, in.Custom)
+	for _, s := range u.NetworkNone {
+		_, custom := in.Custom[s]
+		if e, ok := in.Catalog.Lookup(s); !custom && ok && (e.Raw == nil || e.Type == "remote") {
+			p.Unshadowed = append(p.Unshadowed, s)
+		}
+	}
 	secrets := filepath.Join(in.Dir, SecretsFile)
 	if _, err := os.Stat(secrets); errors.Is(err, fs.ErrNotExist) {
 		secrets = ""
@@ -84,6 +91,9 @@ func NewPlan(in PlanInput) (*Plan, error) {
 // conflicts.
 func (p *Plan) Errors() []string {
 	out := append([]string{}, p.Union.Conflicts...)
+	for _, s := range p.Unshadowed {
+		out = append(out, fmt.Sprintf("server_network: none cannot be applied to %q: it is a remote entry of its catalog", s))
+	}
 	for _, f := range p.Findings {
 		if f.Error {
 			out = append(out, f.Message)

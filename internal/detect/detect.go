@@ -184,13 +184,38 @@ func GitRemotes(ws string) []string {
 		if !inRemote || !ok || strings.ToLower(strings.TrimSpace(key)) != "url" {
 			continue
 		}
-		for _, e := range remoteEntries(strings.Trim(strings.TrimSpace(val), `"`)) {
+		for _, e := range remoteEntries(configValue(val)) {
 			if !slices.Contains(out, e) {
 				out = append(out, e)
 			}
 		}
 	}
 	return out
+}
+
+// configValue decodes a git config value: double quotes group and are removed, \" and \\
+// stand for themselves (other escapes make a value git itself refuses, so "" is returned), and
+// an unquoted # or ; starts a comment.
+func configValue(v string) string {
+	var b strings.Builder
+	quoted := false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '"':
+			quoted = !quoted
+		case c == '\\':
+			if i+1 == len(v) || v[i+1] != '"' && v[i+1] != '\\' {
+				return ""
+			}
+			i++
+			b.WriteByte(v[i])
+		case (c == '#' || c == ';') && !quoted:
+			return strings.TrimSpace(b.String())
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // remoteEntries maps one remote URL to allowlist entries.
@@ -239,11 +264,15 @@ func remoteHost(raw string) (host string, port int) {
 		}
 		return u.Hostname(), port
 	}
-	at := strings.LastIndexByte(raw, '@')
-	rest := raw[at+1:]
-	h, _, ok := strings.Cut(rest, ":")
-	if !ok || strings.ContainsAny(h, "/\\") || h == "" {
+	// scp-like: the colon comes before any slash, and a user part ends at the last @ before it;
+	// an @ after the colon belongs to the path.
+	colon := strings.IndexByte(raw, ':')
+	if colon < 0 || strings.ContainsAny(raw[:colon], "/\\") {
 		return "", 0
+	}
+	h := raw[:colon]
+	if at := strings.LastIndexByte(h, '@'); at >= 0 {
+		h = h[at+1:]
 	}
 	return h, 22
 }

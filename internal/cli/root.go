@@ -58,7 +58,7 @@ func newRootCmd(a *App) *cobra.Command {
 	add("sandbox", newRunCmd(a), newShellCmd(a))
 	add("policy", newEgressCmd(a), newMCPCmd(a), newSecretsCmd(a), newGatewayCmd(a))
 	add("audit", newDoctorCmd(a), newLogsCmd(a))
-	root.AddCommand(newNetdCmd(a))
+	root.AddCommand(newNetdCmd(a), newMCPProbeCmd(a))
 	return root
 }
 

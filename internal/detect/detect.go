@@ -18,8 +18,8 @@ import (
 	"github.com/aboxhq/abox/internal/egress"
 )
 
-// markers maps a file in the workspace root to the toolchain it implies.
-var markers = []struct{ file, toolchain string }{
+// markers maps a file in the workspace root, or a pattern of one, to the toolchain it implies.
+var markers = []struct{ pattern, toolchain string }{
 	{"pyproject.toml", "python"}, {"requirements.txt", "python"}, {"setup.py", "python"}, {"uv.lock", "python"},
 	{"go.mod", "go"},
 	{"package.json", "node"},
@@ -27,15 +27,22 @@ var markers = []struct{ file, toolchain string }{
 	{"pom.xml", "java"}, {"build.gradle", "java"}, {"build.gradle.kts", "java"},
 	{"Gemfile", "ruby"},
 	{"composer.json", "php"},
+	{"*.sln", "dotnet"}, {"*.csproj", "dotnet"}, {"*.fsproj", "dotnet"},
 }
 
 // Toolchains returns the toolchains whose marker files exist in the workspace root, in the
 // order of the manifest's toolchain list.
 func Toolchains(ws string) []string {
+	entries, err := os.ReadDir(ws)
+	if err != nil {
+		return nil
+	}
 	var out []string
 	for _, m := range markers {
-		if _, err := os.Stat(filepath.Join(ws, m.file)); err == nil && !slices.Contains(out, m.toolchain) {
-			out = append(out, m.toolchain)
+		for _, e := range entries {
+			if ok, _ := filepath.Match(m.pattern, e.Name()); ok && !slices.Contains(out, m.toolchain) {
+				out = append(out, m.toolchain)
+			}
 		}
 	}
 	return out
@@ -55,6 +62,7 @@ var fixed = map[string][]string{
 	"java":   {"repo.maven.apache.org", "repo1.maven.org"},
 	"ruby":   {"rubygems.org", "index.rubygems.org"},
 	"php":    {"repo.packagist.org", "packagist.org"},
+	"dotnet": {"api.nuget.org"},
 }
 
 // Egress suggests allowlist entries for toolchains, in canonical form. A registry the host's

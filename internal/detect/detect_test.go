@@ -57,6 +57,10 @@ func TestToolchains(t *testing.T) {
 		{"java maven", []string{"pom.xml"}, []string{"java"}},
 		{"in manifest order", []string{"composer.json", "Gemfile", "Cargo.toml", "package.json", "go.mod", "setup.py", "build.gradle"},
 			[]string{"python", "go", "node", "rust", "java", "ruby", "php"}},
+		{"dotnet solution", []string{"App.sln"}, []string{"dotnet"}},
+		{"dotnet projects", []string{"App.csproj", "Lib.fsproj"}, []string{"dotnet"}},
+		{"dotnet last", []string{"App.csproj", "package.json"}, []string{"node", "dotnet"}},
+		{"not a dotnet project", []string{"csproj", "App.csproj.user.bak"}, nil},
 		{"markers below the root do not count", []string{"sub/go.mod", "sub/package.json"}, nil},
 		{"case matters", []string{"GO.MOD", "gemfile"}, nil},
 		{"other files", []string{"README.md", "Makefile", "go.sum"}, nil},
@@ -75,6 +79,17 @@ func TestToolchains(t *testing.T) {
 	if got := Toolchains(filepath.Join(t.TempDir(), "missing")); got != nil {
 		t.Errorf("Toolchains(missing) = %q, want nil", got)
 	}
+	// Glob characters in the workspace path are not patterns.
+	ws := filepath.Join(t.TempDir(), "[ws]*")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "go.mod"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"go"}, Toolchains(ws)); diff != "" {
+		t.Errorf("Toolchains(%q) mismatch (-want +got):\n%s", ws, diff)
+	}
 }
 
 func TestEgressFixed(t *testing.T) {
@@ -88,6 +103,7 @@ func TestEgressFixed(t *testing.T) {
 		{[]string{"java"}, []string{"repo.maven.apache.org", "repo1.maven.org"}},
 		{[]string{"ruby"}, []string{"rubygems.org", "index.rubygems.org"}},
 		{[]string{"php"}, []string{"repo.packagist.org", "packagist.org"}},
+		{[]string{"dotnet"}, []string{"api.nuget.org"}},
 		{[]string{"python", "python", "unknown"}, []string{"pypi.org", "files.pythonhosted.org"}},
 		// Without host configuration, go and node suggest nothing: no registry is built in.
 		{[]string{"go", "node"}, nil},

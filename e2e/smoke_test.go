@@ -41,6 +41,7 @@ func TestSmokeHTTPSToAlias(t *testing.T) {
 func TestSmokeOtherProtocols(t *testing.T) {
 	h := harness.Setup(t)
 	srv := h.StartServer("svc.test")
+	idle := h.StartServer("idle.test")
 	script := `set -e
 curl -sS --max-time 10 http://svc.test/plain
 curl -sS --max-time 10 -o /dev/null -w '%{size_download}\n' https://svc.test/bytes/1000000
@@ -60,6 +61,12 @@ printf 'dgram' | nc -u -w 1 svc.test 2222; echo`
 	}
 	if dns := h.Events(srv.Container, "dns"); len(dns) != 1 || dns[0].Str("name") != "exfil.example.com" {
 		t.Errorf("dns log = %v, want the one query", dns)
+	}
+	if got := h.Traffic(idle.Container); len(got) != 0 {
+		t.Errorf("idle.test saw traffic: %v", got)
+	}
+	if got := h.Traffic(srv.Container); len(got) < 6 {
+		t.Errorf("svc.test traffic = %v, want every probe", got)
 	}
 }
 

@@ -42,6 +42,21 @@ func (h *H) Events(container string, msg ...string) []Event {
 	return out
 }
 
+// Traffic returns the events of a testsrv or mcpstub container that record something arriving
+// (a connection, request, datagram, query or call): empty means nothing reached it.
+func (h *H) Traffic(container string) []Event {
+	h.T.Helper()
+	var out []Event
+	for _, ev := range h.Events(container) {
+		switch ev.Msg() {
+		case "ready", "listening", "stopping", "start", "catalog", "server":
+		default:
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
 // waitEvent waits until container logs an event named msg, or fails the test with its logs.
 func (h *H) waitEvent(container, msg string, timeout time.Duration) {
 	h.T.Helper()
@@ -87,27 +102,31 @@ type Server struct {
 // StartServer starts testsrv on the test network under the given --network-alias names (at
 // least one) with every protocol on its default port (HTTPS 443, HTTP 80, TCP 2222 and 2223,
 // UDP 2222, DNS 53) and a certificate from the test CA for the aliases and their subdomains.
-// Extra testsrv flags may follow the aliases after a "--" element.
 func (h *H) StartServer(aliases ...string) *Server {
 	h.T.Helper()
-	var extra []string
-	for i, a := range aliases {
-		if a == "--" {
-			aliases, extra = aliases[:i], aliases[i+1:]
-			break
-		}
-	}
-	if len(aliases) == 0 {
+	return h.StartServerWith(ServerOptions{Aliases: aliases})
+}
+
+// ServerOptions configure [H.StartServerWith].
+type ServerOptions struct {
+	Aliases []string // --network-alias names; the first is the name the server reports
+	Args    []string // more testsrv flags, e.g. -dns-answer 10.0.0.1 or -tcp-ports 22
+}
+
+// StartServerWith starts testsrv as [H.StartServer] does, with extra flags.
+func (h *H) StartServerWith(o ServerOptions) *Server {
+	h.T.Helper()
+	if len(o.Aliases) == 0 {
 		h.T.Fatal("StartServer needs at least one alias")
 	}
 	CA(h.T)
-	s := &Server{Container: h.name("srv"), Name: aliases[0], Aliases: aliases}
+	s := &Server{Container: h.name("srv"), Name: o.Aliases[0], Aliases: o.Aliases}
 	args := []string{"-v", CADir(h.T) + ":/ca:ro"}
-	for _, a := range aliases {
+	for _, a := range o.Aliases {
 		args = append(args, "--network-alias", a)
 	}
-	args = append(args, TestsrvImage(h.T), "-name", s.Name, "-names", strings.Join(aliases, ","))
-	h.start(s.Container, append(args, extra...))
+	args = append(args, TestsrvImage(h.T), "-name", s.Name, "-names", strings.Join(o.Aliases, ","))
+	h.start(s.Container, append(args, o.Args...))
 	h.waitEvent(s.Container, "ready", 30*time.Second)
 	s.IP = h.IP(s.Container)
 	return s

@@ -64,6 +64,9 @@ func (a *App) renderProject(p *project) ([]render.Artifact, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := a.bindProject(p, false); err != nil {
+		return nil, err
+	}
 	for _, w := range warnings {
 		a.warnf("", "%s", w)
 	}

@@ -13,9 +13,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/artifact"
 	"github.com/aboxhq/abox/internal/docker"
-	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/manifest"
-	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/statefs"
 )
 
@@ -154,16 +152,18 @@ func (a *App) confirm(question string) bool {
 	return ans == "y" || ans == "yes"
 }
 
-// upGateway reconciles the profile's gateway when the project declares servers.
+// upGateway binds the project, which `abox up` has just approved, and reconciles its profile's
+// gateway when it declares a server.
 func (a *App) upGateway(ctx context.Context, p *project, force bool) error {
+	if err := a.bindProject(p, true); err != nil {
+		return err
+	}
 	if len(p.manifest.DeclaredServers()) == 0 {
 		return nil
 	}
-	if err := gateway.EnsureToken(p.paths.Gateway(p.manifest.Profile)); err != nil {
-		return err
+	prefer := ""
+	if rs, err := artifact.ReadRunSpec(p.state); err == nil {
+		prefer = rs.Netd.Image
 	}
-	a.warnf("the MCP gateway lands in a later release; runs will start without MCP tools",
-		"this build does not start the %s gateway yet", render.GatewayName(p.manifest.Profile))
-	_ = force
-	return nil
+	return a.reconcileGateway(ctx, p.manifest.Profile, force, prefer)
 }

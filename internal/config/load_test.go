@@ -2,6 +2,8 @@ package config
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
@@ -157,4 +159,53 @@ func TestParseMapsReplaceDefaults(t *testing.T) {
 func withEnv(m map[string]string, k, v string) map[string]string {
 	m[k] = v
 	return m
+}
+
+func TestLoadFiles(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.yaml")
+	if c, err := Load(missing); err != nil || !cmp.Equal(c, Default()) {
+		t.Errorf("Load(missing) = %+v, %v, want Default()", c, err)
+	}
+	if s, err := LoadSecrets(missing); err != nil || len(s.Mappings) != 0 {
+		t.Errorf("LoadSecrets(missing) = %+v, %v, want empty", s, err)
+	}
+	if cs, err := LoadCustomServers(missing); err != nil || cs == nil || len(cs) != 0 {
+		t.Errorf("LoadCustomServers(missing) = %+v, %v, want empty", cs, err)
+	}
+
+	write := func(name, data string) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	if c, err := Load(write("config.yaml", "network: other-net\n")); err != nil || c.Network != "other-net" {
+		t.Errorf("Load() = %+v, %v", c, err)
+	}
+	bad := write("bad.yaml", "network: 'a b'\n")
+	if _, err := Load(bad); err == nil || !strings.HasPrefix(err.Error(), bad+": network: ") {
+		t.Errorf("Load(invalid) error = %v, want it located in %s", err, bad)
+	}
+	if s, err := LoadSecrets(write("secrets.yaml", "mappings: [{secret: a, env: A}]\n")); err != nil || len(s.Mappings) != 1 {
+		t.Errorf("LoadSecrets() = %+v, %v", s, err)
+	}
+	if cs, err := LoadCustomServers(write("custom.yaml", "a: {image: x, pin: false}\n")); err != nil || len(cs) != 1 {
+		t.Errorf("LoadCustomServers() = %+v, %v", cs, err)
+	}
+	big := write("big.yaml", "# "+strings.Repeat("x", MaxSize)+"\n")
+	for name, load := range map[string]func(string) error{
+		"Load":              func(p string) error { _, err := Load(p); return err },
+		"LoadSecrets":       func(p string) error { _, err := LoadSecrets(p); return err },
+		"LoadCustomServers": func(p string) error { _, err := LoadCustomServers(p); return err },
+	} {
+		if err := load(big); err == nil || !strings.Contains(err.Error(), "is larger than") {
+			t.Errorf("%s(too large) error = %v", name, err)
+		}
+		if err := load(dir); err == nil {
+			t.Errorf("%s(a directory) error = nil", name)
+		}
+	}
 }

@@ -24,7 +24,9 @@ func newNukeCmd(a *App) *cobra.Command {
 		Short: "Remove this project's containers, artifacts, staged files and review copy",
 		Long: `Nuke removes what abox made for this project only: its netd and agent containers (found by
 label, never another project's), its rendered artifacts, staged build files and approval, and
-the generated files of the .devcontainer/ review copy. Run history and the manifest stay.
+the generated files of the .devcontainer/ review copy. It unbinds the project from its
+profile's gateway, which is removed when no project needs it any more. Run history and the
+manifest stay.
 
 The ~/.claude volume holds the Claude login and is asked about separately, even with --yes:
 --keep-auth keeps it without asking, --include-auth removes it without asking.`,
@@ -63,6 +65,9 @@ func runNuke(ctx context.Context, a *App, o nukeOptions) error {
 	}
 	removed, err := a.removeProjectContainers(ctx, p)
 	if err != nil {
+		return err
+	}
+	if err := a.unbindProject(ctx, p); err != nil {
 		return err
 	}
 	for _, dir := range []string{p.state.Artifacts(), p.state.Build(), p.state.Masks()} {

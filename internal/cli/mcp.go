@@ -1,0 +1,193 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aboxhq/abox/internal/catalog"
+	"github.com/aboxhq/abox/internal/docker"
+	"github.com/aboxhq/abox/internal/manifest"
+)
+
+func newMCPCmd(a *App) *cobra.Command {
+	return groupCmd("mcp", "Manage the MCP servers the agent reaches through the gateway",
+		newMCPListCmd(a), newMCPAddCmd(a), newMCPRmCmd(a), newMCPAddRemoteCmd(a), newMCPRmRemoteCmd(a),
+		newMCPImportCmd(a), newMCPCostCmd(a), newMCPOAuthCmd(a))
+}
+
+type mcpAddOptions struct {
+	dir   string
+	tools []string
+}
+
+func newMCPAddCmd(a *App) *cobra.Command {
+	var opts mcpAddOptions
+	cmd := &cobra.Command{
+		Use:   "add SERVER",
+		Short: "Declare a catalog or custom server (--tool narrows it)",
+		Long: `Add declares SERVER, which must be in a Docker MCP catalog on this host or in
+custom-servers.yaml. --tool (repeatable) narrows the server to those tools, replacing any
+narrowing it had; netd then lists and forwards only them. The manifest keeps its comments, is
+re-rendered, and its approval follows the edit. ` + "`abox up`" + ` starts the server in the gateway.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error { return runMCPAdd(c.Context(), a, opts, args[0]) },
+	}
+	addDirFlag(cmd, &opts.dir)
+	cmd.Flags().StringArrayVar(&opts.tools, "tool", nil, "allow only this tool of the server (repeatable)")
+	return cmd
+}
+
+func runMCPAdd(ctx context.Context, a *App, o mcpAddOptions, server string) error {
+	p, err := a.loadProject(o.dir)
+	if err != nil {
+		return err
+	}
+	if _, remote := p.manifest.RemoteServers[server]; remote {
+		return a.narrowRemote(ctx, p, server, o.tools)
+	}
+	cat, err := catalog.Load(a.mcpHome(), p.custom)
+	if err != nil {
+		return err
+	}
+	e, ok := cat.Lookup(server)
+	switch {
+	case !manifest.IsServerName(server):
+		return errorf("server names are letters, digits, . _ -", "%q is not a valid server name", server)
+	case !ok:
+		return errorf("list known servers with `abox mcp list --all`, or define it in custom-servers.yaml", "unknown MCP server %q", server)
+	case slices.Contains(p.manifest.Servers, server) && len(o.tools) == 0:
+		fmt.Fprintf(a.Out, "%s is already declared\n", server)
+		return nil
+	}
+	for _, t := range o.tools {
+		if len(e.Tools) > 0 && !slices.Contains(e.Tools, t) {
+			a.warnf("", "%s's catalog entry does not list a tool %q (it lists %s)", server, t, strings.Join(e.Tools, ", "))
+		}
+	}
+	if _, err := a.mutate(ctx, p, func(d *manifest.Doc) error {
+		if !slices.Contains(d.Strings("servers"), server) {
+			if err := d.Append([]string{server}, "servers"); err != nil {
+				return err
+			}
+		}
+		if len(o.tools) > 0 {
+			return d.Set(o.tools, "tools", server)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintln(a.Out, declared(server, o.tools))
+	a.printSecretsNeeded(e)
+	fmt.Fprintln(a.Out, "next: `abox up` starts it in the gateway")
+	return nil
+}
+
+// narrowRemote sets the narrowing of a declared remote server: its tools are known only from
+// what the project lists.
+func (a *App) narrowRemote(ctx context.Context, p *project, server string, tools []string) error {
+	if len(tools) == 0 {
+		return errorf("narrow it with `abox mcp add "+server+" --tool NAME`, or replace it with `abox mcp add-remote`",
+			"%q is already declared as a remote server", server)
+	}
+	if _, err := a.mutate(ctx, p, func(d *manifest.Doc) error { return d.Set(tools, "tools", server) }); err != nil {
+		return err
+	}
+	fmt.Fprintln(a.Out, declared(server, tools))
+	fmt.Fprintln(a.Out, "next: `abox up` reconciles the gateway")
+	return nil
+}
+
+func declared(server string, tools []string) string {
+	if len(tools) == 0 {
+		return "declared " + server
+	}
+	return "declared " + server + " (tools: " + strings.Join(tools, ", ") + ")"
+}
+
+// printSecretsNeeded lists the secrets a server reads, which the gateway's secrets file holds.
+func (a *App) printSecretsNeeded(e catalog.Entry) {
+	for _, s := range e.Secrets {
+		fmt.Fprintf(a.Out, "  needs secret %s (as %s): `abox secrets set %s`\n", s.Name, s.Env, s.Name)
+	}
+}
+
+func newMCPRmCmd(a *App) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "rm SERVER",
+		Short: "Undeclare a server, with its tools: and server_network: entries",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			server := args[0]
+			p, err := a.loadProject(dir)
+			if err != nil {
+				return err
+			}
+			if _, remote := p.manifest.RemoteServers[server]; remote {
+				return errorf("remove it with `abox mcp rm-remote "+server+"`", "%q is a remote server", server)
+			}
+			if !slices.Contains(p.manifest.Servers, server) {
+				return errorf("see the declared servers with `abox mcp list`", "%q is not declared in agentbox.yaml", server)
+			}
+			if _, err := a.mutate(c.Context(), p, func(d *manifest.Doc) error {
+				d.Remove(func(s string) bool { return s == server }, "servers")
+				dropServerEntries(d, server)
+				return nil
+			}); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.Out, "removed %s\n", server)
+			fmt.Fprintln(a.Out, "next: `abox up` reconciles the gateway")
+			return nil
+		},
+	}
+	addDirFlag(cmd, &dir)
+	return cmd
+}
+
+// dropServerEntries removes the per-server entries of server: its narrowing and its network.
+// (The original crashed here: it deleted the server first, and validation then refused the
+// orphaned entries.)
+func dropServerEntries(d *manifest.Doc, server string) {
+	for _, key := range []string{"tools", "server_network"} {
+		d.Delete(key, server)
+		d.DeleteIfEmpty(key)
+	}
+}
+
+func newMCPOAuthCmd(a *App) *cobra.Command {
+	return &cobra.Command{
+		Use:   "oauth [PROVIDER]",
+		Short: "List or authorize OAuth apps for hosted servers (Docker Desktop)",
+		Long: `OAuth lists the OAuth apps Docker Desktop holds for hosted MCP servers, or authorizes
+PROVIDER (a browser opens). It needs Docker Desktop's MCP Toolkit: on Docker Engine there is
+no OAuth broker, and remote servers take a token header from a secret instead.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error { return runMCPOAuth(c.Context(), a, args) },
+	}
+}
+
+func runMCPOAuth(ctx context.Context, a *App, args []string) error {
+	if err := a.requireDaemon(ctx); err != nil {
+		return err
+	}
+	res, err := a.docker().Run(ctx, docker.Invocation{Args: []string{"info", "--format", "{{.OperatingSystem}}"}})
+	if err != nil {
+		return err
+	}
+	if os := strings.TrimSpace(string(res.Stdout)); os != "Docker Desktop" {
+		return errorf("on Docker Engine, give the remote server a token header: `abox mcp add-remote NAME --url URL --header 'Authorization: Bearer ${TOKEN}' --secret NAME.token=TOKEN`",
+			"abox mcp oauth needs Docker Desktop; this daemon runs on %s", os)
+	}
+	argv := []string{"mcp", "oauth", "ls"}
+	if len(args) == 1 {
+		argv = []string{"mcp", "oauth", "authorize", args[0]}
+	}
+	_, err = a.docker().Run(ctx, docker.Invocation{Args: argv, TTY: a.TTY, Stdout: a.Out, Stderr: a.Err, StreamOnly: true})
+	return err
+}

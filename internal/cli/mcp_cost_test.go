@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/aboxhq/abox/internal/policy"
+)
+
+func raws(t *testing.T, tools ...string) []json.RawMessage {
+	t.Helper()
+	var out []json.RawMessage
+	for _, s := range tools {
+		out = append(out, json.RawMessage(s))
+	}
+	return out
+}
+
+// TestCostOf: tools are attributed and filtered exactly as netd does (policy.MCP.Tools, or
+// any tool as "?" when Unlisted), priced at compact JSON length / 4, sorted by cost.
+func TestCostOf(t *testing.T) {
+	tools := raws(t,
+		`{"name":"a1", "inputSchema": {"type": "object"}}`, // 45 bytes compact: 11 tokens
+		`{"name":"b1","inputSchema":{"type":"object","properties":{"q":{"type":"string"}}}}`,
+		`{"name":"hidden","inputSchema":{"type":"object"}}`,
+		`{"name":"odd","inputSchema":{}}`,
+		`not json`,
+	)
+	narrowed := map[string][]string{"a": {"a1"}}
+	t.Run("listed only", func(t *testing.T) {
+		rep := costOf(tools, &policy.MCP{Tools: map[string]string{"a1": "a", "b1": "b"}}, narrowed)
+		want := costReport{
+			Total: 20 + 11,
+			Tools: []toolCost{{Tool: "b1", Server: "b", Tokens: 20}, {Tool: "a1", Server: "a", Tokens: 11}},
+			Servers: []serverCost{
+				{Server: "b", Tools: 1, Tokens: 20, Share: 20.0 / 31, toolNames: []string{"b1"}},
+				{Server: "a", Tools: 1, Tokens: 11, Share: 11.0 / 31, Narrowed: true, toolNames: []string{"a1"}},
+			},
+		}
+		if diff := cmp.Diff(want, rep, cmp.AllowUnexported(serverCost{})); diff != "" {
+			t.Errorf("costOf (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("unlisted let through as ?", func(t *testing.T) {
+		rep := costOf(tools, &policy.MCP{Tools: map[string]string{"a1": "a"}, Unlisted: true}, nil)
+		var got []string
+		for _, tc := range rep.Tools {
+			got = append(got, tc.Tool+"@"+tc.Server)
+		}
+		want := []string{"b1@?", "hidden@?", "a1@a", "odd@?"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("tools (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("nothing allowed", func(t *testing.T) {
+		rep := costOf(tools, &policy.MCP{Tools: map[string]string{}}, nil)
+		if rep.Total != 0 || len(rep.Tools) != 0 || len(rep.Servers) != 0 {
+			t.Errorf("costOf = %+v, want nothing", rep)
+		}
+	})
+}

@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/aboxhq/abox/internal/catalog"
+	"github.com/aboxhq/abox/internal/manifest"
+)
+
+// TestClassifyImports: the three answers, and why.
+func TestClassifyImports(t *testing.T) {
+	home := t.TempDir()
+	cat := "registry:\n  github-official:\n    image: ghcr.io/github/github-mcp-server@sha256:" +
+		"2222222222222222222222222222222222222222222222222222222222222222\n"
+	if err := os.MkdirAll(filepath.Join(home, "catalogs"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "catalogs", "c.yaml"), []byte(cat), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := catalog.Load(home, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := []hostServer{{Name: "github-official", Where: "Docker MCP Toolkit"}, {Name: "gone", Where: "Docker MCP Toolkit"}}
+	found = append(found, claudeServers(map[string]claudeServer{
+		"MCP_DOCKER":  {Command: "docker", Args: []string{"mcp", "gateway", "run"}},
+		"gw":          {Command: "/usr/local/bin/docker", Args: []string{"mcp", "gateway", "run"}},
+		"linear":      {Type: "sse", URL: "https://mcp.linear.app/sse"},
+		"plain":       {Type: "http", URL: "http://localhost:3000/mcp"},
+		"fs":          {Command: "npx", Args: []string{"server-filesystem"}},
+		"bad name!":   {URL: "https://x.example.com/"},
+		"have-remote": {URL: "https://h.example.com/"},
+	}, "~/.claude.json")...)
+	m := &manifest.Manifest{RemoteServers: map[string]manifest.RemoteServer{"have-remote": {URL: "https://h.example.com/"}}}
+	got := map[string]string{}
+	for _, h := range classifyImports(found, c, m) {
+		got[h.Name] = h.Import
+		if h.Import == importNo && h.Reason == "" {
+			t.Errorf("%s: no without a reason", h.Name)
+		}
+	}
+	want := map[string]string{
+		"github-official": importServer, "gone": importNo, "MCP_DOCKER": importNo, "gw": importNo,
+		"linear": importRemote, "plain": importNo, "fs": importNo, "bad name!": importNo, "have-remote": importHave,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("classifyImports (-want +got):\n%s", diff)
+	}
+}
+
+func TestApplyImports(t *testing.T) {
+	d, err := manifest.ParseDoc([]byte("version: 1\nproject: p\nprofile: default\n"), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := []hostServer{
+		{Name: "github-official", Import: importServer},
+		{Name: "linear", Import: importRemote, URL: "https://mcp.linear.app/sse", Transport: "sse"},
+	}
+	if err := applyImports(d, rows); err != nil {
+		t.Fatal(err)
+	}
+	m, err := d.Manifest("t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cmp.Equal(m.Servers, []string{"github-official"}) || m.RemoteServers["linear"].Transport != "sse" {
+		t.Errorf("applied manifest = %+v", m)
+	}
+}

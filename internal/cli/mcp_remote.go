@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aboxhq/abox/internal/manifest"
+)
+
+type mcpAddRemoteOptions struct {
+	dir, url, transport, description string
+	headers, secrets                 []string
+}
+
+func newMCPAddRemoteCmd(a *App) *cobra.Command {
+	var opts mcpAddRemoteOptions
+	cmd := &cobra.Command{
+		Use:   "add-remote NAME",
+		Short: "Declare an internet-hosted MCP server, proxied by the gateway",
+		Long: `Add-remote declares a remote MCP server (https only), replacing any of that name. The
+gateway connects to it; the agent reaches its tools through netd like any other server's, and
+the host is not added to the agent's egress allowlist.
+
+A header value may name a secret's variable, never hold a credential itself:
+
+  abox mcp add-remote docs --url https://mcp.example.com/mcp \
+    --header 'Authorization: Bearer ${DOCS_TOKEN}' --secret docs.token=DOCS_TOKEN`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			r, err := opts.remote()
+			if err != nil {
+				return err
+			}
+			p, err := a.loadProject(opts.dir)
+			if err != nil {
+				return err
+			}
+			name := args[0]
+			if _, err := a.mutate(c.Context(), p, func(d *manifest.Doc) error {
+				return d.Set(r, "remote_servers", name)
+			}); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.Out, "declared remote server %s (%s, %s)\n", name, r.URL, r.Transport)
+			for _, s := range r.Secrets {
+				fmt.Fprintf(a.Out, "  needs secret %s (as %s): `abox secrets set %s`\n", s.Name, s.Env, s.Name)
+			}
+			fmt.Fprintln(a.Out, "next: `abox up` adds it to the gateway")
+			return nil
+		},
+	}
+	addDirFlag(cmd, &opts.dir)
+	f := cmd.Flags()
+	f.StringVar(&opts.url, "url", "", "the server's https URL (required)")
+	f.StringVar(&opts.transport, "transport", manifest.DefaultTransport, "streamable-http or sse")
+	f.StringArrayVar(&opts.headers, "header", nil, "a header 'Name: value'; the value may use ${VAR} of a --secret (repeatable)")
+	f.StringArrayVar(&opts.secrets, "secret", nil, "a secret as name=ENV, for ${ENV} in headers (repeatable)")
+	f.StringVar(&opts.description, "description", "", "what the server is for")
+	_ = cmd.MarkFlagRequired("url")
+	return cmd
+}
+
+// remote parses the flags; the manifest's validation then checks every value in place.
+func (o mcpAddRemoteOptions) remote() (manifest.RemoteServer, error) {
+	r := manifest.RemoteServer{URL: o.url, Transport: o.transport, Description: o.description}
+	var ps []manifest.Problem
+	for _, h := range o.headers {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			ps = append(ps, manifest.Problem{Loc: "--header", Msg: fmt.Sprintf("%q is not 'Name: value'", manifest.Printable(h)),
+				Hint: "write --header 'Authorization: Bearer ${TOKEN}'"})
+			continue
+		}
+		if r.Headers == nil {
+			r.Headers = map[string]string{}
+		}
+		r.Headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	for _, s := range o.secrets {
+		name, env, ok := strings.Cut(s, "=")
+		if !ok || name == "" || env == "" {
+			ps = append(ps, manifest.Problem{Loc: "--secret", Msg: fmt.Sprintf("%q is not name=ENV", manifest.Printable(s)),
+				Hint: "write --secret docs.token=DOCS_TOKEN"})
+			continue
+		}
+		r.Secrets = append(r.Secrets, manifest.SecretEnv{Name: name, Env: env})
+	}
+	if len(ps) > 0 {
+		return r, &manifest.Error{Source: "abox mcp add-remote", Problems: ps}
+	}
+	return r, nil
+}
+
+func newMCPRmRemoteCmd(a *App) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "rm-remote NAME",
+		Short: "Undeclare a remote server, with its tools: entry",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			name := args[0]
+			p, err := a.loadProject(dir)
+			if err != nil {
+				return err
+			}
+			if _, ok := p.manifest.RemoteServers[name]; !ok {
+				return errorf("see the declared servers with `abox mcp list`", "%q is not a remote server of this project", name)
+			}
+			if _, err := a.mutate(c.Context(), p, func(d *manifest.Doc) error {
+				d.Delete("remote_servers", name)
+				d.DeleteIfEmpty("remote_servers")
+				dropServerEntries(d, name)
+				return nil
+			}); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.Out, "removed remote server %s\n", name)
+			fmt.Fprintln(a.Out, "next: `abox up` reconciles the gateway")
+			return nil
+		},
+	}
+	addDirFlag(cmd, &dir)
+	return cmd
+}

@@ -15,7 +15,8 @@ import (
 // Baseline is the project's baselines.json: the git and watch fingerprints accepted last, each
 // with the time it was recorded. It lives in abox's state directory, out of the agent's reach,
 // and is written atomically with mode 0600. The two sections are updated independently and
-// never clobber each other.
+// never clobber each other. A section was recorded when its timestamp is set; its map may be
+// empty.
 type Baseline struct {
 	Git     map[string]string `json:"git,omitempty"`
 	GitTS   string            `json:"git_ts,omitempty"`

@@ -1,0 +1,56 @@
+package doctor
+
+// All lists the checks of a full audit, in report order: the host, the manifest and its
+// servers, the gateway, the artifacts, netd, the agent, egress, the workspace, then the
+// boundary subset. It is an explicit list: a check exists because it is written here.
+func All() []Check {
+	checks := []Check{
+		{"host.docker", "docker cli", hostDocker},
+		{"host.docker-daemon", "docker daemon", hostDockerDaemon},
+		{"host.network", "abox network", hostNetwork},
+
+		{"manifest.schema", "manifest valid", manifestSchema},
+		{"manifest.approved", "manifest approved", manifestApproved},
+		{"servers.declared", "declared servers known", serversDeclared},
+		{"servers.pinned", "server images pinned", serversPinned},
+		{"servers.network", "server isolation rendered", serversNetwork},
+
+		{"gateway.image-pinned", "gateway image pinned", gatewayImagePinned},
+		{"gateway.image-digest", "gateway runs the pinned digest", gatewayImageDigest},
+		{"gateway.running", "gateway running", gatewayRunning},
+		{"gateway.no-published-ports", "gateway publishes no ports", gatewayNoPublishedPorts},
+		{"gateway.verify-signatures", "gateway verifies signatures and tokens", gatewayVerifySignatures},
+
+		{"artifacts.rendered", "artifacts rendered", artifactsRendered},
+		{"artifacts.integrity", "artifacts match artifacts.json", artifactsIntegrity},
+		{"artifacts.current", "artifacts current", artifactsCurrent},
+		{"artifacts.review-copy", "review copy", artifactsReviewCopy},
+		{"artifacts.masks", "masked paths", artifactsMasks},
+
+		{"netd.image", "netd image", netdImage},
+		{"netd.policy", "network policy", netdPolicyCheck},
+		{"netd.capabilities", "netd capabilities", netdCapabilities},
+
+		{"agent.image", "agent image", agentImage},
+		{"agent.no-docker-sock", "agent has no docker socket", agentNoDockerSock},
+		{"agent.no-published-ports", "agent publishes no ports", agentNoPublishedPorts},
+		{"agent.not-privileged", "agent not privileged", agentNotPrivileged},
+		{"agent.capabilities", "agent capabilities", agentCapabilities},
+		{"agent.no-new-privileges", "agent no-new-privileges", agentNoNewPrivileges},
+		{"agent.user", "agent user", agentUser},
+		{"agent.network", "agent network namespace", agentNetwork},
+		{"agent.mounts", "agent mounts", agentMounts},
+		{"agent.single-mcp-endpoint", "single mcp endpoint", agentSingleMCPEndpoint},
+		{"agent.mcp-forwarder", "mcp through netd's forwarder", agentMCPForwarder},
+		{"agent.env-secrets", "no unattached secret in the agent", agentEnvSecrets},
+		{"agent.auth-credential", "claude credential volume", agentAuthCredential},
+
+		{"egress.mandatory", "mandatory egress hosts", egressMandatory},
+		{"egress.queue", "egress review queue", egressQueue},
+		{"egress.refused", "connections refused by sni or host", egressRefused},
+
+		{"git.tamper", "git config and hooks", gitTamper},
+		{"workspace.exec-surface", "execution-adjacent files", execSurface},
+	}
+	return append(checks, BoundaryChecks()...)
+}

@@ -1,0 +1,110 @@
+package doctor
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aboxhq/abox/internal/docker"
+	"github.com/aboxhq/abox/internal/policy"
+	"github.com/aboxhq/abox/internal/render"
+)
+
+// BinaryLabel records, on the netd image, the sha256 of the abox binary baked into it.
+const BinaryLabel = "abox.binary-sha256"
+
+// netdImage: the netd image exists and holds this very abox binary, so the enforcement inside
+// the sandbox is the code being audited.
+func netdImage(ctx context.Context, e *Env) Finding {
+	rs, err := e.runSpec()
+	if err != nil {
+		return notRendered(err)
+	}
+	if f, ok := e.needDaemon(ctx); !ok {
+		return f
+	}
+	img, err := e.image(ctx, rs.Netd.Image)
+	switch {
+	case errors.Is(err, docker.ErrNotFound):
+		return failf("run `abox up` to build it", "%s is not built", rs.Netd.Image)
+	case err != nil:
+		return failf("check `docker image inspect "+rs.Netd.Image+"`, then run `abox doctor` again", "%s: %v", rs.Netd.Image, err)
+	}
+	label := img.Labels[BinaryLabel]
+	switch {
+	case e.BinarySHA256 == "":
+		return warnf("run abox from a readable binary, then `abox doctor` again", "cannot hash the running abox binary to compare")
+	case label != e.BinarySHA256:
+		return failf("run `abox up` to rebuild it from this binary", "%s holds another abox binary (%s), not this one (%s)",
+			rs.Netd.Image, short(label), short(e.BinarySHA256)).with("image_binary", label).with("binary", e.BinarySHA256)
+	}
+	return okf("%s holds this abox binary (%s)", rs.Netd.Image, short(label))
+}
+
+// netdPolicyCheck: the rendered netpolicy.nft is the ruleset this abox enforces, and every
+// running netd of the project has exactly it loaded, read back with nft and compared with the
+// listing the ruleset produces.
+func netdPolicyCheck(ctx context.Context, e *Env) Finding {
+	if _, err := e.runSpec(); err != nil {
+		return notRendered(err)
+	}
+	bad, running := e.renderedRuleset(), 0
+	if e.daemonUp(ctx) {
+		cs, err := e.sandbox(ctx)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("could not list running sandboxes: %v", err))
+		}
+		for _, c := range cs {
+			if role(c) != roleNetd {
+				continue
+			}
+			running++
+			if err := e.liveRuleset(ctx, containerName(c)); err != nil {
+				bad = append(bad, fmt.Sprintf("running netd %s: %v", containerName(c), err))
+			}
+		}
+	}
+	return problems(bad, "remove the sandbox with `abox nuke` and run `abox render`; a ruleset that differs means netd was tampered with",
+		fmt.Sprintf("netpolicy.nft is abox's ruleset; %d running netd(s) have it loaded", running)).with("running", running)
+}
+
+// renderedRuleset compares netpolicy.nft with the ruleset of this abox.
+func (e *Env) renderedRuleset() []string {
+	data, err := e.artifactFile(render.NetdDir + "/" + policy.RulesFile)
+	if err != nil {
+		return []string{fmt.Sprintf("netpolicy.nft: %v", err)}
+	}
+	if !bytes.Equal(data, policy.Ruleset()) {
+		return []string{"the rendered netpolicy.nft is not the ruleset this abox enforces"}
+	}
+	return nil
+}
+
+// liveRuleset reads the ruleset a running netd has loaded and compares it with the expected one.
+func (e *Env) liveRuleset(ctx context.Context, netd string) error {
+	res, err := e.Docker.Exec(ctx, netd, "0", []string{"/usr/sbin/nft", "-j", "list", "ruleset"}, nil)
+	if err != nil {
+		return fmt.Errorf("reading its ruleset: %w", err)
+	}
+	if err := policy.CompareRuleset(policy.ExpectedRuleset(), res.Stdout); err != nil {
+		return fmt.Errorf("the loaded ruleset differs: %w", err)
+	}
+	return nil
+}
+
+// netdCapabilities: netd drops everything but what it needs to load the ruleset and drop to
+// its own uid, with no-new-privileges.
+func netdCapabilities(ctx context.Context, e *Env) Finding {
+	return e.audit(ctx, invNetdCaps, true)
+}
+
+func short(sum string) string {
+	if len(sum) > 12 {
+		return sum[:12]
+	}
+	if sum == "" {
+		return "none"
+	}
+	return sum
+}

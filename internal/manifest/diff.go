@@ -2,6 +2,8 @@ package manifest
 
 import (
 	"fmt"
+
+	"github.com/aboxhq/abox/internal/egress"
 	"slices"
 	"strings"
 )
@@ -25,10 +27,17 @@ func Widening(a, b *Manifest) []string {
 			}
 		}
 	}
-	added("egress", a.Egress, b.Egress)
+	added("egress", canonHosts(a.Egress), canonHosts(b.Egress))
 	added("servers", a.DeclaredServers(), b.DeclaredServers())
 	added("mounts.context", a.Mounts.Context, b.Mounts.Context)
 	removed("mounts.mask", a.Mounts.Mask, b.Mounts.Mask)
+	removed("mounts.watch", a.Mounts.Watch, b.Mounts.Watch)
+	for _, name := range sortedKeys(b.RemoteServers) {
+		old, ok := a.RemoteServers[name]
+		if ok && !sameRemote(old, b.RemoteServers[name]) {
+			out = append(out, fmt.Sprintf("+ remote_servers.%s: url, headers or secrets changed", name))
+		}
+	}
 	for _, env := range sortedKeys(b.EnvSecrets) {
 		if a.EnvSecrets[env] != b.EnvSecrets[env] {
 			out = append(out, fmt.Sprintf("+ env_secrets: %s ← %s", env, b.EnvSecrets[env]))
@@ -55,6 +64,31 @@ func Widening(a, b *Manifest) []string {
 		out = append(out, fmt.Sprintf("+ run.permission_mode: %s → %s", a.Run.PermissionMode, b.Run.PermissionMode))
 	}
 	return out
+}
+
+// canonHosts returns the canonical form of each egress entry, so a change of case or a trailing
+// dot is not reported as a new host.
+func canonHosts(hosts []string) []string {
+	out := make([]string, 0, len(hosts))
+	for _, h := range hosts {
+		if e, err := egress.Parse(h); err == nil {
+			h = e.String()
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+func sameRemote(a, b RemoteServer) bool {
+	if a.URL != b.URL || a.Transport != b.Transport || len(a.Headers) != len(b.Headers) || !slices.Equal(a.Secrets, b.Secrets) {
+		return false
+	}
+	for k, v := range a.Headers {
+		if b.Headers[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // LineDiff returns a unified-style diff of two texts: context lines start with two spaces,
@@ -111,12 +145,12 @@ func lcsDiff(sb *strings.Builder, x, y []string) {
 		case i < len(x) && j < len(y) && x[i] == y[j]:
 			sb.WriteString("  " + x[i] + "\n")
 			i, j = i+1, j+1
-		case j < len(y) && (i == len(x) || lcs[i][j+1] >= lcs[i+1][j]):
-			sb.WriteString("+ " + y[j] + "\n")
-			j++
-		default:
+		case i < len(x) && (j == len(y) || lcs[i+1][j] >= lcs[i][j+1]):
 			sb.WriteString("- " + x[i] + "\n")
 			i++
+		default:
+			sb.WriteString("+ " + y[j] + "\n")
+			j++
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -74,17 +75,20 @@ func (a *App) gatewayManager() *gateway.Manager {
 	return &gateway.Manager{Docker: a.docker(), Progress: a.progressf}
 }
 
-// gatewayPlan computes the profile's gateway from its registry and the host's catalogs.
-func (a *App) gatewayPlan(cfg *config.Config, custom config.CustomServers, ps paths.Paths, profile string) (*gateway.Plan, string, error) {
+// gatewayPlan computes the profile's gateway from its registry and the host's catalogs. mint
+// creates the profile's token when it has none; otherwise a missing token is "".
+func (a *App) gatewayPlan(cfg *config.Config, custom config.CustomServers, ps paths.Paths, profile string, mint bool) (*gateway.Plan, string, error) {
 	if _, ok := cfg.Profiles[profile]; !ok {
 		return nil, "", errorf("known profiles: "+strings.Join(cfg.ProfileNames(), ", "), "profile %q is not configured in %s", profile, ps.ConfigFile())
 	}
 	dir := ps.Gateway(profile)
-	if err := gateway.EnsureToken(dir); err != nil {
-		return nil, "", err
+	if mint {
+		if err := gateway.EnsureToken(dir); err != nil {
+			return nil, "", err
+		}
 	}
 	token, err := gateway.ReadToken(dir)
-	if err != nil {
+	if err != nil && (mint || !errors.Is(err, fs.ErrNotExist)) {
 		return nil, "", err
 	}
 	reg, err := gateway.LoadRegistry(dir, profile)
@@ -112,12 +116,12 @@ func (a *App) reconcileGateway(ctx context.Context, profile string, force bool, 
 		return err
 	}
 	defer unlock()
-	plan, token, err := a.gatewayPlan(cfg, custom, ps, profile)
+	plan, token, err := a.gatewayPlan(cfg, custom, ps, profile, true)
 	if err != nil {
 		return err
 	}
 	if plan.Union.Empty() {
-		return errorf("declare one with `abox mcp add SERVER` in a project of the profile", "no project on profile %s declares an MCP server", profile)
+		return a.removeUnused(ctx, profile)
 	}
 	if err := a.checkPlan(plan); err != nil {
 		return err
@@ -136,6 +140,20 @@ func (a *App) reconcileGateway(ctx context.Context, profile string, force bool, 
 		return a.explainGateway(ctx, mgr, profile, token, err)
 	}
 	a.reportGateway(plan, out)
+	return nil
+}
+
+// removeUnused removes the gateway of a profile none of whose projects declares a server: it
+// would serve servers nobody asked for, with the docker socket.
+func (a *App) removeUnused(ctx context.Context, profile string) error {
+	removed, err := a.gatewayManager().Down(ctx, profile)
+	if err != nil {
+		return err
+	}
+	if !removed {
+		return errorf("declare one with `abox mcp add SERVER` in a project of the profile", "no project on profile %s declares an MCP server", profile)
+	}
+	fmt.Fprintf(a.Out, "removed %s: no project on profile %s declares an MCP server\n", gateway.Name(profile), profile)
 	return nil
 }
 

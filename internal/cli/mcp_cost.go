@@ -101,7 +101,7 @@ func (a *App) probeProfile(ctx context.Context, profile string) (*gateway.ProbeR
 	if err != nil {
 		return nil, err
 	}
-	plan, token, err := a.gatewayPlan(cfg, custom, ps, profile)
+	plan, token, err := a.gatewayPlan(cfg, custom, ps, profile, false)
 	if err != nil {
 		return nil, err
 	}

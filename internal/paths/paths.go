@@ -96,6 +96,10 @@ func (p Project) Runs() string { return filepath.Join(p.Dir, "runs") }
 // RunsIndex is the append-only runs.jsonl.
 func (p Project) RunsIndex() string { return filepath.Join(p.Dir, "runs.jsonl") }
 
+// Denied is denied.jsonl, the egress review queue: the names each run looked up or connected
+// to and was refused.
+func (p Project) Denied() string { return filepath.Join(p.Dir, "denied.jsonl") }
+
 // Approved is the manifest recorded by the last `abox up`.
 func (p Project) Approved() string { return filepath.Join(p.Dir, "approved.yaml") }
 

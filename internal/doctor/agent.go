@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
@@ -62,6 +63,32 @@ func agentImage(ctx context.Context, e *Env) Finding {
 		return failf("check `docker image inspect "+rs.Agent.Image+"`, then run `abox doctor` again", "%s: %v", rs.Agent.Image, err)
 	}
 	return okf("%s (%s)", rs.Agent.Image, shortID(img.ID))
+}
+
+// imagesBasePinned: the FROM of both rendered Dockerfiles names exactly one image (a digest
+// or a local image id), so a moved tag cannot change what the next build installs.
+func imagesBasePinned(_ context.Context, e *Env) Finding {
+	var bases, unpinned []string
+	for _, name := range []string{render.AgentDockerfile, render.NetdDockerfile} {
+		data, err := e.artifactFile(name)
+		if err != nil {
+			return notRendered(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if from, ok := strings.CutPrefix(line, "FROM "); ok {
+				from = strings.Fields(from)[0]
+				bases = append(bases, from)
+				if !config.IsPinned(from) {
+					unpinned = append(unpinned, name+": "+from)
+				}
+			}
+		}
+	}
+	if len(unpinned) > 0 {
+		return warnf("pin image.base in config.yaml as repo@sha256:<digest> (or a local image id), then run `abox up`",
+			"built from a tag, which can move: %s", strings.Join(unpinned, ", ")).with("bases", bases)
+	}
+	return okf("%s", firstN(slices.Compact(bases), 2)).with("bases", bases)
 }
 
 // agentMounts: the agent mounts the workspace, its project's ~/.claude volume, its artifacts

@@ -32,6 +32,7 @@ func All() []Check {
 		{"netd.capabilities", "netd capabilities", netdCapabilities},
 
 		{"agent.image", "agent image", agentImage},
+		{"images.base-pinned", "base image pinned", imagesBasePinned},
 		{"agent.no-docker-sock", "agent has no docker socket", agentNoDockerSock},
 		{"agent.no-published-ports", "agent publishes no ports", agentNoPublishedPorts},
 		{"agent.not-privileged", "agent not privileged", agentNotPrivileged},

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -14,9 +13,6 @@ import (
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/telemetry"
 )
-
-// DeniedFile is the project's review queue, under its state directory.
-const DeniedFile = "denied.jsonl"
 
 // egressMandatory: the rendered netd policy, which netd enforces, allows the hosts Claude Code
 // needs to authenticate (and refresh its token), so a hand-edited policy cannot strand it.
@@ -70,7 +66,7 @@ func (e *Env) queueFinding(kind, what, hint string) Finding {
 	if err != nil {
 		return failf("run `abox render` to write the policy again", "%v", err)
 	}
-	items, bad, err := telemetry.Queue(filepath.Join(e.Project.Dir, DeniedFile), skip)
+	items, bad, err := telemetry.Queue(e.Project.Denied(), skip)
 	if err != nil {
 		return failf("check the permissions of abox's state directory, then run `abox doctor` again", "%v", err)
 	}

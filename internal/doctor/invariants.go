@@ -252,7 +252,7 @@ var invAgentUser = invariant{
 	},
 	live: func(c *docker.Container, _ *liveSandbox) []string {
 		if role(c) == roleAgent && rootUser(c.Config.User) {
-			return []string{fmt.Sprintf("runs as %q", c.Config.User)}
+			return []string{fmt.Sprintf("runs as %q (root, or the image's user)", c.Config.User)}
 		}
 		return nil
 	},

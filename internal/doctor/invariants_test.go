@@ -187,3 +187,15 @@ func TestTamperedArtifact(t *testing.T) {
 	wantStatus(t, "agent.mcp-forwarder", f.run(agentMCPForwarder), Fail)
 	wantStatus(t, "boundary.artifacts-current", boundaryResult(t, f, "boundary.artifacts-current").Finding, Fail)
 }
+
+func TestBaseImagePinned(t *testing.T) {
+	f := newFixture(t, baseManifest).healthy()
+	wantStatus(t, "images.base-pinned", f.run(imagesBasePinned), OK)
+	f.cfg.Image.Base = "debian:bookworm-slim"
+	f.render()
+	got := f.run(imagesBasePinned)
+	wantStatus(t, "images.base-pinned (tag)", got, Warn)
+	if !strings.Contains(got.Detail, "Dockerfile: debian:bookworm-slim") {
+		t.Errorf("detail %q", got.Detail)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/policy"
@@ -88,9 +89,23 @@ func (e *Env) liveRuleset(ctx context.Context, netd string) error {
 		return fmt.Errorf("reading its ruleset: %w", err)
 	}
 	if err := policy.CompareRuleset(policy.ExpectedRuleset(), res.Stdout); err != nil {
-		return fmt.Errorf("the loaded ruleset differs: %w", err)
+		return fmt.Errorf("the loaded ruleset differs: %s", firstLine(err.Error(), 400))
 	}
 	return nil
+}
+
+// firstLine shortens a multi-line message to its first line, at most max bytes, saying how
+// many lines were left out.
+func firstLine(s string, max int) string {
+	lines := strings.Split(s, "\n")
+	out := lines[0]
+	if len(out) > max {
+		out = out[:max] + "…"
+	}
+	if len(lines) > 1 {
+		out += fmt.Sprintf(" (and %d more)", len(lines)-1)
+	}
+	return out
 }
 
 // netdCapabilities: netd drops everything but what it needs to load the ruleset and drop to

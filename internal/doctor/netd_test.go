@@ -3,7 +3,6 @@ package doctor
 import (
 	"bytes"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -81,7 +80,7 @@ func TestEgressQueueAndRefused(t *testing.T) {
 		`{"run":"r2","ts":"2026-11-02T10:00:00Z","kind":"conn","name":"sni.example.org","count":4}`,
 		`not json`,
 	}
-	if err := writeFile(filepath.Join(f.project.Dir, DeniedFile), strings.Join(lines, "\n")+"\n"); err != nil {
+	if err := writeFile(f.project.Denied(), strings.Join(lines, "\n")+"\n"); err != nil {
 		t.Fatal(err)
 	}
 	q := f.run(egressQueue)

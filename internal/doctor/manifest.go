@@ -145,6 +145,8 @@ func (e *Env) needCatalog() (Finding, bool) {
 	switch {
 	case e.Manifest == nil:
 		return skipf("fix agentbox.yaml first (see manifest.schema)", "the manifest did not load"), false
+	case e.ConfigErr != nil:
+		return skipf("fix config.yaml first (see manifest.schema)", "config.yaml did not load"), false
 	case e.Catalog == nil:
 		detail := "the server catalog did not load"
 		if e.CatalogErr != nil {

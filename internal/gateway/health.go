@@ -27,7 +27,7 @@ type UnhealthyError struct {
 }
 
 func (e *UnhealthyError) Error() string {
-	return fmt.Sprintf("the %s gateway does not answer MCP: %s", e.Profile, e.Reason)
+	return fmt.Sprintf("the %s gateway does not answer MCP: %s", e.Profile, Redact(e.Reason, ""))
 }
 
 // probeUntilReady probes the gateway until it answers, it refuses the token, it stops running,
@@ -95,8 +95,16 @@ func (m *Manager) sleep(ctx context.Context, d time.Duration) error {
 
 var bearerRe = regexp.MustCompile(`(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+`)
 
-// Redact removes the token and any bearer credential from text meant for a terminal.
+// Redact makes text from the gateway fit for a terminal: the token and any bearer credential
+// removed, and control characters other than newline and tab replaced, since the gateway logs
+// what agents send it and an escape sequence must not reach the user's terminal.
 func Redact(text, token string) string {
+	text = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' || (r >= 0x20 && r != 0x7f && !(r >= 0x80 && r < 0xa0)) {
+			return r
+		}
+		return '?'
+	}, text)
 	return bearerRe.ReplaceAllString(scrub(text, token), "${1}«redacted»")
 }
 

@@ -277,10 +277,13 @@ func TestDown(t *testing.T) {
 }
 
 func TestRedact(t *testing.T) {
-	in := "token " + testToken + " and authorization: Bearer abc.def-ghi and BEARER xyz"
+	in := "token " + testToken + " and authorization: Bearer abc.def-ghi and BEARER xyz\n\x1b]0;pwned\x07\u009b2J\tend"
 	got := Redact(in, testToken)
 	if strings.Contains(got, testToken) || strings.Contains(got, "abc.def") || strings.Contains(got, "xyz") {
 		t.Errorf("Redact = %q", got)
+	}
+	if strings.ContainsAny(got, "\x1b\x07\u009b") || !strings.Contains(got, "\n") || !strings.Contains(got, "\tend") {
+		t.Errorf("Redact = %q, want control characters but newline and tab replaced", got)
 	}
 }
 

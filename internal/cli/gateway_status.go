@@ -9,6 +9,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/gateway"
+	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/paths"
 )
 
@@ -117,7 +118,7 @@ func (a *App) statusOf(ctx context.Context, cfg *config.Config, custom config.Cu
 	case err != nil:
 		st.Health, st.Detail = "unhealthy", gateway.Redact(err.Error(), token)
 	case !res.OK:
-		st.Health, st.Detail = "unhealthy", res.Error
+		st.Health, st.Detail = "unhealthy", gateway.Redact(res.Error, token)
 	default:
 		st.Health = "healthy"
 		if tools {
@@ -151,7 +152,7 @@ func (a *App) printStatus(st gatewayStatus) {
 		line("remote", strings.Join(st.Remote, ", ")+" (proxied by the gateway)")
 	}
 	if st.Tools != nil {
-		line(fmt.Sprintf("tools (%d)", len(st.Tools)), listOrNone(st.Tools))
+		line(fmt.Sprintf("tools (%d)", len(st.Tools)), manifest.Printable(listOrNone(st.Tools)))
 	}
 	if len(st.PublishedPorts) > 0 {
 		line("published", a.paint("red", strings.Join(st.PublishedPorts, ", ")+": the gateway must publish nothing; recreate it with `abox gateway up --force "+st.Profile+"`"))

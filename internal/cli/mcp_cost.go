@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/gateway"
+	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
 )
@@ -122,7 +123,7 @@ func (a *App) probeProfile(ctx context.Context, profile string) (*gateway.ProbeR
 		return nil, err
 	}
 	if !res.OK {
-		return nil, errorf("see `abox gateway status "+profile+"`", "the %s gateway does not answer: %s", profile, res.Error)
+		return nil, errorf("see `abox gateway status "+profile+"`", "the %s gateway does not answer: %s", profile, gateway.Redact(res.Error, token))
 	}
 	return res, nil
 }
@@ -183,7 +184,7 @@ func (a *App) printCost(rep costReport) {
 	}
 	rows := [][]string{{"TOOL", "SERVER", "~TOKENS"}}
 	for _, t := range rep.Tools {
-		rows = append(rows, []string{t.Tool, t.Server, fmt.Sprint(t.Tokens)})
+		rows = append(rows, []string{manifest.Printable(t.Tool), t.Server, fmt.Sprint(t.Tokens)})
 	}
 	table(a.Out, rows)
 	fmt.Fprintln(a.Out)

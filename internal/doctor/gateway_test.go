@@ -149,7 +149,7 @@ func TestServersNetworkAndRisk(t *testing.T) {
 	f.healthy()
 	wantStatus(t, "servers.network", f.run(serversNetwork), OK)
 	r := f.env().mcpEgressRisk()
-	if !r.Applies || !strings.Contains(r.Detail, "fetch have network") || !strings.Contains(r.Detail, "git run with --network none") {
+	if !r.Applies || !strings.Contains(r.Detail, "fetch has network") || !strings.Contains(r.Detail, "git run with --network none") {
 		t.Errorf("risk = %+v", r)
 	}
 	// a hand-edited catalog without the isolation

@@ -77,7 +77,11 @@ func (e *Env) mcpEgressRisk() Risk {
 	}
 	var parts []string
 	if len(network) > 0 {
-		parts = append(parts, fmt.Sprintf("%s have network outside netd's policy: a tool call carrying a URL reaches it", strings.Join(network, ", ")))
+		verb := "have"
+		if len(network) == 1 {
+			verb = "has"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s network outside netd's policy: a tool call carrying a URL reaches it", strings.Join(network, ", "), verb))
 	}
 	if len(none) > 0 {
 		parts = append(parts, strings.Join(none, ", ")+" run with --network none")

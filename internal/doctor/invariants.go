@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -54,7 +55,7 @@ func (e *Env) audit(ctx context.Context, inv invariant, live bool) Finding {
 	if live && inv.live != nil {
 		cs, err := e.sandbox(ctx)
 		switch {
-		case err == errNoDocker:
+		case errors.Is(err, errNoDocker):
 			seen += "; no daemon to show running containers"
 		case err != nil:
 			list = append(list, fmt.Sprintf("could not list running sandboxes: %v", err))

@@ -1,0 +1,64 @@
+package netd
+
+import (
+	"fmt"
+	"net/url"
+	"sync/atomic"
+
+	"github.com/aboxhq/abox/internal/egress"
+	"github.com/aboxhq/abox/internal/policy"
+)
+
+// config is what the serving child enforces. A reload replaces it whole, so one decision never
+// sees half of an old policy and half of a new one.
+type config struct {
+	list        *egress.List
+	mcp         *policy.MCP // nil: the forwarder answers 503
+	mcpUpstream *url.URL
+	token       string // the gateway token; "" until the supervisor sends one
+}
+
+// newConfig parses a netd policy (policy.File) and pairs it with the gateway token.
+func newConfig(raw []byte, token string) (*config, error) {
+	p, err := policy.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	list, err := p.List()
+	if err != nil {
+		return nil, err
+	}
+	c := &config{list: list, mcp: p.MCP, token: token}
+	if p.MCP != nil {
+		if c.mcpUpstream, err = mcpUpstream(p.MCP); err != nil {
+			return nil, fmt.Errorf("netd policy: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// current holds the config every decision reads. Before the first store it allows nothing.
+type current struct{ p atomic.Pointer[config] }
+
+func (c *current) get() *config {
+	if p := c.p.Load(); p != nil {
+		return p
+	}
+	return &config{}
+}
+
+func (c *current) set(cfg *config) { c.p.Store(cfg) }
+
+// toolAllowed reports whether the project may list and call tool, and the server to log.
+func (c *config) toolAllowed(tool string) (server string, ok bool) {
+	if c.mcp == nil {
+		return "", false
+	}
+	if s, ok := c.mcp.Tools[tool]; ok {
+		return s, true
+	}
+	if c.mcp.Unlisted {
+		return "?", true
+	}
+	return "", false
+}

@@ -1,0 +1,99 @@
+package netd
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// The control channel is a socketpair between the supervisor and the serving child, carrying one
+// JSON [message] a line. The child is network-facing, so the supervisor treats everything it
+// reads there as hostile input: it caps line length, validates every request and never lets the
+// child speak on stdout.
+
+// Operations of [message].
+const (
+	// opConfig (supervisor → child): the policy to enforce and the gateway token. Sent at start
+	// and after every SIGHUP.
+	opConfig = "config"
+	// opAdd (child → supervisor): add Set's elements; answered by opResult with the same ID.
+	opAdd = "add"
+	// opResult (supervisor → child): the outcome of the request ID; Error is "" on success.
+	opResult = "result"
+	// opListening (child → supervisor): every listener is up.
+	opListening = "listening"
+	// opEvent (child → supervisor): a lifecycle event for netd.jsonl (only reload and error).
+	opEvent = "event"
+)
+
+// maxControlLine bounds one control message; a policy of a few thousand entries fits.
+const maxControlLine = 4 << 20
+
+// message is one line on the control channel. Only the fields of its Op are set.
+type message struct {
+	Op     string          `json:"op"`
+	ID     uint64          `json:"id,omitempty"`
+	Set    *setRequest     `json:"set,omitempty"`
+	Policy json.RawMessage `json:"policy,omitempty"`
+	Token  string          `json:"token,omitempty"` // never logged
+	Event  string          `json:"event,omitempty"`
+	Detail string          `json:"detail,omitempty"`
+	Error  string          `json:"error,omitempty"`
+}
+
+// ctlConn reads and writes messages on one end of the control channel. send is safe for
+// concurrent use; recv must be called from one goroutine.
+type ctlConn struct {
+	r  *bufio.Reader
+	mu sync.Mutex
+	w  io.Writer
+	c  io.Closer
+}
+
+func newCtlConn(rwc io.ReadWriteCloser) *ctlConn {
+	return &ctlConn{r: bufio.NewReaderSize(rwc, 64<<10), w: rwc, c: rwc}
+}
+
+func (c *ctlConn) send(m message) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encoding control message: %w", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, err := c.w.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("writing control message: %w", err)
+	}
+	return nil
+}
+
+// errLineTooLong is returned by recv for a line over [maxControlLine].
+var errLineTooLong = errors.New("control message too long")
+
+func (c *ctlConn) recv() (message, error) {
+	var line []byte
+	for {
+		chunk, err := c.r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > maxControlLine {
+			return message{}, errLineTooLong
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			return message{}, err
+		}
+		break
+	}
+	var m message
+	if err := json.Unmarshal(line, &m); err != nil {
+		return message{}, fmt.Errorf("decoding control message: %w", err)
+	}
+	return m, nil
+}
+
+func (c *ctlConn) close() error { return c.c.Close() }

@@ -1,0 +1,92 @@
+package netd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/aboxhq/abox/internal/policy"
+)
+
+// lookuper resolves a canonical name to its IPv4 addresses and the TTL of the answer.
+type lookuper interface {
+	lookupA(ctx context.Context, name string) ([]netip.Addr, time.Duration, error)
+}
+
+// upstreamDialer connects netd to a name it resolves itself: the agent never chooses the address.
+// Before dialing it asks for the addresses to be opened in [policy.SetNetd], the only set netd's
+// own uid may reach, for as long as the DNS answer is valid.
+type upstreamDialer struct {
+	res     lookuper
+	sets    setAdder
+	timeout time.Duration // for resolving, opening and connecting together
+}
+
+// dialTimeout bounds how long netd spends reaching an upstream.
+const dialTimeout = 10 * time.Second
+
+// dial connects to name:port and returns the connection. name is canonical, or an IP literal
+// (for an MCP gateway given by address); loopback addresses are not opened, the ruleset accepts
+// them anyway.
+func (d *upstreamDialer) dial(ctx context.Context, name string, port int) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, d.timeout)
+	defer cancel()
+	addrs, ttl, err := d.resolve(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	var open []netip.Addr
+	for _, a := range addrs {
+		if !a.IsLoopback() {
+			open = append(open, a)
+		}
+	}
+	if len(open) > 0 {
+		req := setRequest{Set: policy.SetNetd, Addrs: open[:min(len(open), maxReqAddrs)], Ports: []int{port},
+			Timeout: clampTTL(ttl, minElemTimeout, maxElemTimeout)}
+		if err := d.sets.addElements(ctx, req); err != nil {
+			return nil, fmt.Errorf("opening %s: %w", name, err)
+		}
+	}
+	var errs []error
+	var nd net.Dialer
+	for _, a := range addrs {
+		c, err := nd.DialContext(ctx, "tcp4", netip.AddrPortFrom(a, uint16(port)).String())
+		if err == nil {
+			return c, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, fmt.Errorf("connecting to %s:%d: %w", name, port, errors.Join(errs...))
+}
+
+func (d *upstreamDialer) resolve(ctx context.Context, name string) ([]netip.Addr, time.Duration, error) {
+	if a, err := netip.ParseAddr(name); err == nil {
+		if !a.Is4() {
+			return nil, 0, fmt.Errorf("%s is not an IPv4 address", name)
+		}
+		return []netip.Addr{a}, minElemTimeout * time.Second, nil
+	}
+	addrs, ttl, err := d.res.lookupA(ctx, name)
+	if err != nil {
+		return nil, 0, err
+	}
+	return addrs[:min(len(addrs), maxReqAddrs)], ttl, nil
+}
+
+// dialContext adapts dial to http.Transport: addr is host:port as the transport has it.
+func (d *upstreamDialer) dialContext(ctx context.Context, _, addr string) (net.Conn, error) {
+	host, ps, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	port, err := strconv.Atoi(ps)
+	if err != nil {
+		return nil, fmt.Errorf("port of %s: %w", addr, err)
+	}
+	return d.dial(ctx, host, port)
+}

@@ -1,0 +1,169 @@
+package netd
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/http/httputil"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aboxhq/abox/internal/egress"
+	"github.com/aboxhq/abox/internal/policy"
+)
+
+// httpProxy receives every tcp/80 connection of every uid but netd's and decides each request on
+// its Host: a kept-alive connection cannot switch to another host after the first request was
+// allowed. An allowed request is forwarded to an address netd resolved itself.
+type httpProxy struct {
+	cfg  *current
+	log  *jsonl
+	rp   *httputil.ReverseProxy
+	now  func() time.Time
+	port int // the upstream port: 80
+}
+
+// target is what the handler decided, passed to the reverse proxy through the context, and what
+// the proxy saw, for the log.
+type target struct {
+	name string
+	down atomic.Int64
+
+	mu       sync.Mutex
+	upstream string // the address netd connected to
+	failure  string // why forwarding failed
+}
+
+func (t *target) seen(upstream, failure string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.upstream = cmp.Or(t.upstream, upstream)
+	t.failure = cmp.Or(t.failure, failure)
+}
+
+type targetKey struct{}
+
+func newHTTPProxy(cfg *current, dial *upstreamDialer, log *jsonl, port int) *httpProxy {
+	p := &httpProxy{cfg: cfg, log: log, now: time.Now, port: port}
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
+			host, _, _ := net.SplitHostPort(addr)
+			return dial.dial(ctx, host, p.port)
+		},
+		Proxy:               nil,
+		DisableCompression:  true,
+		MaxIdleConnsPerHost: 4,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	p.rp = &httputil.ReverseProxy{
+		Rewrite:        rewrite,
+		Transport:      tr,
+		ModifyResponse: countResponse,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			r.Context().Value(targetKey{}).(*target).seen("", err.Error())
+			http.Error(w, "abox: upstream unreachable", http.StatusBadGateway)
+		},
+	}
+	return p
+}
+
+// ServeHTTP decides one request and forwards or refuses it.
+func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := p.now()
+	rec := policy.ConnRecord{TS: policy.Timestamp(start), Kind: policy.KindHTTP, Port: 80}
+	defer func() {
+		rec.DurMS = since(start)
+		p.log.write(rec)
+	}()
+	name, reason := p.decide(r)
+	rec.Name = logName(r.Host)
+	if reason != "" {
+		rec.Verdict, rec.Reason = policy.Denied, reason
+		http.Error(w, "abox: "+reason, http.StatusForbidden)
+		return
+	}
+	up := &countingBody{ReadCloser: r.Body}
+	r.Body = up
+	t := &target{name: name}
+	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), targetKey{}, t)))
+	t.mu.Lock()
+	rec.Verdict, rec.Upstream = policy.Allowed, t.upstream
+	if t.failure != "" {
+		rec.Verdict, rec.Reason = policy.Error, t.failure
+	}
+	t.mu.Unlock()
+	rec.BytesUp, rec.BytesDown = up.n.Load(), t.down.Load()
+}
+
+// decide returns the canonical host of an allowed request, or why it is refused.
+func (p *httpProxy) decide(r *http.Request) (name, reason string) {
+	if r.Method == http.MethodConnect {
+		return "", "CONNECT is not proxied"
+	}
+	host, port := r.Host, ""
+	if h, ps, err := net.SplitHostPort(r.Host); err == nil {
+		host, port = h, ps
+	}
+	if port != "" && port != "80" {
+		return "", "port " + port + " in Host is not 80"
+	}
+	name, ok := egress.NormalizeName(host)
+	if !ok {
+		return "", fmt.Sprintf("%q is not a host name", host)
+	}
+	if !p.cfg.get().list.Allows(name, 80) {
+		return "", name + " is not allowed on port 80"
+	}
+	return name, ""
+}
+
+// rewrite sends the request to the decided host over plain HTTP; nothing about the agent (its
+// address, forwarding headers) is added.
+func rewrite(pr *httputil.ProxyRequest) {
+	t := pr.In.Context().Value(targetKey{}).(*target)
+	pr.Out.URL.Scheme = "http"
+	pr.Out.URL.Host = t.name
+	pr.Out.Host = t.name
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		t.seen(info.Conn.RemoteAddr().String(), "")
+	}}
+	*pr.Out = *pr.Out.WithContext(httptrace.WithClientTrace(pr.Out.Context(), trace))
+}
+
+// countResponse counts the bytes of the response body into the request's target.
+func countResponse(resp *http.Response) error {
+	t := resp.Request.Context().Value(targetKey{}).(*target)
+	resp.Body = &countingBody{ReadCloser: resp.Body, into: &t.down}
+	return nil
+}
+
+// countingBody counts what is read through it, into its own counter or into.
+type countingBody struct {
+	io.ReadCloser
+	n    atomic.Int64
+	into *atomic.Int64
+}
+
+func (c *countingBody) Read(b []byte) (int, error) {
+	n, err := c.ReadCloser.Read(b)
+	c.n.Add(int64(n))
+	if c.into != nil {
+		c.into.Add(int64(n))
+	}
+	return n, err
+}
+
+// newHTTPServer returns the server for a loopback proxy or forwarder handler.
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+}

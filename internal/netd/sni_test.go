@@ -231,12 +231,12 @@ func TestSNIProxyBoundsConnections(t *testing.T) {
 	defer hold.Close()
 	time.Sleep(100 * time.Millisecond)
 	c, err := net.Dial("tcp", f.addr)
-	if err != nil {
-		t.Fatal(err)
+	if err == nil { // on loopback the reset may already fail the dial
+		defer c.Close()
+		c.SetReadDeadline(time.Now().Add(time.Second))
+		_, err = c.Read(make([]byte, 1))
 	}
-	defer c.Close()
-	c.SetReadDeadline(time.Now().Add(time.Second))
-	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, syscall.ECONNRESET) {
+	if !errors.Is(err, syscall.ECONNRESET) {
 		t.Errorf("second connection: %v, want a reset", err)
 	}
 	if r := waitRecords[policy.ConnRecord](t, f.log, 1)[0]; r.Reason != reasonTooMany {

@@ -70,24 +70,32 @@ func (c *ctlConn) send(m message) error {
 	return nil
 }
 
-// errLineTooLong is returned by recv for a line over [maxControlLine].
-var errLineTooLong = errors.New("control message too long")
+// errLineTooLong is returned by [readLine] for a line over its limit.
+var errLineTooLong = errors.New("line too long")
 
-func (c *ctlConn) recv() (message, error) {
+// readLine reads up to and including the next newline, or to the end of r, refusing a line longer
+// than limit without buffering it whole.
+func readLine(br *bufio.Reader, limit int) ([]byte, error) {
 	var line []byte
 	for {
-		chunk, err := c.r.ReadSlice('\n')
+		chunk, err := br.ReadSlice('\n')
 		line = append(line, chunk...)
-		if len(line) > maxControlLine {
-			return message{}, errLineTooLong
+		if len(line) > limit {
+			return nil, errLineTooLong
 		}
-		if err == bufio.ErrBufferFull {
-			continue
+		if err != bufio.ErrBufferFull {
+			return line, err
 		}
-		if err != nil {
-			return message{}, err
-		}
-		break
+	}
+}
+
+func (c *ctlConn) recv() (message, error) {
+	line, err := readLine(c.r, maxControlLine)
+	if err == io.EOF && len(line) > 0 {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		return message{}, err
 	}
 	var m message
 	if err := json.Unmarshal(line, &m); err != nil {

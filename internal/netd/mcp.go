@@ -1,0 +1,244 @@
+package netd
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/aboxhq/abox/internal/policy"
+)
+
+// mcpForwarder is the agent's only MCP endpoint (http://127.0.0.1:<MCPPort>/mcp). It forwards
+// streamable HTTP to the profile's gateway and adds the gateway token, which the agent never
+// holds, so the agent cannot steal or replay it. Because the gateway serves every project of its
+// profile, the forwarder narrows tools to the project's own: tools/list results are filtered and
+// a tools/call of another tool is answered with an error without reaching the gateway.
+type mcpForwarder struct {
+	cfg    *current
+	client *http.Client
+	log    *jsonl
+	now    func() time.Time
+}
+
+// Limits of the forwarder.
+const (
+	mcpPath         = "/mcp"
+	maxMCPRequest   = 8 << 20
+	maxMCPResponse  = 32 << 20
+	refusedToolCode = rpcInvalidParams
+)
+
+// Headers passed on, each way; anything else (Authorization, Origin, cookies, forwarding
+// headers) is dropped.
+var (
+	mcpRequestHeaders  = []string{"Accept", "Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-Id", "User-Agent"}
+	mcpResponseHeaders = []string{"Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version", "Cache-Control"}
+)
+
+func newMCPForwarder(cfg *current, dial *upstreamDialer, log *jsonl) *mcpForwarder {
+	tr := &http.Transport{
+		DialContext:         dial.dialContext,
+		Proxy:               nil,
+		DisableCompression:  true,
+		MaxIdleConnsPerHost: 16,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	return &mcpForwarder{cfg: cfg, client: &http.Client{Transport: tr}, log: log, now: time.Now}
+}
+
+// ServeHTTP handles one request of the agent's MCP client.
+func (f *mcpForwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := f.now()
+	cfg := f.cfg.get()
+	refuse := func(status int, reason string) {
+		http.Error(w, "abox: "+reason, status)
+		f.logOne(start, r.Method, policy.Denied, reason, status)
+	}
+	switch {
+	case r.URL.Path != mcpPath:
+		refuse(http.StatusNotFound, "no such endpoint")
+	case cfg.mcp == nil:
+		refuse(http.StatusServiceUnavailable, "this project has no MCP servers")
+	case cfg.token == "":
+		refuse(http.StatusServiceUnavailable, "netd has no gateway token")
+	case r.Method == http.MethodPost:
+		f.post(w, r, cfg, start)
+	case r.Method == http.MethodGet || r.Method == http.MethodDelete:
+		f.forward(w, r, cfg, nil, []rpcMessage{{method: r.Method}}, start)
+	default:
+		refuse(http.StatusMethodNotAllowed, "method "+r.Method+" not allowed")
+	}
+}
+
+// post checks a POST body and forwards it, or refuses it without forwarding.
+func (f *mcpForwarder) post(w http.ResponseWriter, r *http.Request, cfg *config, start time.Time) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMCPRequest))
+	if err != nil {
+		http.Error(w, "abox: request too large or unreadable", http.StatusRequestEntityTooLarge)
+		f.logOne(start, "", policy.Denied, err.Error(), http.StatusRequestEntityTooLarge)
+		return
+	}
+	msgs, batch, err := parseRPC(body)
+	if err != nil {
+		code := rpcInvalidRequest
+		if errors.Is(err, errInvalidJSON) {
+			code = rpcParseError
+		}
+		writeJSON(w, http.StatusBadRequest, rpcError(nil, code, "abox: "+err.Error()))
+		f.logOne(start, "", policy.Denied, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if refused := refusedTools(cfg, msgs); len(refused) > 0 {
+		f.refuseCalls(w, msgs, batch, refused, start)
+		return
+	}
+	f.forward(w, r, cfg, body, msgs, start)
+}
+
+// refusedTools returns the indexes of tools/call messages naming a tool the project may not use.
+func refusedTools(cfg *config, msgs []rpcMessage) map[int]bool {
+	refused := map[int]bool{}
+	for i, m := range msgs {
+		if m.method != methodToolsCall {
+			continue
+		}
+		if _, ok := cfg.toolAllowed(m.tool); !ok {
+			refused[i] = true
+		}
+	}
+	return refused
+}
+
+// refuseCalls answers every request of the body with a JSON-RPC error, forwarding nothing: a
+// batch is refused whole when one of its calls is.
+func (f *mcpForwarder) refuseCalls(w http.ResponseWriter, msgs []rpcMessage, batch bool, refused map[int]bool, start time.Time) {
+	var replies []json.RawMessage
+	for i, m := range msgs {
+		reason := fmt.Sprintf("tool %q is not allowed for this project", m.tool)
+		if !refused[i] {
+			reason = "batch refused: it calls a tool that is not allowed"
+		}
+		if m.id != nil && m.method != "" {
+			replies = append(replies, rpcError(m.id, refusedToolCode, "abox: "+reason))
+		}
+		f.logMsg(start, m, policy.Denied, reason, http.StatusOK)
+	}
+	switch {
+	case len(replies) == 0:
+		w.WriteHeader(http.StatusAccepted)
+	case batch:
+		b, _ := json.Marshal(replies)
+		writeJSON(w, http.StatusOK, b)
+	default:
+		writeJSON(w, http.StatusOK, replies[0])
+	}
+}
+
+// forward sends the request to the gateway with netd's token and streams the answer back,
+// filtering tool lists.
+func (f *mcpForwarder) forward(w http.ResponseWriter, r *http.Request, cfg *config, body []byte, msgs []rpcMessage, start time.Time) {
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, cfg.mcpUpstream.String(), bytes.NewReader(body))
+	if err != nil {
+		f.fail(w, msgs, start, err.Error())
+		return
+	}
+	copyHeaders(req.Header, r.Header, mcpRequestHeaders)
+	req.Header.Set("Authorization", "Bearer "+cfg.token)
+	resp, err := f.client.Do(req)
+	if err != nil {
+		f.fail(w, msgs, start, "gateway: "+err.Error())
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized {
+		f.fail(w, msgs, start, "gateway refused netd's token: "+resp.Status)
+		return
+	}
+	copyHeaders(w.Header(), resp.Header, mcpResponseHeaders)
+	allowed := func(tool string) bool { _, ok := cfg.toolAllowed(tool); return ok }
+	err = relayMCP(w, resp, allowed)
+	verdict, reason := policy.Allowed, ""
+	if err != nil {
+		verdict, reason = policy.Error, err.Error()
+	}
+	for _, m := range msgs {
+		f.logMsg(start, m, verdict, reason, resp.StatusCode)
+	}
+}
+
+// relayMCP writes the gateway's response: event streams event by event, JSON whole, both with
+// tool lists filtered.
+func relayMCP(w http.ResponseWriter, resp *http.Response, allowed func(string) bool) error {
+	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch media {
+	case "text/event-stream":
+		w.WriteHeader(resp.StatusCode)
+		rc := http.NewResponseController(w)
+		rc.Flush()
+		return copySSE(w, rc.Flush, resp.Body, func(data []byte) []byte {
+			out, _ := filterTools(data, allowed)
+			return out
+		})
+	case "application/json":
+		b, err := io.ReadAll(io.LimitReader(resp.Body, maxMCPResponse+1))
+		if err != nil || len(b) > maxMCPResponse {
+			http.Error(w, "abox: gateway response unreadable or too large", http.StatusBadGateway)
+			return cmp.Or(err, errors.New("gateway response larger than 32 MiB"))
+		}
+		b, _ = filterTools(b, allowed)
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		w.WriteHeader(resp.StatusCode)
+		_, err = w.Write(b)
+		return err
+	default:
+		w.WriteHeader(resp.StatusCode)
+		_, err := io.Copy(w, io.LimitReader(resp.Body, maxMCPResponse))
+		return err
+	}
+}
+
+// fail answers 502 and logs every message as an error.
+func (f *mcpForwarder) fail(w http.ResponseWriter, msgs []rpcMessage, start time.Time, reason string) {
+	http.Error(w, "abox: MCP gateway unavailable", http.StatusBadGateway)
+	for _, m := range msgs {
+		f.logMsg(start, m, policy.Error, reason, http.StatusBadGateway)
+	}
+}
+
+func (f *mcpForwarder) logMsg(start time.Time, m rpcMessage, verdict, reason string, status int) {
+	rec := policy.MCPRecord{TS: policy.Timestamp(start), Method: m.method, Tool: m.tool,
+		Verdict: verdict, Reason: reason, Status: status, DurMS: since(start)}
+	if rec.Method == "" {
+		rec.Method = "(response)"
+	}
+	if m.tool != "" {
+		rec.Server, _ = f.cfg.get().toolAllowed(m.tool)
+	}
+	f.log.write(rec)
+}
+
+func (f *mcpForwarder) logOne(start time.Time, method, verdict, reason string, status int) {
+	f.logMsg(start, rpcMessage{method: method}, verdict, reason, status)
+}
+
+func copyHeaders(dst, src http.Header, names []string) {
+	for _, n := range names {
+		if v := src.Values(n); len(v) > 0 {
+			dst[http.CanonicalHeaderKey(n)] = v
+		}
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	w.Write(b)
+}

@@ -1,0 +1,56 @@
+package netd
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+
+	"github.com/aboxhq/abox/internal/policy"
+)
+
+// execChild starts the serving child by re-executing this binary as `abox netd serve`, as
+// [policy.NetdUID] with no supplementary groups. Changing uid from root clears every capability
+// set, and the child checks that it holds none before it listens.
+type execChild struct {
+	upstreamDNS string
+	stderr      io.Writer
+}
+
+// childArgs is the command line of the serving child: the CLI's hidden command, then Main's
+// serve mode.
+var childArgs = []string{"abox", "netd", "serve"}
+
+func (e execChild) start(ctl *os.File, logs []*os.File) (terminate, kill func(), done <-chan error, err error) {
+	cmd := &exec.Cmd{
+		Path:       "/proc/self/exe",
+		Args:       append(append([]string{}, childArgs...), "--upstream-dns", e.upstreamDNS),
+		Env:        []string{},
+		Dir:        "/",
+		Stderr:     e.stderr,
+		ExtraFiles: append([]*os.File{ctl}, logs...), // fds 3 (control), 4 dns, 5 conn, 6 mcp
+		SysProcAttr: &syscall.SysProcAttr{
+			Credential: &syscall.Credential{Uid: policy.NetdUID, Gid: policy.NetdUID, Groups: []uint32{}},
+			Pdeathsig:  syscall.SIGKILL, // the child dies with the supervisor
+		},
+	}
+	started, exited := make(chan error, 1), make(chan error, 1)
+	go func() {
+		// Pdeathsig fires when the thread that started the child exits, not the process: keep
+		// this thread for as long as the child lives.
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		exited <- cmd.Wait()
+	}()
+	if err := <-started; err != nil {
+		return nil, nil, nil, err
+	}
+	terminate = func() { cmd.Process.Signal(syscall.SIGTERM) }
+	kill = func() { cmd.Process.Kill() }
+	return terminate, kill, exited, nil
+}

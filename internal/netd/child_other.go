@@ -1,0 +1,19 @@
+//go:build !linux
+
+package netd
+
+import (
+	"errors"
+	"io"
+	"os"
+)
+
+// execChild is Linux-only: netd runs in the netd container.
+type execChild struct {
+	upstreamDNS string
+	stderr      io.Writer
+}
+
+func (execChild) start(*os.File, []*os.File) (func(), func(), <-chan error, error) {
+	return nil, nil, nil, errors.New("netd runs only on Linux")
+}

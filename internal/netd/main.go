@@ -1,0 +1,120 @@
+package netd
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"github.com/aboxhq/abox/internal/policy"
+)
+
+// Main runs netd with the arguments that follow `abox netd` and returns the exit code. The CLI's
+// hidden netd command must pass its arguments through unparsed.
+//
+// Without a mode it is the supervisor, started as root in the netd container:
+//
+//	abox netd [--dir /etc/abox] [--log-dir /var/log/abox] [--token-file /run/abox/gateway/token]
+//	          [--upstream-dns 127.0.0.11:53]
+//
+// It prints lifecycle events ([policy.Event]) as JSON lines on stdout, exactly one of them
+// "ready", once the ruleset is loaded and verified and the self-test has passed; the agent may
+// start only after it. SIGHUP reloads the policy and token; SIGTERM or SIGINT writes the
+// counters and exits 0. Any failure, including the serving child's death, exits 1 (2 for bad
+// flags).
+//
+// `abox netd serve` is the serving child, which the supervisor starts itself; it is not for
+// direct use.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if runtime.GOOS != "linux" {
+		fmt.Fprintln(stderr, "abox netd: error: netd runs only on Linux, inside the sandbox's netd container")
+		return 1
+	}
+	if len(args) > 0 && args[0] == "serve" {
+		return mainServe(ctx, args[1:], stderr)
+	}
+	return mainSupervisor(ctx, args, stdout, stderr)
+}
+
+func mainSupervisor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("abox netd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	fs.StringVar(&o.dir, "dir", policy.Dir, "directory holding "+policy.RulesFile+" and "+policy.File)
+	fs.StringVar(&o.logDir, "log-dir", policy.LogDir, "directory for the decision logs and counters")
+	fs.StringVar(&o.tokenFile, "token-file", policy.TokenFile, "the MCP gateway token (optional)")
+	fs.StringVar(&o.upstreamDNS, "upstream-dns", policy.UpstreamDNS, "resolver netd asks for allowed names")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		if err == nil {
+			fmt.Fprintf(stderr, "abox netd: error: unexpected argument %q\n", fs.Arg(0))
+		}
+		return 2
+	}
+	nft := execNFT{path: nftPath}
+	addrs := defaultAddrs()
+	st := selfTest{
+		resolvers: []string{addrs.dns, "127.0.0.1:53"}, // the second goes through the nat redirect
+		addrs:     addrs, nft: nft, expected: policy.ExpectedRuleset(),
+	}
+	s := newSupervisor(o, nft, execChild{upstreamDNS: o.upstreamDNS, stderr: stderr}, st, stdout)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	if err := s.run(ctx, sigs); err != nil {
+		fmt.Fprintf(stderr, "abox netd: error: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// defaultAddrs are the loopback addresses of the policy's ports.
+func defaultAddrs() listenAddrs {
+	at := func(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+	return listenAddrs{dns: at(policy.DNSPort), sni: at(policy.SNIPort), http: at(policy.HTTPPort), mcp: at(policy.MCPPort)}
+}
+
+// Descriptors the supervisor hands the serving child (exec.Cmd.ExtraFiles start at 3).
+const (
+	fdControl = 3 + iota
+	fdDNSLog
+	fdConnLog
+	fdMCPLog
+)
+
+func mainServe(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("abox netd serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	upstream := fs.String("upstream-dns", policy.UpstreamDNS, "resolver netd asks for allowed names")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	status, err := selfStatus()
+	if err == nil {
+		err = checkUnprivileged(os.Getuid(), status)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "abox netd serve: error: %v\n", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	err = serve(ctx, serveOptions{
+		addrs:       defaultAddrs(),
+		upstreamDNS: *upstream,
+		ctl:         os.NewFile(fdControl, "control"),
+		dnsLog:      os.NewFile(fdDNSLog, policy.DNSLog),
+		connLog:     os.NewFile(fdConnLog, policy.ConnLog),
+		mcpLog:      os.NewFile(fdMCPLog, policy.MCPLog),
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "abox netd serve: error: %v\n", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,197 @@
+package netd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aboxhq/abox/internal/policy"
+)
+
+// listenAddrs are where the serving child listens; production uses the policy ports on
+// 127.0.0.1, tests use ephemeral ports.
+type listenAddrs struct {
+	dns, sni, http, mcp string
+}
+
+// serveOptions configure the serving child.
+type serveOptions struct {
+	addrs       listenAddrs
+	upstreamDNS string
+	ctl         io.ReadWriteCloser // the control channel to the supervisor
+	dnsLog      io.Writer
+	connLog     io.Writer
+	mcpLog      io.Writer
+}
+
+// child is the running serving child: its configuration and the listeners' shared parts.
+type child struct {
+	cur  current
+	ctl  *ctlConn
+	sets *ctlSets
+	logs logs
+}
+
+// serve runs the serving child until ctx ends, a listener fails or the supervisor goes away. It
+// starts listening only once it holds a valid configuration from the supervisor.
+func serve(ctx context.Context, o serveOptions) error {
+	c := &child{ctl: newCtlConn(o.ctl)}
+	defer c.ctl.close()
+	c.sets = newCtlSets(c.ctl)
+	c.logs = logs{dns: newJSONL(o.dnsLog, maxLogBytes), conn: newJSONL(o.connLog, maxLogBytes), mcp: newJSONL(o.mcpLog, maxLogBytes)}
+	if err := c.firstConfig(); err != nil {
+		return err
+	}
+	ls, err := listen(o.addrs)
+	if err != nil {
+		return err
+	}
+	defer ls.close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 8)
+	c.start(ls, newResolver(o.upstreamDNS), errc)
+	if err := c.ctl.send(message{Op: opListening}); err != nil {
+		return err
+	}
+	go func() { errc <- c.control() }()
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-errc:
+		return err
+	}
+}
+
+// firstConfig waits for the supervisor's first configuration.
+func (c *child) firstConfig() error {
+	m, err := c.ctl.recv()
+	if err != nil {
+		return fmt.Errorf("waiting for the configuration: %w", err)
+	}
+	if m.Op != opConfig {
+		return fmt.Errorf("first control message is %q, want %q", m.Op, opConfig)
+	}
+	cfg, err := newConfig(m.Policy, m.Token)
+	if err != nil {
+		return err
+	}
+	c.cur.set(cfg)
+	return nil
+}
+
+// control handles the supervisor's messages until the channel closes.
+func (c *child) control() error {
+	defer c.sets.shut()
+	for {
+		m, err := c.ctl.recv()
+		if err != nil {
+			return fmt.Errorf("control channel: %w", err)
+		}
+		switch m.Op {
+		case opResult:
+			c.sets.resolve(m)
+		case opConfig:
+			c.reconfigure(m)
+		}
+	}
+}
+
+// reconfigure applies a new configuration, or keeps the current one if it is invalid.
+func (c *child) reconfigure(m message) {
+	cfg, err := newConfig(m.Policy, m.Token)
+	if err != nil {
+		c.ctl.send(message{Op: opEvent, Event: policy.EventError, Detail: "reload refused, keeping the current policy: " + err.Error()})
+		return
+	}
+	c.cur.set(cfg)
+}
+
+// listeners are the child's sockets, all on loopback.
+type listeners struct {
+	dnsUDP                 net.PacketConn
+	dnsTCP, sni, http, mcp net.Listener
+}
+
+func listen(a listenAddrs) (*listeners, error) {
+	ls := &listeners{}
+	var err error
+	if ls.dnsUDP, err = net.ListenPacket("udp4", a.dns); err != nil {
+		return nil, fmt.Errorf("listening: %w", err)
+	}
+	for _, l := range []struct {
+		dst  *net.Listener
+		addr string
+	}{{&ls.dnsTCP, a.dns}, {&ls.sni, a.sni}, {&ls.http, a.http}, {&ls.mcp, a.mcp}} {
+		if *l.dst, err = net.Listen("tcp4", l.addr); err != nil {
+			ls.close()
+			return nil, fmt.Errorf("listening: %w", err)
+		}
+	}
+	return ls, nil
+}
+
+func (ls *listeners) close() {
+	for _, c := range []io.Closer{ls.dnsUDP, ls.dnsTCP, ls.sni, ls.http, ls.mcp} {
+		if c != nil {
+			c.Close()
+		}
+	}
+}
+
+// start runs every service on its listener; each reports to errc when it stops.
+func (c *child) start(ls *listeners, res *resolver, errc chan<- error) {
+	dial := &upstreamDialer{res: res, sets: c.sets, timeout: dialTimeout}
+	h := &dnsHandler{cfg: &c.cur, res: res, sets: c.sets, log: c.logs.dns, now: time.Now}
+	udp, tcp := dnsServers(h, ls.dnsUDP, ls.dnsTCP)
+	sni := &sniProxy{cfg: &c.cur, dial: dial, log: c.logs.conn, port: 443, helloTimeout: helloTimeout,
+		slots: make(chan struct{}, maxProxyConns), now: time.Now}
+	web := newHTTPServer(newHTTPProxy(&c.cur, dial, c.logs.conn, 80))
+	mcp := newHTTPServer(newMCPForwarder(&c.cur, dial, c.logs.mcp))
+	run := func(name string, f func() error) {
+		go func() { errc <- fmt.Errorf("%s stopped: %w", name, stopped(f())) }()
+	}
+	run("dns (udp)", udp.ActivateAndServe)
+	run("dns (tcp)", tcp.ActivateAndServe)
+	run("tls proxy", func() error { return sni.serve(ls.sni) })
+	run("http proxy", func() error { return web.Serve(ls.http) })
+	run("mcp forwarder", func() error { return mcp.Serve(ls.mcp) })
+}
+
+// stopped turns the nil error of a server that should have run forever into one.
+func stopped(err error) error {
+	if err == nil || errors.Is(err, http.ErrServerClosed) {
+		return errors.New("listener closed")
+	}
+	return err
+}
+
+// checkUnprivileged refuses to serve with any capability or as root: the child faces the agent,
+// so it must hold nothing worth taking. status is the text of /proc/self/status.
+func checkUnprivileged(uid int, status string) error {
+	if uid == 0 {
+		return errors.New("the serving child runs as root")
+	}
+	for _, line := range strings.Split(status, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || !strings.HasPrefix(k, "Cap") || k == "CapBnd" {
+			continue
+		}
+		if v = strings.TrimSpace(v); strings.Trim(v, "0") != "" {
+			return fmt.Errorf("the serving child holds capabilities: %s %s", k, v)
+		}
+	}
+	return nil
+}
+
+// selfStatus reads /proc/self/status.
+func selfStatus() (string, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	return string(b), err
+}

@@ -1,0 +1,291 @@
+package netd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/aboxhq/abox/internal/policy"
+)
+
+// options are the supervisor's settings, from its flags.
+type options struct {
+	dir         string // policy directory: policy.RulesFile and policy.File
+	logDir      string
+	tokenFile   string
+	upstreamDNS string
+}
+
+// childStarter starts the serving child, handing it the other end of the control channel and
+// the decision logs (dns, conn, mcp, in that order).
+type childStarter interface {
+	start(ctl *os.File, logs []*os.File) (terminate, kill func(), done <-chan error, err error)
+}
+
+// supervisor is netd's root process: it holds the capabilities, never the network.
+type supervisor struct {
+	o        options
+	nft      nftRunner
+	starter  childStarter
+	selfTest selfTest
+	ev       *eventLog
+	sets     *setManager
+
+	mu     sync.Mutex
+	ports  setPorts
+	policy []byte
+	token  string
+}
+
+func newSupervisor(o options, nft nftRunner, starter childStarter, st selfTest, stdout io.Writer) *supervisor {
+	return &supervisor{
+		o: o, nft: nft, starter: starter, selfTest: st,
+		ev:   &eventLog{stdout: stdout, now: time.Now},
+		sets: newSetManager(nft),
+	}
+}
+
+// run sets up the sandbox's network, starts the child and serves until a stop signal, ctx's end,
+// or the child's death, which is an error: without the child the agent is offline.
+// The outcome is also the last event: stop, or error.
+func (s *supervisor) run(ctx context.Context, sigs <-chan os.Signal) error {
+	files, err := s.openLogs()
+	if err != nil {
+		s.ev.emit(policy.EventError, err.Error())
+		return err
+	}
+	defer closeAll(files)
+	defer s.ev.setFile(nil)
+	s.ev.emit(policy.EventStart, "")
+	if err := s.serve(ctx, sigs, files[1:]); err != nil {
+		s.ev.emit(policy.EventError, err.Error())
+		return err
+	}
+	s.ev.emit(policy.EventStop, "")
+	return nil
+}
+
+// serve loads the policy, starts and verifies the child, reports ready and serves signals.
+func (s *supervisor) serve(ctx context.Context, sigs <-chan os.Signal, logs []*os.File) error {
+	if err := s.loadPolicy(); err != nil {
+		return err
+	}
+	if _, err := s.nft.run(ctx, nil, "-f", s.path(policy.RulesFile)); err != nil {
+		return fmt.Errorf("loading the ruleset: %w", err)
+	}
+	if err := s.loadToken(); err != nil {
+		return err
+	}
+	ch, err := s.startChild(logs)
+	if err != nil {
+		return err
+	}
+	if err := s.awaitListening(ctx, ch); err != nil {
+		s.stopChild(ch)
+		return err
+	}
+	if err := s.selfTest.run(ctx); err != nil {
+		s.stopChild(ch)
+		return fmt.Errorf("self-test: %w", err)
+	}
+	s.ev.emit(policy.EventReady, s.readyDetail())
+	return s.loop(ctx, sigs, ch)
+}
+
+func (s *supervisor) path(name string) string { return s.o.dir + "/" + name }
+
+// runningChild is the supervisor's view of the serving child.
+type runningChild struct {
+	ctl       *ctlConn
+	terminate func()
+	kill      func()
+	done      <-chan error
+	listening chan struct{}
+	ctlDone   chan error
+}
+
+// startChild starts the serving child with a fresh control channel and sends it the policy.
+func (s *supervisor) startChild(logs []*os.File) (*runningChild, error) {
+	mine, theirs, err := socketPair()
+	if err != nil {
+		return nil, err
+	}
+	terminate, kill, done, err := s.starter.start(theirs, logs)
+	theirs.Close()
+	if err != nil {
+		mine.Close()
+		return nil, fmt.Errorf("starting the serving child: %w", err)
+	}
+	rc := &runningChild{ctl: newCtlConn(mine), terminate: terminate, kill: kill, done: done,
+		listening: make(chan struct{}), ctlDone: make(chan error, 1)}
+	go s.serveControl(rc)
+	if err := s.sendConfig(rc); err != nil {
+		kill()
+		return nil, err
+	}
+	return rc, nil
+}
+
+// awaitListening waits for the child to report its listeners up.
+func (s *supervisor) awaitListening(ctx context.Context, rc *runningChild) error {
+	select {
+	case <-rc.listening:
+		return nil
+	case err := <-rc.done:
+		return fmt.Errorf("serving child exited before listening: %v", err)
+	case err := <-rc.ctlDone:
+		return fmt.Errorf("serving child: %w", err)
+	case <-time.After(startTimeout):
+		return errors.New("serving child did not start listening within 15 s")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// startTimeout bounds the child's start.
+const startTimeout = 15 * time.Second
+
+// loop serves signals until a stop.
+func (s *supervisor) loop(ctx context.Context, sigs <-chan os.Signal, rc *runningChild) error {
+	for {
+		select {
+		case sig := <-sigs:
+			if sig == syscall.SIGHUP {
+				s.reload(rc)
+				continue
+			}
+			s.shutdown(rc)
+			return nil
+		case <-ctx.Done():
+			s.shutdown(rc)
+			return nil
+		case err := <-rc.done:
+			return fmt.Errorf("serving child exited: %v", err)
+		case err := <-rc.ctlDone:
+			s.stopChild(rc)
+			return fmt.Errorf("serving child: %w", err)
+		}
+	}
+}
+
+// serveControl answers the child's messages until the channel fails; every request is
+// validated against the current policy before nft sees it.
+func (s *supervisor) serveControl(rc *runningChild) {
+	listening := false
+	for {
+		m, err := rc.ctl.recv()
+		if err != nil {
+			rc.ctlDone <- fmt.Errorf("control channel: %w", err)
+			return
+		}
+		switch {
+		case m.Op == opAdd:
+			rc.ctl.send(message{Op: opResult, ID: m.ID, Error: errText(s.addElements(m.Set))})
+		case m.Op == opListening && !listening:
+			listening = true
+			close(rc.listening)
+		case m.Op == opEvent:
+			if event, detail, ok := childEvent(m); ok {
+				s.ev.emit(event, detail)
+			}
+		default:
+			s.ev.emit(policy.EventError, fmt.Sprintf("unexpected control message %q from the child", m.Op))
+		}
+	}
+}
+
+// addElements validates and applies one request of the child.
+func (s *supervisor) addElements(req *setRequest) error {
+	if req == nil {
+		return errors.New("no set request")
+	}
+	s.mu.Lock()
+	ports := s.ports
+	s.mu.Unlock()
+	if err := req.validate(ports); err != nil {
+		s.ev.emit(policy.EventError, "refused set request: "+err.Error())
+		return fmt.Errorf("refused: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return s.sets.add(ctx, *req)
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// sendConfig sends the current policy and token to the child.
+func (s *supervisor) sendConfig(rc *runningChild) error {
+	s.mu.Lock()
+	m := message{Op: opConfig, Policy: s.policy, Token: s.token}
+	s.mu.Unlock()
+	return rc.ctl.send(m)
+}
+
+// reload re-reads the token and the policy (keeping the current one if the new one is invalid)
+// and sends both to the child.
+func (s *supervisor) reload(rc *runningChild) {
+	if err := s.loadPolicy(); err != nil {
+		s.ev.emit(policy.EventError, "reload: keeping the current policy: "+err.Error())
+	}
+	if err := s.loadToken(); err != nil {
+		s.ev.emit(policy.EventError, "reload: keeping the current token: "+err.Error())
+	}
+	if err := s.sendConfig(rc); err != nil {
+		s.ev.emit(policy.EventError, "reload: "+err.Error())
+		return
+	}
+	s.ev.emit(policy.EventReload, s.readyDetail())
+}
+
+// shutdown writes the counters and stops the child.
+func (s *supervisor) shutdown(rc *runningChild) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.writeCounters(ctx); err != nil {
+		s.ev.emit(policy.EventError, "counters: "+err.Error())
+	}
+	s.stopChild(rc)
+}
+
+// stopChild asks the child to stop and kills it if it has not within stopTimeout.
+func (s *supervisor) stopChild(rc *runningChild) {
+	rc.terminate()
+	select {
+	case <-rc.done:
+	case <-time.After(stopTimeout):
+		rc.kill()
+		<-rc.done
+	}
+	rc.ctl.close()
+}
+
+// stopTimeout is how long the child gets to stop after SIGTERM.
+const stopTimeout = 5 * time.Second
+
+// readyDetail summarises what netd enforces, for the ready and reload events.
+func (s *supervisor) readyDetail() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, err := policy.Parse(s.policy)
+	if err != nil {
+		return ""
+	}
+	mcp := "off"
+	if p.MCP != nil {
+		mcp = fmt.Sprintf("%d tools", len(p.MCP.Tools))
+		if s.token == "" {
+			mcp += ", no gateway token"
+		}
+	}
+	return fmt.Sprintf("%d egress entries; mcp %s", len(p.Egress), mcp)
+}

@@ -1,0 +1,340 @@
+package netd
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aboxhq/abox/internal/policy"
+	"github.com/miekg/dns"
+)
+
+// inProcChild runs the serving child in this process, on the descriptors the supervisor hands
+// it, as the re-executed binary would.
+type inProcChild struct {
+	addrs    listenAddrs
+	upstream string
+	exited   chan error // set to fake a crash
+}
+
+func (c *inProcChild) start(ctl *os.File, logs []*os.File) (func(), func(), <-chan error, error) {
+	files := make([]*os.File, 0, 4)
+	for _, f := range append([]*os.File{ctl}, logs...) {
+		fd, err := syscall.Dup(int(f.Fd()))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		files = append(files, os.NewFile(uintptr(fd), f.Name()))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, serveOptions{addrs: c.addrs, upstreamDNS: c.upstream, ctl: files[0],
+			dnsLog: files[1], connLog: files[2], mcpLog: files[3]})
+		closeAll(files[1:])
+	}()
+	if c.exited != nil {
+		go func() { done <- <-c.exited; cancel() }()
+	}
+	return cancel, cancel, done, nil
+}
+
+// freeAddrs picks loopback ports for the child's listeners.
+func freeAddrs(t *testing.T) listenAddrs {
+	t.Helper()
+	pick := func() string {
+		pc, ln := listenSamePort(t)
+		defer pc.Close()
+		defer ln.Close()
+		return ln.Addr().String()
+	}
+	return listenAddrs{dns: pick(), sni: pick(), http: pick(), mcp: pick()}
+}
+
+type supFixture struct {
+	dir, logDir string
+	addrs       listenAddrs
+	nft         *fakeNFT
+	child       *inProcChild
+	sigs        chan os.Signal
+	stdout      *syncBuffer
+	result      chan error
+}
+
+func writePolicy(t *testing.T, dir string, egress ...string) {
+	t.Helper()
+	p := policy.Netd{Version: policy.Version, Project: "p", Egress: egress}
+	if err := writeAtomic(filepath.Join(dir, policy.File), p.Marshal()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func startSupervisor(t *testing.T, nft *fakeNFT, crash chan error) *supFixture {
+	t.Helper()
+	f := &supFixture{dir: t.TempDir(), logDir: filepath.Join(t.TempDir(), "logs"), addrs: freeAddrs(t), nft: nft,
+		sigs: make(chan os.Signal, 1), stdout: &syncBuffer{}, result: make(chan error, 1)}
+	writePolicy(t, f.dir, "git.example.com:22")
+	os.WriteFile(filepath.Join(f.dir, policy.RulesFile), policy.Ruleset(), 0o644)
+	f.child = &inProcChild{addrs: f.addrs, upstream: startUpstream(t).addr, exited: crash}
+	st := selfTest{resolvers: []string{f.addrs.dns}, addrs: f.addrs, nft: nft, expected: policy.ExpectedRuleset()}
+	o := options{dir: f.dir, logDir: f.logDir, tokenFile: filepath.Join(f.dir, "token"), upstreamDNS: "unused"}
+	s := newSupervisor(o, nft, f.child, st, f.stdout)
+	go func() { f.result <- s.run(context.Background(), f.sigs) }()
+	t.Cleanup(func() {
+		select {
+		case f.sigs <- syscall.SIGTERM:
+		default:
+		}
+	})
+	return f
+}
+
+// waitEvent waits for the n-th event of the given kind on stdout.
+func (f *supFixture) waitEvent(t *testing.T, kind string, n int) policy.Event {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		var seen []policy.Event
+		for _, e := range logRecords[policy.Event](t, f.stdout) {
+			if e.Event == kind {
+				seen = append(seen, e)
+			}
+		}
+		if len(seen) >= n {
+			return seen[n-1]
+		}
+		select {
+		case err := <-f.result:
+			t.Fatalf("supervisor ended (%v) before %s #%d; stdout:\n%s", err, kind, n, f.stdout)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatalf("no %s #%d event; stdout:\n%s", kind, n, f.stdout)
+	return policy.Event{}
+}
+
+func (f *supFixture) ask(t *testing.T, name string) *dns.Msg {
+	t.Helper()
+	q := new(dns.Msg)
+	q.SetQuestion(name, dns.TypeA)
+	in, _, err := (&dns.Client{Timeout: 5 * time.Second}).Exchange(q, f.addrs.dns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+func okNFT(t *testing.T) *fakeNFT {
+	return &fakeNFT{ruleset: readFile(t, "../policy/testdata/live-docker.json"), table: readFile(t, "../policy/testdata/live-docker.json")}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestSupervisorLifecycle drives a whole netd: load, self-test, ready, a set request through
+// the control channel, a reload, a refused reload, and a stop with counters.
+func TestSupervisorLifecycle(t *testing.T) {
+	nft := okNFT(t)
+	f := startSupervisor(t, nft, nil)
+	ready := f.waitEvent(t, policy.EventReady, 1)
+	if ready.Detail != "1 egress entries; mcp off" {
+		t.Errorf("ready detail = %q", ready.Detail)
+	}
+	if lines := strings.Count(f.stdout.String(), `"event":"ready"`); lines != 1 {
+		t.Errorf("%d ready lines, want exactly 1", lines)
+	}
+	if c := nft.calls[0]; c != "-f "+filepath.Join(f.dir, policy.RulesFile)+"\n" {
+		t.Errorf("first nft call = %q, want the ruleset load", c)
+	}
+
+	if in := f.ask(t, "git.example.com."); len(in.Answer) != 2 {
+		t.Fatalf("allowed name: %v", in)
+	}
+	if b := nft.batches(); len(b) != 1 || !strings.Contains(b[0], "add element inet abox agent_dst { 192.0.2.30 . 22 timeout 30s, 192.0.2.31 . 22 timeout 30s }") {
+		t.Errorf("set batches = %q", b)
+	}
+	if in := f.ask(t, "api.example.com."); in.Rcode != dns.RcodeNameError {
+		t.Fatalf("api.example.com before reload: %s", dns.RcodeToString[in.Rcode])
+	}
+
+	writePolicy(t, f.dir, "git.example.com:22", "api.example.com")
+	f.sigs <- syscall.SIGHUP
+	f.waitEvent(t, policy.EventReload, 1)
+	waitFor(t, func() bool { return f.ask(t, "api.example.com.").Rcode == dns.RcodeSuccess })
+
+	os.WriteFile(filepath.Join(f.dir, policy.File), []byte(`{"version":1,"egress":["http://bad"]}`), 0o644)
+	f.sigs <- syscall.SIGHUP
+	if e := f.waitEvent(t, policy.EventError, 1); !strings.Contains(e.Detail, "keeping the current policy") {
+		t.Errorf("error event = %+v", e)
+	}
+	f.waitEvent(t, policy.EventReload, 2)
+	if in := f.ask(t, "api.example.com."); in.Rcode != dns.RcodeSuccess {
+		t.Errorf("after an invalid reload, the previous policy is gone: %s", dns.RcodeToString[in.Rcode])
+	}
+
+	f.sigs <- syscall.SIGTERM
+	if err := <-f.result; err != nil {
+		t.Fatalf("run after SIGTERM = %v", err)
+	}
+	var c policy.Counters
+	if err := json.Unmarshal(readFile(t, filepath.Join(f.logDir, policy.CountersLog)), &c); err != nil || len(c.Rules) != 20 || c.TS == "" {
+		t.Errorf("counters.json = %+v, %v", c, err)
+	}
+	checkLogFiles(t, f.logDir)
+}
+
+// checkLogFiles expects the events in netd.jsonl and the child's DNS decisions in dns.jsonl.
+func checkLogFiles(t *testing.T, dir string) {
+	t.Helper()
+	events := string(readFile(t, filepath.Join(dir, policy.EventLog)))
+	for _, e := range []string{`"event":"start"`, `"event":"ready"`, `"event":"reload"`} {
+		if !strings.Contains(events, e) {
+			t.Errorf("netd.jsonl lacks %s:\n%s", e, events)
+		}
+	}
+	var names []string
+	sc := bufio.NewScanner(strings.NewReader(string(readFile(t, filepath.Join(dir, policy.DNSLog)))))
+	for sc.Scan() {
+		var r policy.DNSRecord
+		json.Unmarshal(sc.Bytes(), &r)
+		names = append(names, r.Name+" "+r.Verdict)
+	}
+	want := []string{"abox-selftest.invalid. denied", "git.example.com. allowed", "api.example.com. denied"}
+	if len(names) < 3 || strings.Join(names[:3], ",") != strings.Join(want, ",") {
+		t.Errorf("dns.jsonl = %q, want it to start with %q", names, want)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatal("condition not met within 5 s")
+}
+
+func TestSupervisorFailsClosed(t *testing.T) {
+	t.Run("ruleset does not load", func(t *testing.T) {
+		nft := okNFT(t)
+		nft.loadErr = errFake
+		f := startSupervisor(t, nft, nil)
+		if err := <-f.result; err == nil || !strings.Contains(err.Error(), "loading the ruleset") {
+			t.Errorf("run = %v", err)
+		}
+		if strings.Contains(f.stdout.String(), `"ready"`) {
+			t.Error("ready despite a failed load")
+		}
+	})
+	t.Run("live ruleset differs", func(t *testing.T) {
+		nft := okNFT(t)
+		nft.ruleset = []byte(strings.Replace(string(nft.ruleset), `"policy": "drop"`, `"policy": "accept"`, 1))
+		f := startSupervisor(t, nft, nil)
+		if err := <-f.result; err == nil || !strings.Contains(err.Error(), "self-test: loaded ruleset") {
+			t.Errorf("run = %v", err)
+		}
+		if strings.Contains(f.stdout.String(), `"ready"`) {
+			t.Error("ready despite a wrong ruleset")
+		}
+	})
+	t.Run("child dies", func(t *testing.T) {
+		crash := make(chan error, 1)
+		f := startSupervisor(t, okNFT(t), crash)
+		f.waitEvent(t, policy.EventReady, 1)
+		crash <- errFake
+		if err := <-f.result; err == nil || !strings.Contains(err.Error(), "serving child exited") {
+			t.Errorf("run after the child died = %v, want an error", err)
+		}
+	})
+}
+
+// hostileChild is the supervisor's end of a control channel whose other end the test drives.
+func hostileChild(t *testing.T) (*supervisor, *runningChild, net.Conn, *syncBuffer) {
+	t.Helper()
+	mine, theirs := net.Pipe()
+	out := &syncBuffer{}
+	s := newSupervisor(options{}, &fakeNFT{}, nil, selfTest{}, out)
+	p := policy.Netd{Version: policy.Version, Egress: []string{"git.example.com:22"}}
+	s.ports, _ = portsFromPolicy(&p)
+	rc := &runningChild{ctl: newCtlConn(mine), listening: make(chan struct{}), ctlDone: make(chan error, 1)}
+	go s.serveControl(rc)
+	t.Cleanup(func() { theirs.Close() })
+	return s, rc, theirs, out
+}
+
+func TestSupervisorRefusesHostileChild(t *testing.T) {
+	s, rc, child, out := hostileChild(t)
+	r := bufio.NewReader(child)
+	send := func(line string) message {
+		t.Helper()
+		io.WriteString(child, line+"\n")
+		b, err := r.ReadBytes('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m message
+		json.Unmarshal(b, &m)
+		return m
+	}
+	for _, line := range []string{
+		`{"op":"add","id":1,"set":{"set":"agent_dst","addrs":["169.254.169.254"],"ports":[22],"timeout":60}}`,
+		`{"op":"add","id":2,"set":{"set":"agent_dst","addrs":["192.0.2.1"],"ports":[443],"timeout":60}}`,
+		`{"op":"add","id":3,"set":{"set":"filter","addrs":["192.0.2.1"],"ports":[22],"timeout":60}}`,
+		`{"op":"add","id":4}`,
+	} {
+		if m := send(line); m.Op != opResult || m.Error == "" {
+			t.Errorf("%s answered %+v, want a refusal", line, m)
+		}
+	}
+	if b := s.nft.(*fakeNFT).batches(); len(b) != 0 {
+		t.Errorf("nft ran for refused requests: %q", b)
+	}
+	io.WriteString(child, `{"op":"event","event":"ready","detail":"forged"}`+"\n")
+	io.WriteString(child, `{"op":"add","id":5,"set":{"set":"agent_dst","addrs":["not-an-ip"],"ports":[22],"timeout":60}}`+"\n")
+	select {
+	case err := <-rc.ctlDone:
+		if err == nil {
+			t.Error("malformed request did not end the control channel")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("malformed request left the control channel open")
+	}
+	if strings.Contains(out.String(), "forged") || strings.Contains(out.String(), `"ready"`) {
+		t.Errorf("the child forged an event:\n%s", out)
+	}
+}
+
+func TestSupervisorControlLineLimit(t *testing.T) {
+	_, rc, child, _ := hostileChild(t)
+	go func() {
+		chunk := []byte(strings.Repeat("x", 1<<20))
+		for i := 0; i < 6; i++ {
+			if _, err := child.Write(chunk); err != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case err := <-rc.ctlDone:
+		if err == nil || !strings.Contains(err.Error(), "line too long") {
+			t.Errorf("ctlDone = %v, want line too long", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("an endless line was buffered")
+	}
+}

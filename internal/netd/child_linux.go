@@ -22,7 +22,7 @@ type execChild struct {
 // serve mode.
 var childArgs = []string{"abox", "netd", "serve"}
 
-func (e execChild) start(ctl *os.File, logs []*os.File) (terminate, kill func(), done <-chan error, err error) {
+func (e execChild) start(ctl *os.File, logs []*os.File) (done <-chan error, kill func(), err error) {
 	cmd := &exec.Cmd{
 		Path:       "/proc/self/exe",
 		Args:       append(append([]string{}, childArgs...), "--upstream-dns", e.upstreamDNS),
@@ -48,9 +48,7 @@ func (e execChild) start(ctl *os.File, logs []*os.File) (terminate, kill func(),
 		exited <- cmd.Wait()
 	}()
 	if err := <-started; err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	terminate = func() { cmd.Process.Signal(syscall.SIGTERM) }
-	kill = func() { cmd.Process.Kill() }
-	return terminate, kill, exited, nil
+	return exited, func() { cmd.Process.Kill() }, nil
 }

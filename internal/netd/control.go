@@ -27,6 +27,8 @@ const (
 	opListening = "listening"
 	// opEvent (child → supervisor): a lifecycle event for netd.jsonl (only reload and error).
 	opEvent = "event"
+	// opStop (supervisor → child): stop serving and exit.
+	opStop = "stop"
 )
 
 // maxControlLine bounds one control message; a policy of a few thousand entries fits.

@@ -65,9 +65,15 @@ func serve(ctx context.Context, o serveOptions) error {
 	case <-ctx.Done():
 		return nil
 	case err := <-errc:
+		if errors.Is(err, errStopped) {
+			return nil
+		}
 		return err
 	}
 }
+
+// errStopped ends the control loop when the supervisor asks the child to stop.
+var errStopped = errors.New("stopped by the supervisor")
 
 // firstConfig waits for the supervisor's first configuration.
 func (c *child) firstConfig() error {
@@ -99,6 +105,8 @@ func (c *child) control() error {
 			c.sets.resolve(m)
 		case opConfig:
 			c.reconfigure(m)
+		case opStop:
+			return errStopped
 		}
 	}
 }

@@ -22,9 +22,11 @@ type options struct {
 }
 
 // childStarter starts the serving child, handing it the other end of the control channel and
-// the decision logs (dns, conn, mcp, in that order).
+// the decision logs (dns, conn, mcp, in that order). done receives the child's exit; kill is a
+// last resort that needs CAP_KILL, which netd does not hold (root may not signal another uid
+// without it): the child is stopped over the control channel, and dies with the supervisor.
 type childStarter interface {
-	start(ctl *os.File, logs []*os.File) (terminate, kill func(), done <-chan error, err error)
+	start(ctl *os.File, logs []*os.File) (done <-chan error, kill func(), err error)
 }
 
 // supervisor is netd's root process: it holds the capabilities, never the network.
@@ -102,7 +104,6 @@ func (s *supervisor) path(name string) string { return s.o.dir + "/" + name }
 // runningChild is the supervisor's view of the serving child.
 type runningChild struct {
 	ctl       *ctlConn
-	terminate func()
 	kill      func()
 	done      <-chan error
 	listening chan struct{}
@@ -115,13 +116,13 @@ func (s *supervisor) startChild(logs []*os.File) (*runningChild, error) {
 	if err != nil {
 		return nil, err
 	}
-	terminate, kill, done, err := s.starter.start(theirs, logs)
+	done, kill, err := s.starter.start(theirs, logs)
 	theirs.Close()
 	if err != nil {
 		mine.Close()
 		return nil, fmt.Errorf("starting the serving child: %w", err)
 	}
-	rc := &runningChild{ctl: newCtlConn(mine), terminate: terminate, kill: kill, done: done,
+	rc := &runningChild{ctl: newCtlConn(mine), kill: kill, done: done,
 		listening: make(chan struct{}), ctlDone: make(chan error, 1)}
 	go s.serveControl(rc)
 	if err := s.sendConfig(rc); err != nil {
@@ -167,9 +168,20 @@ func (s *supervisor) loop(ctx context.Context, sigs <-chan os.Signal, rc *runnin
 		case err := <-rc.done:
 			return fmt.Errorf("serving child exited: %v", err)
 		case err := <-rc.ctlDone:
-			s.stopChild(rc)
-			return fmt.Errorf("serving child: %w", err)
+			return s.childGone(rc, err)
 		}
+	}
+}
+
+// childGone reports the end of the control channel: usually the child died, and its exit
+// status says more than the channel's EOF.
+func (s *supervisor) childGone(rc *runningChild, ctlErr error) error {
+	select {
+	case err := <-rc.done:
+		return fmt.Errorf("serving child exited: %v", err)
+	case <-time.After(time.Second):
+		s.stopChild(rc)
+		return fmt.Errorf("serving child: %w", ctlErr)
 	}
 }
 
@@ -257,16 +269,21 @@ func (s *supervisor) shutdown(rc *runningChild) {
 	s.stopChild(rc)
 }
 
-// stopChild asks the child to stop and kills it if it has not within stopTimeout.
+// stopChild asks the child to stop over the control channel, then closes the channel (the
+// child exits when it loses its supervisor) and tries to kill it. It gives up after
+// stopTimeout: the supervisor's own exit then kills the child (Pdeathsig).
 func (s *supervisor) stopChild(rc *runningChild) {
-	rc.terminate()
-	select {
-	case <-rc.done:
-	case <-time.After(stopTimeout):
-		rc.kill()
-		<-rc.done
+	defer rc.ctl.close()
+	rc.ctl.send(message{Op: opStop})
+	for _, escalate := range []func(){func() {}, func() { rc.ctl.close(); rc.kill() }} {
+		escalate()
+		select {
+		case <-rc.done:
+			return
+		case <-time.After(stopTimeout):
+		}
 	}
-	rc.ctl.close()
+	s.ev.emit(policy.EventError, "the serving child did not stop")
 }
 
 // stopTimeout is how long the child gets to stop after SIGTERM.

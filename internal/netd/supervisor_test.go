@@ -25,12 +25,12 @@ type inProcChild struct {
 	exited   chan error // set to fake a crash
 }
 
-func (c *inProcChild) start(ctl *os.File, logs []*os.File) (func(), func(), <-chan error, error) {
+func (c *inProcChild) start(ctl *os.File, logs []*os.File) (<-chan error, func(), error) {
 	files := make([]*os.File, 0, 4)
 	for _, f := range append([]*os.File{ctl}, logs...) {
 		fd, err := syscall.Dup(int(f.Fd()))
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 		files = append(files, os.NewFile(uintptr(fd), f.Name()))
 	}
@@ -44,7 +44,7 @@ func (c *inProcChild) start(ctl *os.File, logs []*os.File) (func(), func(), <-ch
 	if c.exited != nil {
 		go func() { done <- <-c.exited; cancel() }()
 	}
-	return cancel, cancel, done, nil
+	return done, cancel, nil
 }
 
 // freeAddrs picks loopback ports for the child's listeners.

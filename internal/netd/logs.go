@@ -59,17 +59,5 @@ type logs struct {
 	dns, conn, mcp *jsonl
 }
 
-// clampTTL bounds a DNS TTL for use as a set element's timeout, in seconds.
-func clampTTL(ttl time.Duration, lo, hi int) int {
-	s := int(ttl / time.Second)
-	return min(max(s, lo), hi)
-}
-
-// Bounds of the timeout, in seconds, of set elements netd adds for addresses it resolved.
-const (
-	minElemTimeout = 30
-	maxElemTimeout = 3600
-)
-
 // since returns the milliseconds elapsed from start, for the DurMS of a record.
 func since(start time.Time) int64 { return time.Since(start).Milliseconds() }

@@ -104,6 +104,7 @@ func mainServe(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	signal.Ignore(syscall.SIGHUP) // reloads come from the supervisor, over the control channel
 	err = serve(ctx, serveOptions{
 		addrs:       defaultAddrs(),
 		upstreamDNS: *upstream,

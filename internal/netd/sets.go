@@ -29,6 +29,18 @@ type setRequest struct {
 	Timeout int          `json:"timeout"`
 }
 
+// Bounds of the timeout, in seconds, of set elements netd adds for addresses it resolved.
+const (
+	minElemTimeout = 30
+	maxElemTimeout = 3600
+)
+
+// clampTTL bounds a DNS TTL for use as a set element's timeout, in seconds.
+func clampTTL(ttl time.Duration, lo, hi int) int {
+	s := int(ttl / time.Second)
+	return min(max(s, lo), hi)
+}
+
 // Limits of one [setRequest].
 const (
 	maxReqAddrs = 32

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -99,7 +100,7 @@ func (s *supervisor) serve(ctx context.Context, sigs <-chan os.Signal, logs []*o
 	return s.loop(ctx, sigs, ch)
 }
 
-func (s *supervisor) path(name string) string { return s.o.dir + "/" + name }
+func (s *supervisor) path(name string) string { return filepath.Join(s.o.dir, name) }
 
 // runningChild is the supervisor's view of the serving child.
 type runningChild struct {
@@ -126,6 +127,7 @@ func (s *supervisor) startChild(logs []*os.File) (*runningChild, error) {
 		listening: make(chan struct{}), ctlDone: make(chan error, 1)}
 	go s.serveControl(rc)
 	if err := s.sendConfig(rc); err != nil {
+		rc.ctl.close() // the child exits when it loses the channel
 		kill()
 		return nil, err
 	}

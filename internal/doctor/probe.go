@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aboxhq/abox/internal/artifact"
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
@@ -110,6 +111,13 @@ func (e *Env) runProbes(ctx context.Context) (*probeRun, error) {
 	rs, err := e.runSpec()
 	if err != nil {
 		return nil, fmt.Errorf("nothing rendered: %w", err)
+	}
+	// Probes run the runspec's argv, as `abox run` does, so only as rendered.
+	switch ms, err := artifact.Verify(e.Project); {
+	case err != nil:
+		return nil, fmt.Errorf("checking the artifacts: %w", err)
+	case len(ms) > 0:
+		return nil, fmt.Errorf("the artifacts differ from artifacts.json (see artifacts.integrity): %s", artifact.Describe(ms))
 	}
 	if _, err := e.daemon(ctx); err != nil {
 		return nil, fmt.Errorf("the docker daemon does not answer: %w", err)

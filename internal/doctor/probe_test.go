@@ -11,6 +11,7 @@ import (
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/docker/dockertest"
 	"github.com/aboxhq/abox/internal/policy"
+	"github.com/aboxhq/abox/internal/render"
 )
 
 // probeOutput is what the probe script prints in a sandbox where every route holds.
@@ -133,6 +134,17 @@ func TestProbesWithoutASandbox(t *testing.T) {
 		if !strings.Contains(r.Hint, "abox up") {
 			t.Errorf("%s hint %q", r.ID, r.Hint)
 		}
+	}
+}
+
+// TestProbesRunOnlyWhatWasRendered: a runspec that differs from artifacts.json is never run.
+func TestProbesRunOnlyWhatWasRendered(t *testing.T) {
+	f := newFixture(t, baseManifest).daemonUp()
+	f.editRunSpec(func(rs *render.RunSpec) { rs.Netd.Args = append(rs.Netd.Args, "--privileged") })
+	r := Run(context.Background(), f.env(), Probes(), nil)[0]
+	wantStatus(t, r.ID, r.Finding, Fail)
+	if !strings.Contains(r.Detail, "runspec.json (modified)") {
+		t.Errorf("detail %q", r.Detail)
 	}
 }
 

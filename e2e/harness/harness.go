@@ -150,6 +150,7 @@ func (h *H) AboxIn(dir string, args ...string) Result {
 // and host CAs, the stand-in claude from a file, the mcpstub gateway and the test's profile.
 func (h *H) DefaultConfig() Config {
 	h.T.Helper()
+	CA(h.T) // creates the test CA the config points at, if no server did yet
 	standin := StandinBinary(h.T)
 	data, err := os.ReadFile(standin)
 	if err != nil {

@@ -41,6 +41,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "mcp-call" {
 		return mcpCall(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "net" {
+		return netProbe(args[1:], stdout, stderr)
+	}
 	o, err := parseArgs(args)
 	if err != nil {
 		fmt.Fprintln(stderr, err)

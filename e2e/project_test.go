@@ -62,7 +62,7 @@ func agentOutput(stdout string) string {
 }
 
 // probe is one adversary probe's JSON result line, printed by the stand-in's `claude net`.
-type probe struct {
+type probeResult struct {
 	OK      bool     `json:"ok"`
 	Error   string   `json:"error"`
 	Reply   string   `json:"reply"`
@@ -72,15 +72,15 @@ type probe struct {
 
 // probes parses the lines of the agent's output that start with "name " followed by a probe's
 // JSON, as the test prompts print them.
-func probes(t *testing.T, output string) map[string]probe {
+func probes(t *testing.T, output string) map[string]probeResult {
 	t.Helper()
-	out := map[string]probe{}
+	out := map[string]probeResult{}
 	for _, l := range strings.Split(output, "\n") {
 		name, js, ok := strings.Cut(l, " {")
 		if !ok {
 			continue
 		}
-		var p probe
+		var p probeResult
 		if err := json.Unmarshal([]byte("{"+js), &p); err != nil {
 			continue
 		}

@@ -30,7 +30,7 @@ func TestRunWritesWorkspaceAndRecords(t *testing.T) {
 	if err != nil || string(data) != "from the agent\n" {
 		t.Errorf("workspace file = %q, %v; want the agent's line", data, err)
 	}
-	if got := agentOutput(res.Stdout); got != "1000\ndone\n" {
+	if got := strings.TrimSpace(agentOutput(res.Stdout)); got != "1000\ndone" {
 		t.Errorf("agent output = %q, want uid 1000 and done", got)
 	}
 	runs := runRecords(t, h)
@@ -72,7 +72,7 @@ func TestEgressHeldAtTheBoundary(t *testing.T) {
 		`echo "ip-literal-sni $(claude net tls ` + other.IP + `:443 other.test)"`,
 		`echo "ip-tcp-2222 $(claude net tcp ` + other.IP + `:2222 hi)"`,
 		`echo "ip-udp-2222 $(claude net udp ` + other.IP + `:2222 hi)"`,
-		`echo "ip-http $(claude net tcp ` + other.IP + `:80 'GET / HTTP/1.0')"`,
+		`echo "ip-http $(claude net http ` + other.IP + `:80 other.test)"`,
 		`echo "ipv6-mapped $(claude net tcp [::ffff:` + other.IP + `]:2222 hi)"`,
 		`echo "bridge-22 $(claude net tcp ` + bridge + `:22)"`,
 		`echo "bridge-2375 $(claude net tcp ` + bridge + `:2375)"`,
@@ -96,10 +96,15 @@ func TestEgressHeldAtTheBoundary(t *testing.T) {
 		t.Errorf("unlisted name: %+v, want NXDOMAIN", p)
 	}
 	for _, name := range []string{"getent", "docker-dns-udp", "docker-dns-tcp", "ip-literal-tls", "ip-literal-sni",
-		"ip-tcp-2222", "ip-udp-2222", "ip-http", "ipv6-mapped", "bridge-22", "bridge-2375", "other-dns-server", "ipv6-off"} {
+		"ip-tcp-2222", "ip-udp-2222", "ipv6-mapped", "bridge-22", "bridge-2375", "other-dns-server", "ipv6-off"} {
 		if p, ok := got[name]; !ok || p.OK {
 			t.Errorf("%s: %+v (present %v), want it refused", name, p, ok)
 		}
+	}
+	// Plain HTTP reaches netd's HTTP proxy (every port-80 connection is redirected there), which
+	// refuses a Host the project did not allow on port 80.
+	if p := got["ip-http"]; p.OK || !strings.Contains(p.Reply, "403") {
+		t.Errorf("ip-http: %+v, want netd's 403", p)
 	}
 	if ev := h.Traffic(other.Container); len(ev) != 0 {
 		t.Errorf("other.test was reached: %v", ev)

@@ -63,6 +63,11 @@ func Setup(t testing.TB) *H {
 			t.Fatal(err)
 		}
 	}
+	// The agent runs as uid 1000 and must be able to write the workspace, as it can a user's
+	// own project directory.
+	if err := os.Chown(h.Workspace, 1000, 1000); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(h.cleanup)
 	h.MustDocker(append([]string{"network", "create"}, append(h.labelArgs(), h.Network)...)...)
 	return h

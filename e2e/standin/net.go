@@ -19,6 +19,7 @@ const netUsage = `usage: claude net dns SERVER:PORT NAME [TYPE] [tcp]    one DNS
        claude net tcp ADDR:PORT [SEND]                    connect, send, print what comes back
        claude net udp ADDR:PORT DATA                      send one datagram, wait for a reply
        claude net tls ADDR:PORT [SNI|-] [HOST]            TLS with that server name (- for none), GET /
+       claude net http ADDR:PORT HOST                     plain HTTP GET / with that Host header
 The adversary's network toolkit for the e2e attack tests: every probe prints one JSON line
 {"ok":…,"error":…,…} and exits 0 when it got through, 1 when it did not.`
 
@@ -39,6 +40,8 @@ func netProbe(args []string, stdout, stderr io.Writer) int {
 		res = probeUDP(args[1:])
 	case "tls":
 		res = probeTLS(args[1:])
+	case "http":
+		res = probeHTTP(args[1:])
 	default:
 		fmt.Fprintln(stderr, netUsage)
 		return 2
@@ -139,6 +142,27 @@ func probeTLS(args []string) map[string]any {
 	fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", host)
 	body, _ := io.ReadAll(conn)
 	return map[string]any{"ok": true, "reply": lastLine(string(body))}
+}
+
+// probeHTTP sends a plain HTTP/1.1 request with the given Host to ADDR and reports the status
+// line; ok means a 2xx answer.
+func probeHTTP(args []string) map[string]any {
+	if len(args) < 2 {
+		return map[string]any{"ok": false, "error": "need ADDR:PORT HOST"}
+	}
+	conn, err := net.DialTimeout("tcp", args[0], 5*time.Second)
+	if err != nil {
+		return failed(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", args[1])
+	status, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		return failed(err)
+	}
+	status = strings.TrimSpace(status)
+	return map[string]any{"ok": strings.Contains(status, " 2"), "reply": status}
 }
 
 func lastLine(s string) string {

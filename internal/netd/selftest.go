@@ -15,7 +15,7 @@ import (
 )
 
 // selfTestName is the denied name the self-test asks for; it shows in the logs.
-const selfTestName = "abox-selftest.invalid"
+const selfTestName = policy.SelfTestName
 
 // selfTest is what the supervisor checks before it reports ready: the ruleset netd loaded is
 // the one expected and nothing else is in the namespace but Docker's DNS plumbing, and every

@@ -11,6 +11,10 @@ const (
 	CountersLog = "counters.json" // the ruleset's counters, written at shutdown
 )
 
+// SelfTestName is the denied name netd's self-test asks for at start; it is logged like any
+// other query, and the CLI leaves it out of reports.
+const SelfTestName = "abox-selftest.invalid"
+
 // TimeFormat is the layout of every TS field: RFC 3339, UTC, milliseconds.
 const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
 

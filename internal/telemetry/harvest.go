@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/aboxhq/abox/internal/policy"
 )
@@ -41,6 +42,7 @@ func ReadHarvest(dir string) (*Harvest, error) {
 		}
 		h.Corrupt = append(h.Corrupt, bad...)
 	}
+	h.dropSelfTest()
 	data, err := os.ReadFile(filepath.Join(dir, policy.CountersLog))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -55,6 +57,25 @@ func ReadHarvest(dir string) (*Harvest, error) {
 		}
 	}
 	return h, nil
+}
+
+// dropSelfTest removes the records of netd's own self-test, made before the agent started.
+func (h *Harvest) dropSelfTest() {
+	dns := h.DNS[:0]
+	for _, r := range h.DNS {
+		r.Name = strings.TrimSuffix(r.Name, ".")
+		if r.Name != policy.SelfTestName {
+			dns = append(dns, r)
+		}
+	}
+	h.DNS = dns
+	conns := h.Conns[:0]
+	for _, r := range h.Conns {
+		if r.Name != policy.SelfTestName {
+			conns = append(conns, r)
+		}
+	}
+	h.Conns = conns
 }
 
 func decodeInto[T any](dst *[]T) func([]byte) error {

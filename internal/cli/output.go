@@ -17,14 +17,6 @@ import (
 	"text/tabwriter"
 )
 
-// Glyphs of the four statuses, as doctor prints them.
-const (
-	glyphOK   = "✔"
-	glyphWarn = "!"
-	glyphFail = "✖"
-	glyphSkip = "-"
-)
-
 // warnf prints a warning and an optional hint to the error stream.
 func (a *App) warnf(hint, format string, args ...any) {
 	fmt.Fprintf(a.Err, "warning: "+format+"\n", args...)

@@ -12,15 +12,14 @@ import (
 )
 
 type runOptions struct {
-	dir      string
-	resume   string
-	cont     bool
-	keep     bool
-	quiet    bool
-	timeout  time.Duration
-	shell    bool
-	prompt   string
-	noVerify bool
+	dir     string
+	resume  string
+	cont    bool
+	keep    bool
+	quiet   bool
+	timeout time.Duration
+	shell   bool
+	prompt  string
 }
 
 func newRunCmd(a *App) *cobra.Command {

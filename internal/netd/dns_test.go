@@ -90,12 +90,10 @@ func zone(m *dns.Msg, q dns.Question) {
 }
 
 type dnsFixture struct {
-	up        *upstream
-	sets      *fakeSets
-	log       *syncBuffer
-	udp, tcp  string
-	handler   *dnsHandler
-	exchanges int
+	sets     *fakeSets
+	log      *syncBuffer
+	udp, tcp string
+	handler  *dnsHandler
 }
 
 func startDNS(t *testing.T, upstreamAddr string) *dnsFixture {

@@ -67,7 +67,7 @@ func service(c Container) composeService {
 		MemLimit: c.Memory, MemSwap: c.Memory, CPUs: c.CPUs, Tmpfs: c.Tmpfs, Environment: c.Env, Labels: c.Labels, Command: c.Command,
 	}
 	for _, mt := range c.Mounts {
-		s.Volumes = append(s.Volumes, composeVolume{Type: mt.Type, Source: mt.Source, Target: mt.Target, ReadOnly: mt.ReadOnly})
+		s.Volumes = append(s.Volumes, composeVolume(mt))
 	}
 	return s
 }

@@ -84,7 +84,7 @@ func findGitDir(ws string) (gitDir, common, pointer string, err error) {
 	line, _, _ := strings.Cut(string(data), "\n")
 	target, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
 	if !ok {
-		return "", "", "", fmt.Errorf("%s does not start with gitdir:", dotgit)
+		return "", "", "", fmt.Errorf("%s does not start with %q", dotgit, "gitdir:")
 	}
 	pointer = strings.TrimSpace(target)
 	gitDir = pointer

@@ -91,9 +91,10 @@ func imagesBasePinned(_ context.Context, e *Env) Finding {
 	return okf("%s", firstN(slices.Compact(bases), 2)).with("bases", bases)
 }
 
-// agentMounts: the agent mounts the workspace, its project's ~/.claude volume, its artifacts
-// and resolv.conf read-only, and read-only context directories — nothing else, and nothing of
-// abox's state or configuration beyond its own read-only artifacts.
+// agentMounts: the agent mounts the workspace, its project's ~/.claude volume, its artifacts,
+// its settings (again, as Claude Code's managed settings) and resolv.conf read-only, and
+// read-only context directories — nothing else, and nothing of abox's state or configuration
+// beyond its own read-only artifacts.
 func agentMounts(_ context.Context, e *Env) Finding {
 	s, err := e.sandboxArgs()
 	if err != nil {
@@ -124,6 +125,7 @@ func agentMountProblems(e *Env, s *sandboxArgs) []string {
 			continue
 		}
 		expected := (m.target == render.AgentArtifacts && src == path.Join(art, render.AgentDir)) ||
+			(m.target == render.ManagedSettings && src == path.Join(art, render.AgentDir, "settings.json")) ||
 			(m.target == "/etc/resolv.conf" && src == path.Join(art, render.ResolvConf))
 		switch {
 		case expected && !m.readOnly:

@@ -30,7 +30,7 @@ func TestInvariants(t *testing.T) {
 			checkNetdArgv(t, rs)
 			checkNoDockerSocket(t, arts)
 			checkMCPJSON(t, arts, s.Manifest)
-			checkSettings(t, arts)
+			checkSettings(t, arts, s.Config.RTK.Enabled)
 			checkIndex(t, arts)
 			checkCompose(t, arts, rs)
 			checkNetdPolicy(t, arts, s.Manifest)
@@ -246,21 +246,6 @@ func checkMCPJSON(t *testing.T, arts []render.Artifact, m *manifest.Manifest) {
 		if !strings.HasPrefix(s.URL, "http://127.0.0.1:") {
 			t.Errorf("mcp.json server %s at %q, want netd on 127.0.0.1", name, s.URL)
 		}
-	}
-}
-
-func checkSettings(t *testing.T, arts []render.Artifact) {
-	t.Helper()
-	var s struct {
-		Sandbox struct {
-			Enabled *bool `json:"enabled"`
-		} `json:"sandbox"`
-	}
-	if err := json.Unmarshal(artifactData(t, arts, render.AgentDir+"/settings.json"), &s); err != nil {
-		t.Fatalf("settings.json: %v", err)
-	}
-	if s.Sandbox.Enabled == nil || *s.Sandbox.Enabled {
-		t.Error("settings.json does not set sandbox.enabled to false")
 	}
 }
 

@@ -39,6 +39,18 @@ const (
 	settingsPath  = AgentArtifacts + "/settings.json"
 )
 
+// Paths in the agent image.
+const (
+	// ManagedSettings is where Claude Code on Linux reads managed settings, the scope no other
+	// overrides; the agent's settings.json is bound there read-only.
+	ManagedSettings = "/etc/claude-code/managed-settings.json"
+	// ClaudeJSON is Claude Code's global state file outside CLAUDE_CONFIG_DIR. The image makes
+	// it a symlink into the ~/.claude volume, so the login's account state persists with it.
+	ClaudeJSON = AgentHome + "/.claude.json"
+	// RTKPath is where the image installs rtk.
+	RTKPath = "/usr/local/bin/rtk"
+)
+
 // model holds the values derived from a Spec that several artifacts share.
 type model struct {
 	s          Spec

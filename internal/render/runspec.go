@@ -88,6 +88,7 @@ func (m *model) agentContainer() Container {
 		{Type: "bind", Source: m.s.Project.Workspace, Target: Workspace},
 		{Type: "volume", Source: ClaudeVolume(m.s.Project.Hash), Target: AgentClaudeDir},
 		{Type: "bind", Source: m.s.Project.Artifacts() + "/" + AgentDir, Target: AgentArtifacts, ReadOnly: true},
+		{Type: "bind", Source: m.s.Project.Artifacts() + "/" + AgentDir + "/settings.json", Target: ManagedSettings, ReadOnly: true},
 		{Type: "bind", Source: m.s.Project.Artifacts() + "/" + ResolvConf, Target: "/etc/resolv.conf", ReadOnly: true},
 	}
 	mounts = append(mounts, m.contextMounts()...)

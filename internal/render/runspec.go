@@ -83,6 +83,38 @@ func (m *model) netdContainer() Container {
 	}
 }
 
+// agentTmpfs are the agent's writable scratch directories. The root filesystem is read-only, so
+// nothing the agent writes outside the workspace and its ~/.claude volume lands on the host's
+// disk: scratch space lives in memory and counts against the container's memory limit, which
+// bounds it. Executables may run from them, as builds and tests do.
+var agentTmpfs = []string{
+	"/tmp:rw,nosuid,nodev,size=1g,mode=1777",
+	"/var/tmp:rw,nosuid,nodev,size=256m,mode=1777",
+	"/run:rw,nosuid,nodev,size=16m,mode=755",
+	AgentHome + "/.cache:rw,nosuid,nodev,size=2g,uid=1000,gid=1000,mode=755",
+	AgentHome + "/.local:rw,nosuid,nodev,size=512m,uid=1000,gid=1000,mode=755",
+	AgentHome + "/.config:rw,nosuid,nodev,size=64m,uid=1000,gid=1000,mode=755",
+}
+
+// scratchEnv points toolchain caches that default to read-only places in the home directory at
+// the writable scratch space.
+var scratchEnv = map[string]string{
+	"GOPATH":           AgentHome + "/.cache/go",
+	"CARGO_HOME":       AgentHome + "/.cache/cargo",
+	"npm_config_cache": AgentHome + "/.cache/npm",
+	"GRADLE_USER_HOME": AgentHome + "/.cache/gradle",
+}
+
+// withScratchEnv adds scratchEnv to env without overriding what env sets.
+func withScratchEnv(env map[string]string) map[string]string {
+	for k, v := range scratchEnv {
+		if _, ok := env[k]; !ok {
+			env[k] = v
+		}
+	}
+	return env
+}
+
 func (m *model) agentContainer() Container {
 	mounts := []Mount{
 		{Type: "bind", Source: m.s.Project.Workspace, Target: Workspace},
@@ -103,8 +135,10 @@ func (m *model) agentContainer() Container {
 		PidsLimit:   m.c.Limits.Pids,
 		Memory:      m.c.Limits.Memory,
 		CPUs:        m.c.Limits.CPUs,
+		ReadOnly:    true,
+		Tmpfs:       agentTmpfs,
 		Mounts:      mounts,
-		Env:         m.agentEnv(),
+		Env:         withScratchEnv(m.agentEnv()),
 		Labels:      m.labels("agent"),
 		Image:       m.agentImage,
 		Command:     m.claudeArgs(),

@@ -62,6 +62,20 @@ func (p Paths) SecretsFile() string { return filepath.Join(p.Config, "secrets.ya
 // CustomServersFile is custom-servers.yaml.
 func (p Paths) CustomServersFile() string { return filepath.Join(p.Config, "custom-servers.yaml") }
 
+// SecretsState is secrets.json: for each stored secret its salted digest, source, reference and
+// last sync time; never a value.
+func (p Paths) SecretsState() string { return filepath.Join(p.State, "secrets.json") }
+
+// SecretsSalt is secrets.salt, the random per-installation salt of the digests in secrets.json.
+func (p Paths) SecretsSalt() string { return filepath.Join(p.State, "secrets.salt") }
+
+// SecretsStore is abox's own secrets store, used where Docker Desktop's is not: one 0600 file
+// per secret in this 0700 directory.
+func (p Paths) SecretsStore() string { return filepath.Join(p.State, "secrets") }
+
+// SecretsLock serialises the commands that change the store and secrets.json.
+func (p Paths) SecretsLock() string { return filepath.Join(p.State, "secrets.lock") }
+
 // GatewaysDir holds one directory per profile: token, registry, fingerprint, catalog.
 func (p Paths) GatewaysDir() string { return filepath.Join(p.State, "gateways") }
 

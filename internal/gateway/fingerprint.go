@@ -19,8 +19,9 @@ import (
 // [Fingerprint.Sum], in the container's abox.fingerprint label.
 //
 // It holds the token's hash, not the token: a rotated token must recreate the gateway, or the
-// old one would answer every netd with 401. It holds whether a secrets file is mounted, not its
-// content: a hash of secret values would be a verifier for guessing them.
+// old one would answer every netd with 401. It holds the secrets file's salted digest, never a
+// bare hash of it: a changed secret must recreate the gateway (it reads the file once, at
+// start), and a bare hash of a weak value would be a verifier for guessing it offline.
 type Fingerprint struct {
 	Image       string   `json:"image"`
 	Servers     []string `json:"servers"`
@@ -30,7 +31,7 @@ type Fingerprint struct {
 	NetworkNone []string `json:"network_none"`
 	Port        int      `json:"port"`
 	TokenSHA    string   `json:"token_sha256"`
-	Secrets     bool     `json:"secrets_file"`
+	Secrets     string   `json:"secrets_digest"`
 }
 
 // Sum is a short digest of the fingerprint, for the container label.
@@ -74,7 +75,7 @@ func (f Fingerprint) Diff(g Fingerprint) []string {
 	add(!eq(f.NetworkNone, g.NetworkNone), "server_network")
 	add(f.Port != g.Port, "port")
 	add(f.TokenSHA != g.TokenSHA, "token")
-	add(f.Secrets != g.Secrets, "secrets file")
+	add(f.Secrets != g.Secrets, "secrets")
 	return out
 }
 

@@ -27,9 +27,9 @@ func TestFingerprintChanges(t *testing.T) {
 		{"network", func(_ *testing.T, f *fixture, _ *PlanInput) { f.cfg.Network = "other-net" }, []string{"network"}},
 		{"port", func(_ *testing.T, f *fixture, _ *PlanInput) { f.cfg.Profiles["dev"] = config.Profile{Port: 9000} }, []string{"port"}},
 		{"token rotation", func(_ *testing.T, _ *fixture, in *PlanInput) { in.Token = "rotated" }, []string{"token"}},
-		{"secrets file appears", func(t *testing.T, f *fixture, _ *PlanInput) {
-			write(t, filepath.Join(f.dir, SecretsFile), "github.personal_access_token=x\n")
-		}, []string{"secrets file"}},
+		{"secrets appear", func(_ *testing.T, _ *fixture, in *PlanInput) {
+			in.Secrets = Secrets{Data: SecretData("github.personal_access_token=x\n"), Digest: "pbkdf2-sha256$1$aa"}
+		}, []string{"secrets"}},
 		{"server set", func(t *testing.T, f *fixture, _ *PlanInput) {
 			rebind(t, f, "bbbbbbbbbbbb", &manifest.Manifest{Project: "api", Servers: []string{"github", "fetch"}})
 		}, []string{"servers", "tools", "catalog"}},

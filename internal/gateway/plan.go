@@ -3,8 +3,6 @@ package gateway
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/aboxhq/abox/internal/catalog"
@@ -21,9 +19,32 @@ type Plan struct {
 	Images      []catalog.Image // server images that must be present
 	Findings    []catalog.Finding
 	Unshadowed  []string // server_network: none servers abox cannot switch off
+	Leaks       []Leak   // projects whose netd would pass other projects' tools: refused
 	Container   Container
 	Fingerprint Fingerprint
+	// Secrets is the secrets file [Manager.Up] writes, and what it lacks.
+	Secrets Secrets
 }
+
+// Secrets is the gateway's secrets file as internal/secrets renders it from the store: one
+// "<catalog secret name>=<value>" line per secret the profile's servers and remote servers
+// declare (on Docker Desktop the value is an se:// reference). It is mounted read-only at
+// [SecretsPath]; without it every declared secret reaches its server as <UNKNOWN>.
+type Secrets struct {
+	Data SecretData
+	// Digest is the salted digest of Data. The fingerprint holds it, so a changed value recreates
+	// the gateway; a bare hash would let anyone who reads the fingerprint guess a weak value.
+	Digest string
+	// Missing names the declared secrets the store does not hold, each with who needs it.
+	Missing []string
+}
+
+// SecretData is the content of a secrets file. It prints as [redacted] with every verb, so a
+// plan that reaches a log or an error message never shows a value.
+type SecretData []byte
+
+// Format implements fmt.Formatter.
+func (SecretData) Format(f fmt.State, _ rune) { fmt.Fprint(f, "[redacted]") }
 
 // PlanInput is what a plan is computed from.
 type PlanInput struct {
@@ -34,6 +55,7 @@ type PlanInput struct {
 	Catalog  *catalog.Catalog
 	Custom   config.CustomServers
 	Token    string
+	Secrets  Secrets // empty when no server of the profile declares a secret
 }
 
 // ErrNoProfile is returned for a profile config.yaml does not define.
@@ -50,17 +72,17 @@ func NewPlan(in PlanInput) (*Plan, error) {
 	p.Findings = in.Catalog.Check(u.All(), u.RemoteNames())
 	p.Images = in.Catalog.Images(u.Servers)
 	p.Catalog = RenderCatalog(u, in.Catalog, in.Custom)
+	p.Leaks = in.Registry.Leaks(in.Custom, in.Catalog)
 	for _, s := range u.NetworkNone {
 		_, custom := in.Custom[s]
 		if e, ok := in.Catalog.Lookup(s); !custom && ok && (e.Raw == nil || e.Type == "remote") {
 			p.Unshadowed = append(p.Unshadowed, s)
 		}
 	}
-	secrets := filepath.Join(in.Dir, SecretsFile)
-	if _, err := os.Stat(secrets); errors.Is(err, fs.ErrNotExist) {
-		secrets = ""
-	} else if err != nil {
-		return nil, fmt.Errorf("checking the gateway secrets file: %w", err)
+	p.Secrets = in.Secrets
+	secrets := ""
+	if len(in.Secrets.Data) > 0 {
+		secrets = filepath.Join(in.Dir, SecretsFile)
 	}
 	p.Fingerprint = Fingerprint{
 		Image:       in.Config.Gateway.Image,
@@ -71,7 +93,7 @@ func NewPlan(in PlanInput) (*Plan, error) {
 		NetworkNone: u.NetworkNone,
 		Port:        prof.Port,
 		TokenSHA:    TokenSHA256(in.Token),
-		Secrets:     secrets != "",
+		Secrets:     in.Secrets.Digest,
 	}
 	p.Container = Container{
 		Profile:     in.Profile,

@@ -22,7 +22,8 @@ const (
 	FingerprintFile = "fingerprint.json"
 	CatalogFile     = "catalog.yaml"
 	// SecretsFile is the gateway's secrets file (`<catalog secret name>=<value>` lines), written
-	// by the secrets commands. It is mounted, read-only, only when it exists.
+	// by [Manager.Up] from [Plan.Secrets]. It is mounted, read-only, only when some server of
+	// the profile declares a secret.
 	SecretsFile = "secrets.env"
 	lockFile    = "lock"
 )

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,6 +63,9 @@ func (m *Manager) up(ctx context.Context, p *Plan, o UpOptions) (*Outcome, error
 	if err := statefs.WriteFile(p.Container.CatalogFile, p.Catalog, statefs.PrivateMode); err != nil {
 		return nil, err
 	}
+	if err := writeSecrets(p); err != nil {
+		return nil, err
+	}
 	ct, err := m.inspect(ctx, p.Profile)
 	if err != nil {
 		return nil, err
@@ -93,6 +97,21 @@ func (m *Manager) up(ctx context.Context, p *Plan, o UpOptions) (*Outcome, error
 	}
 	out.Probe, err = m.probeUntilReady(ctx, p, o)
 	return out, err
+}
+
+// writeSecrets writes the plan's secrets file, 0600 in the profile's 0700 directory, or removes
+// one that no server needs any more. A running gateway keeps the file it was started with (a
+// bind mount holds the old inode), and a changed file changes the fingerprint, so the gateway
+// is recreated with the new one.
+func writeSecrets(p *Plan) error {
+	path := filepath.Join(p.Dir, SecretsFile)
+	if len(p.Secrets.Data) > 0 {
+		return statefs.WriteFile(path, p.Secrets.Data, statefs.PrivateMode)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("removing the gateway secrets file: %w", err)
+	}
+	return nil
 }
 
 // staleness lists why the existing container ct does not match the plan; none means keep it.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -291,5 +292,58 @@ func TestScrubErr(t *testing.T) {
 	err := scrubErr(fmt.Errorf("wrapped: %w", errors.New("x "+testToken)), testToken)
 	if strings.Contains(err.Error(), testToken) {
 		t.Errorf("scrubErr = %q", err)
+	}
+}
+
+// TestUpWritesSecrets: the plan's secrets file is written 0600 and mounted read-only; a plan
+// without secrets removes it and mounts nothing. The value never reaches an argv.
+func TestUpWritesSecrets(t *testing.T) {
+	const value = "fake-secret-value-for-the-gateway"
+	f := newFixture(t)
+	in := PlanInput{Profile: "dev", Dir: f.dir, Config: f.cfg, Registry: f.reg, Catalog: f.cat, Custom: f.custom, Token: testToken,
+		Secrets: Secrets{Data: SecretData("docs.token=" + value + "\n"), Digest: "pbkdf2-sha256$1$aa"}}
+	p, err := NewPlan(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := dockertest.New(t)
+	imagesPresent(fake)
+	fake.On("container inspect --format {{json .}} abox-gw-dev", notFound)
+	fake.On("run --detach", okJSON("c0ffee\n"))
+	if _, err := newManager(fake).Up(context.Background(), p, UpOptions{Token: testToken}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(f.dir, SecretsFile)
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("secrets file: %v, mode %v; want 0600", err, st)
+	}
+	if !strings.Contains(fake.ArgvText(), "source="+path+",target=/run/secrets/abox-dev.env,readonly") {
+		t.Errorf("the secrets file is not mounted read-only:\n%s", fake.ArgvText())
+	}
+	if strings.Contains(fake.ArgvText(), value) {
+		t.Error("a secret value reached an argv")
+	}
+	if s := fmt.Sprintf("%v %+v %s %q %x", p, p.Secrets, p.Secrets.Data, p.Secrets.Data, p.Secrets.Data); strings.Contains(s, value) ||
+		strings.Contains(s, fmt.Sprintf("%x", value)) {
+		t.Error("printing the plan shows the secret value")
+	}
+
+	in.Secrets = Secrets{}
+	p, _ = NewPlan(in)
+	fake2 := dockertest.New(t)
+	imagesPresent(fake2)
+	fake2.On("container inspect --format {{json .}} abox-gw-dev", running("old"))
+	fake2.On("stop", docker.Result{})
+	fake2.On("rm", docker.Result{})
+	fake2.On("run --detach", okJSON("c0ffee\n"))
+	if _, err := newManager(fake2).Up(context.Background(), p, UpOptions{Token: testToken}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the secrets file survives a plan without secrets: %v", err)
+	}
+	if strings.Contains(fake2.ArgvText(), "target=/run/secrets") {
+		t.Error("a secrets file is mounted though none is needed")
 	}
 }

@@ -1,0 +1,214 @@
+package secrets
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"time"
+
+	"github.com/aboxhq/abox/internal/config"
+)
+
+// Statuses of the rows of `secrets sync` and `secrets check`.
+const (
+	Created        = "created"
+	Updated        = "updated"
+	Unchanged      = "unchanged"
+	WouldCreate    = "would-create" // --dry-run
+	WouldUpdate    = "would-update" // --dry-run
+	Synced         = "synced"       // the store holds what the source holds
+	External       = "external"     // in the store, from a source abox does not read
+	Drifted        = "drifted"
+	MissingInStore = "missing-in-store"
+	Unmapped       = "unmapped" // required, in neither secrets.yaml nor the store
+	Unreadable     = "unreadable"
+	Failed         = "failed"
+)
+
+// Row is one line of the sync or check table. Detail never holds a value.
+type Row struct {
+	Secret string `json:"secret"`
+	Status string `json:"status"`
+	Source string `json:"source"`
+	Detail string `json:"detail"`
+}
+
+// OK reports whether the row is not a failure.
+func (r Row) OK() bool {
+	switch r.Status {
+	case Created, Updated, Unchanged, WouldCreate, WouldUpdate, Synced, External:
+		return true
+	}
+	return false
+}
+
+// Manager ties the sources, the store, the digests and secrets.json together for the commands
+// that change or compare them. The caller holds the secrets lock around its use.
+type Manager struct {
+	Store     Store
+	Sources   *Sources
+	Digests   *Digester
+	State     *State
+	StatePath string
+	Now       func() time.Time
+
+	stored map[string]bool
+}
+
+// Stored reports whether the store holds name, listing the store once.
+func (m *Manager) Stored(ctx context.Context, name string) (bool, error) {
+	if m.stored == nil {
+		names, err := m.Store.List(ctx)
+		if err != nil {
+			return false, err
+		}
+		m.stored = map[string]bool{}
+		for _, n := range names {
+			m.stored[n] = true
+		}
+	}
+	return m.stored[name], nil
+}
+
+// Put stores value under name unless the store already holds exactly it, and records its
+// digest, source and reference. It returns Created, Updated or Unchanged (WouldCreate or
+// WouldUpdate with dryRun, which writes nothing).
+func (m *Manager) Put(ctx context.Context, name string, value []byte, source, ref string, dryRun bool) (string, error) {
+	if err := CheckValue(value); err != nil {
+		return "", err
+	}
+	had, err := m.Stored(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	status := Created
+	if had {
+		status = Updated
+		if m.holds(ctx, name, value) {
+			status = Unchanged
+		}
+	}
+	if dryRun {
+		return dryRunStatus(status), nil
+	}
+	if status != Unchanged {
+		if err := m.Store.Set(ctx, name, value); err != nil {
+			return "", err
+		}
+		m.stored[name] = true
+	}
+	rec := Record{Digest: m.Digests.Digest(value), Source: source, Reference: ref, SyncedAt: m.Now().UTC().Truncate(time.Second)}
+	m.State.Secrets[name] = rec
+	return status, m.State.Save(m.StatePath)
+}
+
+func dryRunStatus(status string) string {
+	switch status {
+	case Created:
+		return WouldCreate
+	case Updated:
+		return WouldUpdate
+	}
+	return status
+}
+
+// holds reports whether the store holds exactly value under name: compared byte for byte where
+// the store gives values back, else through the recorded digest.
+func (m *Manager) holds(ctx context.Context, name string, value []byte) bool {
+	stored, err := m.Store.Value(ctx, name)
+	if err == nil {
+		return bytes.Equal(stored, value)
+	}
+	rec, ok := m.State.Secrets[name]
+	return errors.Is(err, ErrNotReadable) && ok && m.Digests.Matches(rec.Digest, value)
+}
+
+// Sync pushes the value of one mapping's source into the store.
+func (m *Manager) Sync(ctx context.Context, mp config.SecretMapping, interactive, dryRun bool) Row {
+	row := Row{Secret: mp.Secret, Source: mp.Kind()}
+	stored, err := m.Stored(ctx, mp.Secret)
+	if err != nil {
+		return row.with(Failed, err.Error())
+	}
+	switch {
+	case mp.Kind() == config.SecretDocker && stored:
+		return row.with(External, "in the store, set outside abox")
+	case mp.Kind() == config.SecretDocker:
+		return row.with(MissingInStore, "source docker: expected in the store, but it is not there")
+	case mp.Kind() == config.SecretPrompt && !interactive && stored:
+		return row.with(Unchanged, "entered at a prompt; kept (--interactive asks again)")
+	}
+	value, err := m.Sources.Read(ctx, mp, interactive)
+	if err != nil {
+		return row.with(Unreadable, err.Error())
+	}
+	status, err := m.Put(ctx, mp.Secret, value, mp.Kind(), SourceRef(mp), dryRun)
+	if err != nil {
+		return row.with(Failed, err.Error())
+	}
+	return row.with(status, "")
+}
+
+// Check compares one mapping's source with the store and writes nothing.
+func (m *Manager) Check(ctx context.Context, mp config.SecretMapping) Row {
+	row := Row{Secret: mp.Secret, Source: mp.Kind()}
+	stored, err := m.Stored(ctx, mp.Secret)
+	switch {
+	case err != nil:
+		return row.with(Failed, err.Error())
+	case !stored:
+		return row.with(MissingInStore, "")
+	case mp.Kind() == config.SecretDocker:
+		return row.with(External, "set outside abox")
+	case mp.Kind() == config.SecretPrompt:
+		return row.with(External, "entered at a prompt; not re-read")
+	}
+	value, err := m.Sources.Read(ctx, mp, false)
+	if err != nil {
+		return row.with(Unreadable, err.Error())
+	}
+	if m.holds(ctx, mp.Secret, value) {
+		return row.with(Synced, "")
+	}
+	if _, ok := m.State.Secrets[mp.Secret]; !ok && m.Store.Kind() == KindDesktop {
+		return row.with(Drifted, "no digest recorded: abox did not store this value")
+	}
+	return row.with(Drifted, "the source differs from the store")
+}
+
+// CheckUnmapped reports a required secret that secrets.yaml does not map.
+func (m *Manager) CheckUnmapped(ctx context.Context, name string) Row {
+	row := Row{Secret: name, Source: "-"}
+	stored, err := m.Stored(ctx, name)
+	switch {
+	case err != nil:
+		return row.with(Failed, err.Error())
+	case stored:
+		source := "not in secrets.yaml"
+		if rec, ok := m.State.Secrets[name]; ok {
+			row.Source, source = rec.Source, "set with abox, not in secrets.yaml"
+		}
+		return row.with(External, source)
+	}
+	return row.with(Unmapped, "required, in neither secrets.yaml nor the store")
+}
+
+// Remove deletes name from the store and drops its record.
+func (m *Manager) Remove(ctx context.Context, name string) error {
+	if err := m.Store.Remove(ctx, name); err != nil {
+		return err
+	}
+	if m.stored != nil {
+		delete(m.stored, name)
+	}
+	if _, ok := m.State.Secrets[name]; !ok {
+		return nil
+	}
+	delete(m.State.Secrets, name)
+	return m.State.Save(m.StatePath)
+}
+
+func (r Row) with(status, detail string) Row {
+	r.Status, r.Detail = status, detail
+	return r
+}

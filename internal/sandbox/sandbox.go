@@ -10,6 +10,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -49,6 +50,9 @@ type Options struct {
 	Output   io.Writer     // where stream-json lines or pretty events go; nil: quiet
 	Pretty   bool          // print events for a person rather than raw stream-json
 	Masks    []string      // mask patterns, expanded against the workspace now
+	// SecretEnv holds the attached secrets as env-file lines (VAR=value). They reach the agent's
+	// `docker create` on its stdin, read with --env-file /dev/stdin: in no argv, in no file.
+	SecretEnv []byte
 	// Command, when set, replaces the agent's command (claude and its per-run arguments) with
 	// this argv, run as the runspec's agent user. Only `abox doctor --probe` sets it, to run its
 	// escape probes in a sandbox identical to a real run's; Prompt, Resume, Continue and Shell
@@ -146,10 +150,22 @@ func (s *Sandbox) startNetd(ctx context.Context, o Options, out *Outcome) error 
 	if _, err := s.Docker.RunDetached(ctx, netdArgv); err != nil {
 		return fmt.Errorf("%w: starting netd: %v", ErrBoundary, err)
 	}
-	if _, err := s.Docker.Create(ctx, agentArgv); err != nil {
+	if err := s.createAgent(ctx, agentArgv, o.SecretEnv); err != nil {
 		return fmt.Errorf("%w: creating the agent container: %v", ErrBoundary, err)
 	}
 	return nil
+}
+
+// createAgent runs the agent's `docker create`, with the attached secrets, if any, on the CLI's
+// stdin for its --env-file /dev/stdin. Docker keeps them in the container's configuration,
+// where `docker inspect` shows them; abox writes them nowhere.
+func (s *Sandbox) createAgent(ctx context.Context, argv []string, env []byte) error {
+	if len(env) == 0 {
+		_, err := s.Docker.Create(ctx, argv)
+		return err
+	}
+	_, err := s.Docker.Run(ctx, docker.Invocation{Args: argv, Stdin: bytes.NewReader(env)})
+	return err
 }
 
 // agentArgv completes the runspec's agent argv for this run: masks, then the image, then the
@@ -163,6 +179,9 @@ func (s *Sandbox) agentArgv(o Options, out *Outcome) []string {
 	}
 	for _, m := range masks {
 		argv = append(argv, "--mount", m.Arg())
+	}
+	if len(o.SecretEnv) > 0 {
+		argv = append(argv, "--env-file", "/dev/stdin")
 	}
 	if len(o.Command) > 0 {
 		return append(append(argv, s.Spec.Agent.Image), o.Command...)

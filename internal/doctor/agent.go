@@ -265,26 +265,54 @@ func (e *Env) tokenLeaks() []string {
 	return out
 }
 
-// agentEnvSecrets: the agent holds no secret value abox did not attach: the runspec passes only
-// non-secret environment values, and neither it nor any artifact the agent reads holds the
-// gateway token. Attached secrets (env_secrets) are stated as a residual risk.
-func agentEnvSecrets(_ context.Context, e *Env) Finding {
+// agentEnvSecrets: the agent holds no secret value abox did not attach — the runspec passes
+// only non-secret environment values, and neither it nor any artifact the agent reads holds the
+// gateway token — and the secrets it was attached are in the store, since the run refuses to
+// start without them. Attached secrets are a warning on every run: the agent can read and send
+// them anywhere the allowlist reaches, and `docker inspect` of the agent shows them.
+func agentEnvSecrets(ctx context.Context, e *Env) Finding {
 	s, err := e.sandboxArgs()
 	if err != nil {
 		return notRendered(err)
 	}
 	var bad []string
+	attachedMap := e.attachedMap()
 	for _, kv := range s.agent.env {
 		k, _, _ := strings.Cut(kv, "=")
-		if e.Manifest != nil && e.Manifest.EnvSecrets[k] != "" {
+		if attachedMap[k] != "" || (e.Manifest != nil && e.Manifest.EnvSecrets[k] != "") {
 			bad = append(bad, "runspec.json passes attached secret "+k+" on the argv")
 		}
 	}
 	bad = append(bad, e.tokenLeaks()...)
 	attached := e.attachedSecrets()
-	f := problems(bad, "run `abox render`; secrets reach the agent only through `abox secrets attach`, never the argv",
-		fmt.Sprintf("no secret value in the argv or the agent's artifacts; %d attached (see residual risks)", len(attached)))
-	return f.with("attached", attached)
+	if len(bad) > 0 {
+		return problems(bad, "run `abox render`; secrets reach the agent only through `abox secrets attach`, never the argv", "").with("attached", attached)
+	}
+	if len(attached) == 0 {
+		return okf("no secret value in the argv or the agent's artifacts; none attached").with("attached", attached)
+	}
+	if missing := e.attachedMissing(ctx, attachedMap); len(missing) > 0 {
+		env, name, _ := strings.Cut(missing[0], "←")
+		return failf(fmt.Sprintf("store it with `abox secrets set %s`, or take it back with `abox secrets detach %s`", name, env),
+			"attached but not in the store, so `abox run` refuses to start: %s", strings.Join(missing, ", ")).with("attached", attached).with("missing", missing)
+	}
+	return warnf(fmt.Sprintf("the agent can read, print and send them to %s — keep the egress list tight (`abox egress list`), "+
+		"and expect them in `docker inspect` of the agent container; `abox secrets detach <ENV>` takes one back", domainsText(e.allowedCount())),
+		"the agent holds secrets in its environment: %s: %s", plural(len(attached), "secret", "secrets"), strings.Join(attached, ", ")).
+		with("attached", attached).with("allowed_domains", e.allowedCount())
+}
+
+// attachedMap is env_secrets (variable → secret) of the approved manifest when there is one
+// (what runs), else the workspace's.
+func (e *Env) attachedMap() map[string]string {
+	m := e.approvedManifest()
+	if m == nil {
+		m = e.Manifest
+	}
+	if m == nil {
+		return map[string]string{}
+	}
+	return m.EnvSecrets
 }
 
 // attachedSecrets lists env_secrets as "ENV←secret", from the approved manifest when there is

@@ -14,6 +14,9 @@ func All() []Check {
 		{"servers.declared", "declared servers known", serversDeclared},
 		{"servers.pinned", "server images pinned", serversPinned},
 		{"servers.network", "server isolation rendered", serversNetwork},
+		{"secrets.store", "secrets store", secretsStore},
+		{"secrets.present", "required secrets in the store", secretsPresent},
+		{"secrets.fresh", "secret sources match the store", secretsFresh},
 
 		{"gateway.image-pinned", "gateway image pinned", gatewayImagePinned},
 		{"gateway.image-digest", "gateway runs the pinned digest", gatewayImageDigest},
@@ -43,7 +46,7 @@ func All() []Check {
 		{"agent.mounts", "agent mounts", agentMounts},
 		{"agent.single-mcp-endpoint", "single mcp endpoint", agentSingleMCPEndpoint},
 		{"agent.mcp-forwarder", "mcp through netd's forwarder", agentMCPForwarder},
-		{"agent.env-secrets", "no unattached secret in the agent", agentEnvSecrets},
+		{"agent.env-secrets", "secrets in the agent's environment", agentEnvSecrets},
 		{"agent.auth-credential", "claude credential volume", agentAuthCredential},
 
 		{"egress.mandatory", "mandatory egress hosts", egressMandatory},

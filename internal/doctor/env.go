@@ -18,6 +18,7 @@ import (
 	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/secrets"
 )
 
 // Env is everything the checks may look at, and the cache of what they already looked at.
@@ -47,8 +48,12 @@ type Env struct {
 
 	AcceptGit   bool // --accept-git: re-baseline git-tamper, reporting the change once
 	AcceptWatch bool // --accept-watch: the same for the exec-surface watch
-	Now         func() time.Time
-	Progress    io.Writer // progress of live probes; nil for none
+	// Quick skips the checks that read secret sources (op may ask to unlock): secrets.fresh.
+	Quick bool
+	// SecretSources reads secret values for secrets.fresh; nil skips it.
+	SecretSources *secrets.Sources
+	Now           func() time.Time
+	Progress      io.Writer // progress of live probes; nil for none
 
 	cache cache
 }
@@ -65,6 +70,7 @@ type cache struct {
 	images     map[string]*lazy[*docker.Image]
 	networks   map[string]*lazy[*docker.Network]
 	probes     lazy[*probeRun]
+	store      lazy[secrets.Choice]
 }
 
 // lazy is a value computed once.

@@ -31,6 +31,7 @@ func Risks(ctx context.Context, e *Env) []Risk {
 		e.gatewayRisk(ctx),
 		e.credentialRisk(domains),
 		e.secretsRisk(domains),
+		e.secretsStoreRisk(ctx),
 		e.connectorsRisk(),
 		e.workspaceRisk(),
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/policy"
 )
 
@@ -56,21 +57,30 @@ func (m *model) mcpPolicy() *policy.MCP {
 	return p
 }
 
-// serverTools returns the tools the project may use from server: its tools: narrowing if any,
-// else the tools its catalog entry documents. known is false when neither says.
+// serverTools returns the tools the project may use from server; see [ServerTools].
 func (m *model) serverTools(server string) (tools []string, known bool) {
-	if narrowed, ok := m.m.Tools[server]; ok {
+	return ServerTools(server, m.m.Tools, m.s.Custom, m.s.Catalog)
+}
+
+// ServerTools returns the tools a project may use from server: its narrowing (narrowing[server])
+// if any, else the tools custom-servers.yaml or the catalog documents. known is false when none
+// says: netd then cannot tell that server's tools from any other's, and lets every tool name it
+// does not know through ([policy.MCP.Unlisted]). That is safe only while the profile's gateway
+// serves nothing but the project's own servers, which abox checks where it sees the profile's
+// union (`gateway up`, the run's preflight) with the same answer from this function.
+func ServerTools(server string, narrowing map[string][]string, custom config.CustomServers, cat Catalog) (tools []string, known bool) {
+	if narrowed, ok := narrowing[server]; ok {
 		return narrowed, true
 	}
-	if cs, ok := m.s.Custom[server]; ok {
+	if cs, ok := custom[server]; ok {
 		// "*" anywhere in the list means every tool, as in the gateway's --tools grammar.
 		if len(cs.Tools) == 0 || slices.Contains(cs.Tools, "*") {
 			return nil, false
 		}
 		return cs.Tools, true
 	}
-	if m.s.Catalog != nil {
-		if e, ok := m.s.Catalog.Server(server); ok && len(e.Tools) > 0 {
+	if cat != nil {
+		if e, ok := cat.Server(server); ok && len(e.Tools) > 0 {
 			t := append([]string{}, e.Tools...)
 			sort.Strings(t)
 			return t, true

@@ -153,6 +153,10 @@ func (h *H) AboxIn(dir string, args ...string) Result {
 
 // DefaultConfig is a config.yaml for this test: its network, the offline base image, the test
 // and host CAs, the stand-in claude from a file, the mcpstub gateway and the test's profile.
+//
+// The agent gets a dummy CLAUDE_CODE_OAUTH_TOKEN through agent_env: abox refuses a headless run
+// whose agent has neither a credential in its environment nor a login in the project's volume,
+// and the stand-in needs none. A test of the logged-out path sets agent_env itself.
 func (h *H) DefaultConfig() Config {
 	h.T.Helper()
 	CA(h.T) // creates the test CA the config points at, if no server did yet
@@ -171,6 +175,7 @@ func (h *H) DefaultConfig() Config {
 		ClaudeCode: ClaudeCodeConfig{Source: "file", Path: standin, SHA256: hex.EncodeToString(sum[:]), Version: standinVersion},
 		Gateway:    GatewayConfig{Image: ImageID(h.T, MCPStubImage(h.T))},
 		Profiles:   map[string]Profile{h.Profile: {Port: 8811}},
+		Extra:      map[string]any{"agent_env": map[string]string{"CLAUDE_CODE_OAUTH_TOKEN": "e2e-stand-in"}},
 	}
 }
 

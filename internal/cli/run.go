@@ -38,7 +38,12 @@ goes to stdout.
 Teardown always happens — on success, failure, timeout or Ctrl-C: netd's logs are harvested
 from netd, the run is recorded in runs.jsonl, a summary is printed and both containers are
 removed (unless --keep). The exit status is the agent's; 3 when the sandbox could not be
-verified (no agent was started).`,
+verified (no agent was started).
+
+Claude Code must be logged in: a project whose ~/.claude volume holds no login (and whose agent
+gets no ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN) is refused before anything starts; run
+abox shell once to log in. Sessions are kept in that volume, per project: --continue and
+--resume ID (ids in abox logs --runs) pick up an earlier run's conversation.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.prompt = args[0]
@@ -47,7 +52,7 @@ verified (no agent was started).`,
 	}
 	addDirFlag(cmd, &opts.dir)
 	f := cmd.Flags()
-	f.StringVar(&opts.resume, "resume", "", "resume the Claude session with this id")
+	f.StringVar(&opts.resume, "resume", "", "resume the Claude session with this id (see `abox logs --runs`)")
 	f.BoolVar(&opts.cont, "continue", false, "continue the most recent Claude session of this project")
 	f.BoolVar(&opts.keep, "keep", false, "keep both containers after the run, for inspection")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print only the summary")
@@ -76,6 +81,9 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 	if opts.shell && !a.TTY {
 		return errorf("run `abox shell` from a terminal", "abox shell needs a terminal")
 	}
+	if err := checkResume(opts); err != nil {
+		return err
+	}
 	p, err := a.loadProject(opts.dir)
 	if err != nil {
 		return err
@@ -86,6 +94,11 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 	pre, err := a.preflight(ctx, p)
 	if err != nil {
 		return err
+	}
+	if !opts.shell {
+		if err := a.checkLogin(ctx, p, pre.runSpec); err != nil {
+			return err
+		}
 	}
 	sb := &sandbox.Sandbox{
 		Docker: a.docker(), Project: p.state, Spec: pre.runSpec, Baseline: pre.baseline,
@@ -106,6 +119,12 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 		a.warnf("", "recording the run: %v", err)
 	}
 	a.printSummary(out, opts.shell)
+	if opts.shell || loggedOut(out) {
+		forgetLogin(p) // the shell may have logged in or out; the next run looks again
+	}
+	if !opts.shell && runErr == nil && loggedOut(out) {
+		return errorf(loginHint, "Claude Code is not logged in for this project: the run ended asking for /login")
+	}
 	if runErr != nil {
 		if errors.Is(runErr, sandbox.ErrBoundary) {
 			return boundary(withHint(runErr, "run `abox doctor` to see what is wrong; `abox up` rebuilds what is missing"))

@@ -19,6 +19,7 @@ type Plan struct {
 	Images      []catalog.Image // server images that must be present
 	Findings    []catalog.Finding
 	Unshadowed  []string // server_network: none servers abox cannot switch off
+	Leaks       []Leak   // projects whose netd would pass other projects' tools: refused
 	Container   Container
 	Fingerprint Fingerprint
 	// Secrets is the secrets file [Manager.Up] writes, and what it lacks.
@@ -71,6 +72,7 @@ func NewPlan(in PlanInput) (*Plan, error) {
 	p.Findings = in.Catalog.Check(u.All(), u.RemoteNames())
 	p.Images = in.Catalog.Images(u.Servers)
 	p.Catalog = RenderCatalog(u, in.Catalog, in.Custom)
+	p.Leaks = in.Registry.Leaks(in.Custom, in.Catalog)
 	for _, s := range u.NetworkNone {
 		_, custom := in.Custom[s]
 		if e, ok := in.Catalog.Lookup(s); !custom && ok && (e.Raw == nil || e.Type == "remote") {

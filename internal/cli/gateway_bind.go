@@ -123,6 +123,9 @@ func (a *App) reconcileGateway(ctx context.Context, profile string, force bool, 
 	if plan.Union.Empty() {
 		return a.removeUnused(ctx, profile)
 	}
+	if err := a.checkLeaks(plan); err != nil {
+		return err
+	}
 	if err := a.checkPlan(plan); err != nil {
 		return err
 	}

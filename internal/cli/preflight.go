@@ -23,8 +23,9 @@ type preflighted struct {
 }
 
 // preflight checks, before anything is started, that the sandbox about to run is the approved
-// one: the manifest unchanged since `abox up`, the artifacts as rendered and current, the images
-// and network present. With bypassPermissions, every boundary check of doctor must pass too.
+// one: the manifest unchanged since `abox up`, the artifacts as rendered and current, netd's MCP
+// narrowing closed to other projects' tools, the images and network present. With
+// bypassPermissions, every boundary check of doctor must pass too.
 func (a *App) preflight(ctx context.Context, p *project) (*preflighted, error) {
 	if err := a.checkApproved(p); err != nil {
 		return nil, err
@@ -35,6 +36,9 @@ func (a *App) preflight(ctx context.Context, p *project) (*preflighted, error) {
 	rs, err := artifact.ReadRunSpec(p.state)
 	if err != nil {
 		return nil, withHint(err, "run `abox up`")
+	}
+	if err := a.checkMCPScope(ctx, p, rs.Profile); err != nil {
+		return nil, err
 	}
 	if rs.Permission == manifest.ModeBypass {
 		if err := a.checkBoundary(ctx, p); err != nil {

@@ -18,6 +18,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/manifest"
@@ -110,7 +111,7 @@ func Render(s Spec) ([]Artifact, error) {
 		return nil, err
 	}
 	m.agentImage = imageTag("abox-agent-"+s.Manifest.Project, agentDF, m.agentFiles())
-	m.netdImage = imageTag("abox-netd", netdDF, nil)
+	m.netdImage = netdTag(s.Version, netdDF)
 	add(AgentDockerfile, 0o444, agentDF)
 	add(NetdDockerfile, 0o444, netdDF)
 	add(NetdDir+"/"+policyNft, 0o444, m.ruleset())
@@ -127,6 +128,23 @@ func Render(s Spec) ([]Artifact, error) {
 	arts = append(arts, m.review(agentDF, netdDF)...)
 	arts = append(arts, Artifact{Name: IndexName, Mode: 0o444, Data: index(s, arts)})
 	return arts, nil
+}
+
+// netdTag names the netd image abox-netd:<version>-<hash of its Dockerfile>: the version says
+// which abox built it, the hash changes with image.base.
+func netdTag(version string, dockerfile []byte) string {
+	tag := imageTag("abox-netd", dockerfile, nil)
+	v := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, version)
+	if len(v) > 80 {
+		v = v[:80]
+	}
+	_, hash, _ := strings.Cut(tag, ":")
+	return "abox-netd:" + v + "-" + hash[:8]
 }
 
 // imageTag names an image after the hash of everything that goes into it.

@@ -1,0 +1,208 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aboxhq/abox/internal/artifact"
+	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/secrets"
+)
+
+type secretsAttachOptions struct{ dir string }
+
+func newSecretsAttachCmd(a *App) *cobra.Command {
+	var opts secretsAttachOptions
+	cmd := &cobra.Command{
+		Use:   "attach ENV=NAME...",
+		Short: "Hand a stored secret to the agent as an environment variable",
+		Long: `Attach records ENV=NAME in the manifest's env_secrets: every later run starts the agent with the
+stored secret NAME in its environment variable ENV.
+
+This is the one place abox weakens its own invariant, and every run and abox doctor say so: the
+agent can read, print and send the value to any allowed domain, so the egress allowlist becomes
+its boundary, and the value shows in docker inspect of the agent container. abox hands it over
+on docker create's standard input, so it is in no argv and in no file abox writes.
+abox secrets detach ENV takes it back.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error { return runSecretsAttach(c.Context(), a, opts, args) },
+	}
+	addDirFlag(cmd, &opts.dir)
+	return cmd
+}
+
+// attachPair is one parsed ENV=NAME argument.
+type attachPair struct{ env, name string }
+
+// parseAttachPairs parses ENV=NAME arguments, reporting every bad one with its position.
+func parseAttachPairs(args []string) ([]attachPair, error) {
+	var pairs []attachPair
+	var problems []manifest.Problem
+	for i, arg := range args {
+		loc := fmt.Sprintf("argument %d (%s)", i+1, manifest.Printable(arg))
+		env, name, ok := strings.Cut(arg, "=")
+		switch {
+		case !ok || env == "" || name == "":
+			problems = append(problems, manifest.Problem{Loc: loc, Msg: "is not ENV=NAME", Hint: "write the variable, '=', and the secret's name: API_KEY=acme.api_key"})
+		case !manifest.IsEnvName(env):
+			problems = append(problems, manifest.Problem{Loc: loc, Msg: fmt.Sprintf("%q is not a valid environment variable name", manifest.Printable(env)),
+				Hint: "use letters, digits and '_', not starting with a digit"})
+		case slices.Contains(manifest.ReservedEnv, env) || strings.HasPrefix(env, "ABOX_"):
+			problems = append(problems, manifest.Problem{Loc: loc, Msg: fmt.Sprintf("%s is set by abox itself and cannot carry a secret", env),
+				Hint: "choose another variable name"})
+		case !manifest.IsSecretName(name):
+			problems = append(problems, manifest.Problem{Loc: loc, Msg: fmt.Sprintf("%q is not a valid secret name", manifest.Printable(name)),
+				Hint: "use letters, digits, '.', '_' and '-', starting with a letter or digit"})
+		default:
+			pairs = append(pairs, attachPair{env: env, name: name})
+		}
+	}
+	if len(problems) > 0 {
+		return nil, &manifest.Error{Source: "abox secrets attach", Problems: problems}
+	}
+	return pairs, nil
+}
+
+func runSecretsAttach(ctx context.Context, a *App, o secretsAttachOptions, args []string) error {
+	pairs, err := parseAttachPairs(args)
+	if err != nil {
+		return err
+	}
+	p, err := a.loadProject(o.dir)
+	if err != nil {
+		return err
+	}
+	m, err := a.mutate(ctx, p, func(d *manifest.Doc) error {
+		for _, pr := range pairs {
+			if err := d.Set(pr.name, "env_secrets", pr.env); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	stored := a.storedNames(ctx)
+	for _, pr := range pairs {
+		state := "in the store"
+		switch {
+		case stored == nil:
+			state = "the store was not checked"
+		case !slices.Contains(stored, pr.name):
+			state = "not in the store yet: `abox secrets set " + pr.name + "`"
+		}
+		fmt.Fprintf(a.Out, "attached %s ← %s (%s)\n", pr.env, pr.name, state)
+	}
+	a.warnAttached(p, m.EnvSecrets)
+	fmt.Fprintln(a.Out, "the next `abox run` or `abox shell` starts the agent with them")
+	return nil
+}
+
+// storedNames lists the store, or nil when it cannot be asked (no daemon).
+func (a *App) storedNames(ctx context.Context) []string {
+	ps, err := a.Paths()
+	if err != nil {
+		return nil
+	}
+	c, err := secrets.Detect(ctx, a.docker(), ps.SecretsStore())
+	if err != nil {
+		return nil
+	}
+	names, err := c.Store.List(ctx)
+	if err != nil {
+		return nil
+	}
+	return append([]string{}, names...)
+}
+
+// warnAttached states what attaching means, with the project's number of allowed domains.
+func (a *App) warnAttached(p *project, attached map[string]string) {
+	if len(attached) == 0 {
+		return
+	}
+	var list []string
+	for _, env := range sortedEnv(attached) {
+		list = append(list, env+"←"+attached[env])
+	}
+	domains := "any allowed domain"
+	if rs, err := artifact.ReadRunSpec(p.state); err == nil {
+		domains = fmt.Sprintf("any of the %d allowed domains", rs.Egress)
+	}
+	a.warnf(fmt.Sprintf("the agent can read, print and send them to %s — keep the egress list tight (`abox egress list`), "+
+		"and expect them in `docker inspect` of the agent container; `abox secrets detach ENV` takes one back", domains),
+		"the agent holds secrets in its environment: %s: %s", plural(len(list), "secret", "secrets"), strings.Join(list, ", "))
+}
+
+func sortedEnv(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+type secretsDetachOptions struct{ dir string }
+
+func newSecretsDetachCmd(a *App) *cobra.Command {
+	var opts secretsDetachOptions
+	cmd := &cobra.Command{
+		Use:   "detach ENV...",
+		Short: "Take an attached secret back",
+		Long: `Detach removes ENV from the manifest's env_secrets: the next run starts the agent without it.
+The secret stays in the store (abox secrets rm removes it).`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error { return runSecretsDetach(c.Context(), a, opts, args) },
+	}
+	addDirFlag(cmd, &opts.dir)
+	return cmd
+}
+
+func runSecretsDetach(ctx context.Context, a *App, o secretsDetachOptions, envs []string) error {
+	for i, env := range envs {
+		if !manifest.IsEnvName(env) {
+			return &manifest.Error{Source: "abox secrets detach", Problems: []manifest.Problem{{
+				Loc: fmt.Sprintf("argument %d", i+1), Msg: fmt.Sprintf("%q is not a valid environment variable name", manifest.Printable(env)),
+				Hint: "name the variable only, without =NAME: abox secrets detach API_KEY"}}}
+		}
+	}
+	p, err := a.loadProject(o.dir)
+	if err != nil {
+		return err
+	}
+	was := p.manifest.EnvSecrets
+	var gone, absent []string
+	for _, env := range envs {
+		if _, ok := was[env]; ok {
+			gone = append(gone, env)
+		} else {
+			absent = append(absent, env)
+		}
+	}
+	for _, env := range absent {
+		a.warnf("", "%s is not attached", env)
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	m, err := a.mutate(ctx, p, func(d *manifest.Doc) error {
+		for _, env := range gone {
+			d.Delete("env_secrets", env)
+		}
+		d.DeleteIfEmpty("env_secrets")
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, env := range gone {
+		fmt.Fprintf(a.Out, "detached %s (was ← %s); the next run starts the agent without it\n", env, was[env])
+	}
+	a.warnAttached(p, m.EnvSecrets)
+	return nil
+}

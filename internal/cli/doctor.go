@@ -24,6 +24,7 @@ type doctorOptions struct {
 	probe       bool
 	acceptGit   bool
 	acceptWatch bool
+	quick       bool
 	skip        []string
 }
 
@@ -62,6 +63,7 @@ Doctor exits 2 when a check fails, 0 otherwise.`,
 	f.BoolVar(&opts.probe, "probe", false, "also run live escape probes in a throwaway sandbox")
 	f.BoolVar(&opts.acceptGit, "accept-git", false, "accept the current git config and hooks as the new baseline (reports the change once)")
 	f.BoolVar(&opts.acceptWatch, "accept-watch", false, "accept the watched files as the new baseline (reports the change once)")
+	f.BoolVar(&opts.quick, "quick", false, "do not read secret sources (op, files, env): secrets.fresh is skipped")
 	f.StringSliceVar(&opts.skip, "skip", nil, "skip the check with this id (repeatable)")
 	return cmd
 }
@@ -72,6 +74,7 @@ func runDoctor(ctx context.Context, a *App, opts doctorOptions) error {
 		return err
 	}
 	env.AcceptGit, env.AcceptWatch = opts.acceptGit, opts.acceptWatch
+	env.Quick, env.SecretSources = opts.quick, a.secretSources(false)
 	checks := doctor.All()
 	if opts.probe {
 		checks = append(checks, doctor.Probes()...)

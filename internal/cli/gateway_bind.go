@@ -75,9 +75,10 @@ func (a *App) gatewayManager() *gateway.Manager {
 	return &gateway.Manager{Docker: a.docker(), Progress: a.progressf}
 }
 
-// gatewayPlan computes the profile's gateway from its registry and the host's catalogs. mint
-// creates the profile's token when it has none; otherwise a missing token is "".
-func (a *App) gatewayPlan(cfg *config.Config, custom config.CustomServers, ps paths.Paths, profile string, mint bool) (*gateway.Plan, string, error) {
+// gatewayPlan computes the profile's gateway from its registry, the host's catalogs and the
+// secrets store. mint creates the profile's token when it has none; otherwise a missing token
+// is "".
+func (a *App) gatewayPlan(ctx context.Context, cfg *config.Config, custom config.CustomServers, ps paths.Paths, profile string, mint bool) (*gateway.Plan, string, error) {
 	if _, ok := cfg.Profiles[profile]; !ok {
 		return nil, "", errorf("known profiles: "+strings.Join(cfg.ProfileNames(), ", "), "profile %q is not configured in %s", profile, ps.ConfigFile())
 	}
@@ -99,8 +100,12 @@ func (a *App) gatewayPlan(cfg *config.Config, custom config.CustomServers, ps pa
 	if err != nil {
 		return nil, "", err
 	}
+	sec, err := a.gatewaySecrets(ctx, ps, reg.Union(), cat)
+	if err != nil {
+		return nil, "", err
+	}
 	plan, err := gateway.NewPlan(gateway.PlanInput{Profile: profile, Dir: dir, Config: cfg, Registry: reg,
-		Catalog: cat, Custom: custom, Token: token})
+		Catalog: cat, Custom: custom, Token: token, Secrets: sec})
 	return plan, token, err
 }
 
@@ -116,7 +121,7 @@ func (a *App) reconcileGateway(ctx context.Context, profile string, force bool, 
 		return err
 	}
 	defer unlock()
-	plan, token, err := a.gatewayPlan(cfg, custom, ps, profile, true)
+	plan, token, err := a.gatewayPlan(ctx, cfg, custom, ps, profile, true)
 	if err != nil {
 		return err
 	}
@@ -127,6 +132,9 @@ func (a *App) reconcileGateway(ctx context.Context, profile string, force bool, 
 		return err
 	}
 	if err := a.checkPlan(plan); err != nil {
+		return err
+	}
+	if err := a.checkGatewaySecrets(plan); err != nil {
 		return err
 	}
 	if err := a.ensureNetwork(ctx, cfg.Network); err != nil {

@@ -89,7 +89,7 @@ func runGatewayStatus(ctx context.Context, a *App, o gatewayStatusOptions, args 
 // statusOf gathers one profile's status from the machine: the container, its arguments, its
 // ports and a live probe.
 func (a *App) statusOf(ctx context.Context, cfg *config.Config, custom config.CustomServers, ps paths.Paths, prof string, tools bool) (gatewayStatus, error) {
-	plan, token, err := a.gatewayPlan(cfg, custom, ps, prof, false)
+	plan, token, err := a.gatewayPlan(ctx, cfg, custom, ps, prof, false)
 	if err != nil {
 		return gatewayStatus{}, err
 	}

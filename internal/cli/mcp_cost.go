@@ -102,7 +102,7 @@ func (a *App) probeProfile(ctx context.Context, profile string) (*gateway.ProbeR
 	if err != nil {
 		return nil, err
 	}
-	plan, token, err := a.gatewayPlan(cfg, custom, ps, profile, false)
+	plan, token, err := a.gatewayPlan(ctx, cfg, custom, ps, profile, false)
 	if err != nil {
 		return nil, err
 	}

@@ -95,6 +95,10 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 	if err != nil {
 		return err
 	}
+	secretEnv, err := a.attachedEnv(ctx, p)
+	if err != nil {
+		return err
+	}
 	if !opts.shell {
 		if err := a.checkLogin(ctx, p, pre.runSpec); err != nil {
 			return err
@@ -106,7 +110,7 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 	}
 	so := sandbox.Options{
 		Prompt: opts.prompt, Resume: opts.resume, Continue: opts.cont, Keep: opts.keep, Shell: opts.shell,
-		Timeout: opts.timeout, Masks: pre.runSpec.Masks,
+		Timeout: opts.timeout, Masks: pre.runSpec.Masks, SecretEnv: secretEnv,
 	}
 	if so.Timeout == 0 && !opts.shell {
 		so.Timeout = time.Duration(p.manifest.Run.Timeout) * time.Second

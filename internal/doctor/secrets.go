@@ -142,7 +142,7 @@ func secretsFresh(ctx context.Context, e *Env) Finding {
 	if len(stale) > 0 {
 		return warnf("run `abox secrets sync`; `abox secrets check` shows every secret", "%s", strings.Join(stale, "; ")).with("stale", stale)
 	}
-	return okf("%s match the store", plural(len(mapped), "mapped source", "mapped sources"))
+	return okf("the store matches %s", plural(len(mapped), "mapped source", "mapped sources"))
 }
 
 // secretsManager is a read-only [secrets.Manager] on the host's store, for comparisons.

@@ -23,6 +23,7 @@ func All() []Check {
 		{"gateway.running", "gateway running", gatewayRunning},
 		{"gateway.no-published-ports", "gateway publishes no ports", gatewayNoPublishedPorts},
 		{"gateway.verify-signatures", "gateway verifies signatures and tokens", gatewayVerifySignatures},
+		{"gateway.project-scope", "mcp tools limited to the project", gatewayProjectScope},
 
 		{"artifacts.rendered", "artifacts rendered", artifactsRendered},
 		{"artifacts.integrity", "artifacts match artifacts.json", artifactsIntegrity},

@@ -3,6 +3,7 @@ package netd
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -152,6 +153,10 @@ func (f *mcpForwarder) forward(w http.ResponseWriter, r *http.Request, cfg *conf
 	copyHeaders(req.Header, r.Header, mcpRequestHeaders)
 	req.Header.Set("Authorization", "Bearer "+cfg.token)
 	resp, err := f.client.Do(req)
+	if err != nil && agentGone(r, err) {
+		f.logAll(start, msgs, policy.Allowed, "the agent closed the connection before the gateway answered", 0)
+		return
+	}
 	if err != nil {
 		f.fail(w, msgs, start, "gateway: "+err.Error())
 		return
@@ -165,12 +170,20 @@ func (f *mcpForwarder) forward(w http.ResponseWriter, r *http.Request, cfg *conf
 	allowed := func(tool string) bool { _, ok := cfg.toolAllowed(tool); return ok }
 	err = relayMCP(w, resp, allowed)
 	verdict, reason := policy.Allowed, ""
-	if err != nil {
+	switch {
+	case err != nil && agentGone(r, err):
+		// The request reached the gateway, which may have run the tool: it was allowed.
+		reason = "the agent closed the connection before the response ended"
+	case err != nil:
 		verdict, reason = policy.Error, err.Error()
 	}
-	for _, m := range msgs {
-		f.logMsg(start, m, verdict, reason, resp.StatusCode)
-	}
+	f.logAll(start, msgs, verdict, reason, resp.StatusCode)
+}
+
+// agentGone reports whether err comes from the agent closing its connection: MCP clients close a
+// POST's event stream as soon as they have their response, often before the gateway ends it.
+func agentGone(r *http.Request, err error) bool {
+	return r.Context().Err() != nil || errors.Is(err, context.Canceled)
 }
 
 // relayMCP writes the gateway's response: event streams event by event, JSON whole, both with
@@ -207,8 +220,12 @@ func relayMCP(w http.ResponseWriter, resp *http.Response, allowed func(string) b
 // fail answers 502 and logs every message as an error.
 func (f *mcpForwarder) fail(w http.ResponseWriter, msgs []rpcMessage, start time.Time, reason string) {
 	http.Error(w, "abox: MCP gateway unavailable", http.StatusBadGateway)
+	f.logAll(start, msgs, policy.Error, reason, http.StatusBadGateway)
+}
+
+func (f *mcpForwarder) logAll(start time.Time, msgs []rpcMessage, verdict, reason string, status int) {
 	for _, m := range msgs {
-		f.logMsg(start, m, policy.Error, reason, http.StatusBadGateway)
+		f.logMsg(start, m, verdict, reason, status)
 	}
 }
 

@@ -23,6 +23,7 @@ const defaultMCPConfig = "/opt/abox/mcp.json"
 const mcpCallUsage = `usage: claude mcp-call [--mcp-config PATH]... [--server NAME] list
        claude mcp-call [...] call TOOL [JSON-ARGS]
        claude mcp-call [...] raw JSON-RPC
+       claude mcp-call [...] --repeat N list | call TOOL [JSON-ARGS]   latencies as JSON (mcp_bench.go)
 The configuration defaults to $STANDIN_MCP_CONFIG, else ` + defaultMCPConfig + `; the server to the
 first by name. Results are printed as JSON; call exits 1 when the tool reports an error.`
 
@@ -31,6 +32,7 @@ first by name. Results are printed as JSON; call exits 1 when the tool reports a
 func mcpCall(args []string, stdout, stderr io.Writer) int {
 	var configs []string
 	var server string
+	repeat := 0
 	for len(args) > 0 && strings.HasPrefix(args[0], "--") {
 		if len(args) < 2 {
 			fmt.Fprintln(stderr, mcpCallUsage)
@@ -41,6 +43,13 @@ func mcpCall(args []string, stdout, stderr io.Writer) int {
 			configs = append(configs, args[1])
 		case "--server":
 			server = args[1]
+		case "--repeat":
+			n, err := benchCount(args[1])
+			if err != nil {
+				fmt.Fprintln(stderr, "mcp-call:", err)
+				return 2
+			}
+			repeat = n
 		default:
 			fmt.Fprintln(stderr, mcpCallUsage)
 			return 2
@@ -58,6 +67,9 @@ func mcpCall(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	if repeat > 0 {
+		return mcpBench(ctx, s, args, repeat, stdout, stderr)
+	}
 	var out any
 	switch {
 	case args[0] == "list" && len(args) == 1:

@@ -20,6 +20,7 @@ const netUsage = `usage: claude net dns SERVER:PORT NAME [TYPE] [tcp]    one DNS
        claude net udp ADDR:PORT DATA                      send one datagram, wait for a reply
        claude net tls ADDR:PORT [SNI|-] [HOST]            TLS with that server name (- for none), GET /
        claude net http ADDR:PORT HOST                     plain HTTP GET / with that Host header
+       claude net dnsbench|tlsbench|getbench …            bench modes, see net_bench.go
 The adversary's network toolkit for the e2e attack tests: every probe prints one JSON line
 {"ok":…,"error":…,…} and exits 0 when it got through, 1 when it did not.`
 
@@ -29,6 +30,9 @@ func netProbe(args []string, stdout, stderr io.Writer) int {
 	if len(args) < 2 {
 		fmt.Fprintln(stderr, netUsage)
 		return 2
+	}
+	if isNetBench(args[0]) {
+		return netBench(args, stdout, stderr)
 	}
 	var res map[string]any
 	switch args[0] {

@@ -51,8 +51,11 @@ func TestDNSBench(t *testing.T) {
 	if code != 0 || !r.OK || r.N != 3 || len(r.LatUS) != 3 || r.Mode != "dnsbench" {
 		t.Errorf("dnsbench = %+v %q %d, want 3 answered queries", r, errOut, code)
 	}
-	if want := "h0.bench.test.,h1.bench.test.,h2.bench.test."; strings.Join(names, ",") != want {
-		t.Errorf("names asked = %v, want %s", names, want)
+	mu.Lock()
+	asked := strings.Join(names, ",")
+	mu.Unlock()
+	if want := "h0.bench.test.,h1.bench.test.,h2.bench.test."; asked != want {
+		t.Errorf("names asked = %s, want %s", asked, want)
 	}
 	out, _, code = claude(t, "net", "dnsbench", addr, "nx.bench.test", "4", "2")
 	if r := benchOut(t, out); code != 1 || r.OK || r.Errors != 4 || !strings.Contains(r.Error, "0 answers") {

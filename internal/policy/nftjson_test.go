@@ -94,8 +94,8 @@ func TestParseCounters(t *testing.T) {
 	if c.AcceptedPkts <= 0 {
 		t.Errorf("accepted = %d, want > 0 (loopback traffic)", c.AcceptedPkts)
 	}
-	if len(c.Rules) != 20 {
-		t.Errorf("%d counted rules, want 20", len(c.Rules))
+	if len(c.Rules) != 24 {
+		t.Errorf("%d counted rules, want 24", len(c.Rules))
 	}
 }
 

@@ -18,7 +18,8 @@ import (
 // In words (DESIGN §2.2):
 //   - nat output, at priority -110 so it runs before Docker's DNAT of 127.0.0.11 at -100: every
 //     uid but [NetdUID] has its DNS (udp and tcp 53, whatever the address) redirected to netd's
-//     resolver, tcp/443 to the SNI proxy and tcp/80 to the HTTP proxy;
+//     resolver, tcp/443 to the SNI proxy and tcp/80 to the HTTP proxy; except root's DNS to a
+//     non-loopback address, see below;
 //   - filter output, policy drop: established/related accepted; 127.0.0.11 only for netd's uid,
 //     refused for everyone else; the rest of 127.0.0.0/8 accepted, matched on the address because
 //     after a nat redirect oif is still the original route's device; netd's uid to the addresses
@@ -27,6 +28,14 @@ import (
 //     blocked connection fails at once;
 //   - filter input and forward, policy drop: only replies and loopback come in, so peers on the
 //     bridge cannot connect to anything in the namespace.
+//
+// Docker's embedded resolver answers container names itself but forwards every other name to
+// the host's resolvers from inside the container's namespace, as root. Redirected to netd, that
+// forwarded query came back to netd, which asked 127.0.0.11 again: a loop until timeout, and no
+// name outside Docker ever resolved. So uid 0's DNS to a non-loopback address is neither
+// redirected nor refused. In the sandbox only netd's supervisor and Docker are root: the agent
+// runs as [AgentUID] with no capability, no-new-privileges and no setuid binary, so it cannot
+// become root to use this. That root in the namespace may send DNS anywhere is the residual.
 //
 // Every verdict is counted and carries a unique comment, which is how [ParseCounters] names it.
 // Sets hold (IPv4 address . TCP port) pairs with a timeout; netd adds them, nothing else does.
@@ -63,6 +72,8 @@ table inet %[1]s {
 
 	chain nat_output {
 		type nat hook output priority -110; policy accept;
+		meta skuid 0 ip daddr != 127.0.0.0/8 udp dport 53 counter accept comment "docker dns forwarding"
+		meta skuid 0 ip daddr != 127.0.0.0/8 tcp dport 53 counter accept comment "docker dns forwarding over tcp"
 		meta nfproto ipv4 meta skuid != %[5]d udp dport 53 counter redirect to :%[6]d comment "dns to netd"
 		meta nfproto ipv4 meta skuid != %[5]d tcp dport 53 counter redirect to :%[6]d comment "dns over tcp to netd"
 		meta nfproto ipv4 meta skuid != %[5]d tcp dport 443 counter redirect to :%[7]d comment "tls to netd"
@@ -78,6 +89,8 @@ table inet %[1]s {
 		ip daddr 127.0.0.11 counter reject with icmpx type admin-prohibited comment "docker dns refused"
 		ip daddr 127.0.0.0/8 counter accept comment "loopback"
 		ip6 daddr ::1 counter accept comment "loopback ipv6"
+		meta skuid 0 ip daddr != 127.0.0.0/8 udp dport 53 counter accept comment "docker dns upstream"
+		meta skuid 0 ip daddr != 127.0.0.0/8 tcp dport 53 counter accept comment "docker dns upstream over tcp"
 		meta skuid %[5]d ip daddr . tcp dport @%[3]s counter accept comment "netd upstream"
 		ip daddr . tcp dport @%[2]s counter accept comment "allowed non-tls port"
 		meta nfproto ipv6 counter reject with icmpx type admin-prohibited comment "ipv6 refused"

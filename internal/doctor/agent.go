@@ -176,7 +176,8 @@ func agentSingleMCPEndpoint(_ context.Context, e *Env) Finding {
 	}
 	if connectors {
 		return warnf("set run.connectors: false in agentbox.yaml and run `abox up` to keep one MCP path",
-			"run.connectors is on: claude.ai connectors are a second MCP path abox does not mediate or log").with("connectors", true)
+			"not one endpoint: netd's forwarder, and claude.ai connectors through %s (run.connectors), which abox neither mediates nor logs; no --strict-mcp-config",
+			config.ConnectorsHost).with("connectors", true)
 	}
 	return okf("one MCP configuration, --strict-mcp-config")
 }

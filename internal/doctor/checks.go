@@ -45,8 +45,9 @@ func All() []Check {
 		{"agent.user", "agent user", agentUser},
 		{"agent.network", "agent network namespace", agentNetwork},
 		{"agent.mounts", "agent mounts", agentMounts},
-		{"agent.single-mcp-endpoint", "single mcp endpoint", agentSingleMCPEndpoint},
+		{"agent.single-mcp-endpoint", "mcp endpoints", agentSingleMCPEndpoint},
 		{"agent.mcp-forwarder", "mcp through netd's forwarder", agentMCPForwarder},
+		{"agent.claude-settings", "claude settings fixed by abox", agentClaudeSettings},
 		{"agent.env-secrets", "secrets in the agent's environment", agentEnvSecrets},
 		{"agent.auth-credential", "claude credential volume", agentAuthCredential},
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/render"
 )
@@ -34,6 +35,9 @@ func Risks(ctx context.Context, e *Env) []Risk {
 		e.secretsStoreRisk(ctx),
 		e.connectorsRisk(),
 		e.workspaceRisk(),
+		e.persistenceRisk(),
+		e.agentEnvRisk(),
+		e.rtkRisk(),
 	}
 }
 
@@ -116,13 +120,25 @@ func (e *Env) gatewayRisk(ctx context.Context) Risk {
 	return r
 }
 
-// credentialRisk: the agent can read its project's Claude credential.
+// credentialRisk: the agent can read its project's Claude credential; with connectors on, the
+// credential reaches whatever the account's connectors reach.
 func (e *Env) credentialRisk(domains int) Risk {
 	vol := render.ClaudeVolume(e.Project.Hash)
-	return Risk{ID: "risk.claude-credential", Title: "the agent holds a claude credential", Applies: true,
+	r := Risk{ID: "risk.claude-credential", Title: "the agent holds a claude credential", Applies: true,
 		Detail: fmt.Sprintf("%s is mounted at %s, readable by the agent, which can send it to %s", vol, render.AgentClaudeDir, domainsText(domains)),
 		Hint:   "keep the allowlist tight (`abox egress list`); the volume is per project, so a compromise yields this project's session only",
-		Data:   map[string]any{"volume": vol, "allowed_domains": domains}}
+		Data:   map[string]any{"volume": vol, "allowed_domains": domains, "connectors": e.connectorsOn()}}
+	if e.connectorsOn() {
+		r.Detail += "; with run.connectors on, it also reaches whatever the account's claude.ai connectors reach, " +
+			"through " + config.ConnectorsHost + " and absent from `abox logs --gateway`"
+	}
+	return r
+}
+
+// connectorsOn reports whether the rendered runspec turns claude.ai connectors on.
+func (e *Env) connectorsOn() bool {
+	rs, err := e.runSpec()
+	return err == nil && rs.Connectors
 }
 
 // secretsRisk: attached secrets are the agent's to read and send.
@@ -143,11 +159,11 @@ func (e *Env) secretsRisk(domains int) Risk {
 func (e *Env) connectorsRisk() Risk {
 	r := Risk{ID: "risk.connectors", Title: "claude.ai connectors",
 		Hint: "set run.connectors: false in agentbox.yaml, then `abox up`"}
-	rs, err := e.runSpec()
-	on := err == nil && rs.Connectors
+	on := e.connectorsOn()
 	r.Data, r.Applies = map[string]any{"connectors": on}, on
 	if on {
-		r.Detail = "on: the credential reaches whatever the account's connectors reach, through mcp-proxy.anthropic.com, absent from abox's logs"
+		r.Detail = "on: a second MCP path beside netd's forwarder — the account's connectors, through " + config.ConnectorsHost +
+			", neither mediated nor logged by abox; without --strict-mcp-config Claude Code also reads MCP servers from files the agent can write (they run as the agent)"
 	} else {
 		r.Detail = "off: no second MCP path"
 		r.Hint = "nothing to do; they stay off unless run.connectors is set"

@@ -97,6 +97,7 @@ func (h *dnsHandler) forward(ctx context.Context, m *dns.Msg, q dns.Question, na
 	if len(direct) > 0 && len(addrs) > 0 {
 		err := h.sets.addElements(ctx, setRequest{
 			Set:     policy.SetAgent,
+			Name:    name,
 			Addrs:   addrs[:min(len(addrs), maxReqAddrs)],
 			Ports:   direct[:min(len(direct), maxReqPorts)],
 			Timeout: clampTTL(ttl, minElemTimeout, maxElemTimeout),

@@ -215,7 +215,7 @@ func TestDNSOpensNonTLSPorts(t *testing.T) {
 	}
 	f.ask(t, "udp", "web.example.com.", dns.TypeA) // allowed on 80 only: NXDOMAIN upstream, no address
 	f.ask(t, "udp", "git.example.com.", dns.TypeA)
-	want := setRequest{Set: policy.SetAgent, Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.30"), netip.MustParseAddr("192.0.2.31")}, Ports: []int{22}, Timeout: 30}
+	want := setRequest{Set: policy.SetAgent, Name: "git.example.com", Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.30"), netip.MustParseAddr("192.0.2.31")}, Ports: []int{22}, Timeout: 30}
 	reqs := f.sets.requests()
 	if len(reqs) != 1 || fmt.Sprint(reqs[0]) != fmt.Sprint(want) {
 		t.Errorf("set requests = %v, want [%v]", reqs, want)

@@ -8,10 +8,10 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/aboxhq/abox/internal/egress"
 	"github.com/aboxhq/abox/internal/policy"
 )
 
@@ -21,9 +21,13 @@ type setAdder interface {
 	addElements(ctx context.Context, req setRequest) error
 }
 
-// setRequest asks for every pair of Addrs × Ports in Set, for Timeout seconds.
+// setRequest asks for every pair of Addrs × Ports in Set, for Timeout seconds. In the agent set,
+// Name is the canonical name the addresses were resolved for: the supervisor checks that it is
+// allowed on every port, and revokes the pairs once no name that asked for them is allowed any
+// more.
 type setRequest struct {
 	Set     string       `json:"set"`
+	Name    string       `json:"name,omitempty"`
 	Addrs   []netip.Addr `json:"addrs"`
 	Ports   []int        `json:"ports"`
 	Timeout int          `json:"timeout"`
@@ -48,17 +52,21 @@ const (
 	maxTimeout  = 86400
 )
 
-// setPorts are the ports the supervisor lets the child open, per set. They come from the policy,
-// so a compromised child cannot open a port no allowlist entry names.
-type setPorts map[string]map[int]bool
+// setRules are what the supervisor lets the child open: the ports per set, and the allowlist the
+// names of agent-set requests are checked against. They come from the policy, so a compromised
+// child cannot open a port no allowlist entry names, nor open one for a name not allowed on it.
+type setRules struct {
+	ports map[string]map[int]bool
+	list  *egress.List
+}
 
-// portsFromPolicy derives [setPorts]: the agent set gets every allowed port but 443 and 80 (those
+// rulesFromPolicy derives [setRules]: the agent set gets every allowed port but 443 and 80 (those
 // always go through netd's proxies); netd's own set gets 443 and 80 when allowed, and the MCP
 // gateway's port.
-func portsFromPolicy(p *policy.Netd) (setPorts, error) {
+func rulesFromPolicy(p *policy.Netd) (setRules, error) {
 	list, err := p.List()
 	if err != nil {
-		return nil, err
+		return setRules{}, err
 	}
 	agent, netd := map[int]bool{}, map[int]bool{}
 	for _, e := range list.Entries() {
@@ -77,12 +85,12 @@ func portsFromPolicy(p *policy.Netd) (setPorts, error) {
 	if p.MCP != nil {
 		u, err := mcpUpstream(p.MCP)
 		if err != nil {
-			return nil, err
+			return setRules{}, err
 		}
 		port, _ := strconv.Atoi(u.Port())
 		netd[port] = true
 	}
-	return setPorts{policy.SetAgent: agent, policy.SetNetd: netd}, nil
+	return setRules{ports: map[string]map[int]bool{policy.SetAgent: agent, policy.SetNetd: netd}, list: list}, nil
 }
 
 // mcpUpstream parses and checks the gateway URL of the policy.
@@ -101,9 +109,10 @@ func mcpUpstream(m *policy.MCP) (*url.URL, error) {
 }
 
 // validate checks a request from the child: a known set, 1–32 public-enough IPv4 unicast
-// addresses, 1–16 ports the policy allows in that set, and a timeout of 1–86400 s.
-func (r setRequest) validate(allowed setPorts) error {
-	ports, ok := allowed[r.Set]
+// addresses, 1–16 ports the policy allows in that set, a timeout of 1–86400 s, and in the agent
+// set a canonical name allowed on each port.
+func (r setRequest) validate(rules setRules) error {
+	ports, ok := rules.ports[r.Set]
 	if !ok {
 		return fmt.Errorf("unknown set %q", r.Set)
 	}
@@ -129,6 +138,17 @@ func (r setRequest) validate(allowed setPorts) error {
 			return fmt.Errorf("port %d is not allowed in set %s", p, r.Set)
 		}
 	}
+	if r.Set != policy.SetAgent {
+		return nil
+	}
+	if name, ok := egress.NormalizeName(r.Name); !ok || name != r.Name {
+		return fmt.Errorf("name %q is not a canonical host name", r.Name)
+	}
+	for _, p := range r.Ports {
+		if !rules.list.Allows(r.Name, p) {
+			return fmt.Errorf("%s is not allowed on port %d", r.Name, p)
+		}
+	}
 	return nil
 }
 
@@ -144,88 +164,6 @@ func checkElemAddr(a netip.Addr) error {
 		return fmt.Errorf("address %v is not a unicast destination", a)
 	}
 	return nil
-}
-
-// elemKey is one element of a set.
-type elemKey struct {
-	set  string
-	addr netip.Addr
-	port int
-}
-
-// setManager applies validated requests with nft. It remembers when each element it added
-// expires, and refreshes an element only when the request would keep it for noticeably longer,
-// so a busy proxy does not run nft for every connection.
-type setManager struct {
-	nft nftRunner
-	now func() time.Time
-
-	mu      sync.Mutex
-	expires map[elemKey]time.Time
-}
-
-func newSetManager(nft nftRunner) *setManager {
-	return &setManager{nft: nft, now: time.Now, expires: map[elemKey]time.Time{}}
-}
-
-// maxTracked bounds the expiry map; past it, expired entries are pruned.
-const maxTracked = 8192
-
-// add applies a request that has passed [setRequest.validate].
-func (m *setManager) add(ctx context.Context, r setRequest) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	now := m.now()
-	until := now.Add(time.Duration(r.Timeout) * time.Second)
-	var stale []elemKey
-	for _, a := range r.Addrs {
-		for _, p := range r.Ports {
-			k := elemKey{r.Set, a, p}
-			// Refresh when less than three quarters of the requested time is left.
-			if m.expires[k].Before(now.Add(time.Duration(r.Timeout) * time.Second * 3 / 4)) {
-				stale = append(stale, k)
-			}
-		}
-	}
-	if len(stale) == 0 {
-		return nil
-	}
-	if _, err := m.nft.run(ctx, setBatch(stale, r.Timeout), "-f", "-"); err != nil {
-		return fmt.Errorf("adding to set %s: %w", r.Set, err)
-	}
-	for _, k := range stale {
-		m.expires[k] = until
-	}
-	m.prune(now)
-	return nil
-}
-
-func (m *setManager) prune(now time.Time) {
-	if len(m.expires) <= maxTracked {
-		return
-	}
-	for k, t := range m.expires {
-		if t.Before(now) {
-			delete(m.expires, k)
-		}
-	}
-}
-
-// setBatch renders an nft transaction that (re)sets the timeout of elems, which all belong to
-// one set: nft 1.0.6 cannot change the timeout of an existing element, so add it (a no-op if
-// present), delete it and add it again, all at once.
-func setBatch(elems []elemKey, timeout int) []byte {
-	set := elems[0].set
-	list := func(suffix string) string {
-		parts := make([]string, len(elems))
-		for i, e := range elems {
-			parts[i] = fmt.Sprintf("%s . %d%s", e.addr, e.port, suffix)
-		}
-		return strings.Join(parts, ", ")
-	}
-	prefix := fmt.Sprintf("element inet %s %s", policy.Table, set)
-	return fmt.Appendf(nil, "add %s { %s }\ndelete %s { %s }\nadd %s { %s }\n",
-		prefix, list(" timeout 1s"), prefix, list(""), prefix, list(fmt.Sprintf(" timeout %ds", timeout)))
 }
 
 // errNoSupervisor is returned to the child's requests once the control channel is gone.

@@ -22,11 +22,11 @@ func addrs(s ...string) []netip.Addr {
 func TestSetRequestValidate(t *testing.T) {
 	p := &policy.Netd{Version: policy.Version, Egress: []string{"api.example.com", "git.example.com:22", "web.example.com:80", "db.example.com:5432"},
 		MCP: &policy.MCP{Upstream: "http://abox-gw-dev:8811/mcp"}}
-	ports, err := portsFromPolicy(p)
+	rules, err := rulesFromPolicy(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok := setRequest{Set: policy.SetAgent, Addrs: addrs("192.0.2.1"), Ports: []int{22}, Timeout: 300}
+	ok := setRequest{Set: policy.SetAgent, Name: "git.example.com", Addrs: addrs("192.0.2.1"), Ports: []int{22}, Timeout: 300}
 	many := make([]netip.Addr, maxReqAddrs+1)
 	for i := range many {
 		many[i] = netip.AddrFrom4([4]byte{192, 0, 2, byte(i + 1)})
@@ -37,7 +37,11 @@ func TestSetRequestValidate(t *testing.T) {
 		wantErr string
 	}{
 		{"valid agent request", func(*setRequest) {}, ""},
-		{"two allowed ports", func(r *setRequest) { r.Ports = []int{22, 5432} }, ""},
+		{"a port of another name", func(r *setRequest) { r.Ports = []int{22, 5432} }, "git.example.com is not allowed on port 5432"},
+		{"no name", func(r *setRequest) { r.Name = "" }, "not a canonical host name"},
+		{"name not allowed", func(r *setRequest) { r.Name = "evil.example.com" }, "evil.example.com is not allowed on port 22"},
+		{"name not canonical", func(r *setRequest) { r.Name = "Git.example.com." }, "not a canonical host name"},
+		{"netd set needs no name", func(r *setRequest) { r.Set, r.Name, r.Ports = policy.SetNetd, "", []int{8811} }, ""},
 		{"netd to 443", func(r *setRequest) { r.Set, r.Ports = policy.SetNetd, []int{443} }, ""},
 		{"netd to the gateway", func(r *setRequest) { r.Set, r.Ports = policy.SetNetd, []int{8811} }, ""},
 		{"private address", func(r *setRequest) { r.Addrs = addrs("172.18.0.5") }, ""},
@@ -70,7 +74,7 @@ func TestSetRequestValidate(t *testing.T) {
 			r := ok
 			r.Addrs = append([]netip.Addr(nil), ok.Addrs...)
 			tc.mutate(&r)
-			err := r.validate(ports)
+			err := r.validate(rules)
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Errorf("validate = %v, want %q", err, tc.wantErr)
 			}
@@ -78,17 +82,18 @@ func TestSetRequestValidate(t *testing.T) {
 	}
 }
 
-func TestPortsFromPolicyWithoutMCP(t *testing.T) {
+func TestRulesFromPolicyWithoutMCP(t *testing.T) {
 	p := &policy.Netd{Version: policy.Version, Egress: []string{"a.example.com", "*.b.example.com"}, DefaultPorts: []int{443, 8443}}
-	ports, err := portsFromPolicy(p)
+	rules, err := rulesFromPolicy(p)
 	if err != nil {
 		t.Fatal(err)
 	}
+	ports := rules.ports
 	if !ports[policy.SetAgent][8443] || ports[policy.SetAgent][443] || !ports[policy.SetNetd][443] || ports[policy.SetNetd][80] {
 		t.Errorf("ports = %v, want agent {8443}, netd {443}", ports)
 	}
 	p.MCP = &policy.MCP{Upstream: "ftp://gw/"}
-	if _, err := portsFromPolicy(p); err == nil {
+	if _, err := rulesFromPolicy(p); err == nil {
 		t.Error("an ftp gateway URL was accepted")
 	}
 }
@@ -138,7 +143,8 @@ func TestSetManagerBatches(t *testing.T) {
 	m := newSetManager(nft)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	m.now = func() time.Time { return now }
-	req := setRequest{Set: policy.SetAgent, Addrs: addrs("192.0.2.1", "192.0.2.2"), Ports: []int{22}, Timeout: 300}
+	m.setRules(context.Background(), testRules(t, "git.example.com:22"))
+	req := setRequest{Set: policy.SetAgent, Name: "git.example.com", Addrs: addrs("192.0.2.1", "192.0.2.2"), Ports: []int{22}, Timeout: 300}
 	if err := m.add(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}

@@ -45,8 +45,9 @@ func closeAll(files []*os.File) {
 	}
 }
 
-// loadPolicy reads and validates the netd policy and derives the ports the child may open. On
-// error the current policy stays.
+// loadPolicy reads and validates the netd policy, and hands the set manager the rules derived
+// from it, which revokes what a narrower policy no longer allows. On error the current policy
+// stays. A failure to revoke is reported as an event: the new policy is in force all the same.
 func (s *supervisor) loadPolicy() error {
 	raw, err := os.ReadFile(s.path(policy.File))
 	if err != nil {
@@ -56,13 +57,18 @@ func (s *supervisor) loadPolicy() error {
 	if err != nil {
 		return err
 	}
-	ports, err := portsFromPolicy(p)
+	rules, err := rulesFromPolicy(p)
 	if err != nil {
 		return fmt.Errorf("netd policy: %w", err)
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.policy, s.ports = raw, ports
+	s.policy = raw
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.sets.setRules(ctx, rules); err != nil {
+		s.ev.emit(policy.EventError, err.Error())
+	}
 	return nil
 }
 

@@ -40,7 +40,6 @@ type supervisor struct {
 	sets     *setManager
 
 	mu     sync.Mutex
-	ports  setPorts
 	policy []byte
 	token  string
 }
@@ -218,16 +217,13 @@ func (s *supervisor) addElements(req *setRequest) error {
 	if req == nil {
 		return errors.New("no set request")
 	}
-	s.mu.Lock()
-	ports := s.ports
-	s.mu.Unlock()
-	if err := req.validate(ports); err != nil {
-		s.ev.emit(policy.EventError, "refused set request: "+err.Error())
-		return fmt.Errorf("refused: %w", err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return s.sets.add(ctx, *req)
+	err := s.sets.add(ctx, *req)
+	if errors.Is(err, errRefused) {
+		s.ev.emit(policy.EventError, "set request "+err.Error())
+	}
+	return err
 }
 
 func errText(err error) string {

@@ -186,6 +186,15 @@ func TestSupervisorLifecycle(t *testing.T) {
 		t.Errorf("after an invalid reload, the previous policy is gone: %s", dns.RcodeToString[in.Rcode])
 	}
 
+	// Removing git.example.com:22 closes the addresses opened for it at once.
+	writePolicy(t, f.dir, "api.example.com")
+	f.sigs <- syscall.SIGHUP
+	f.waitEvent(t, policy.EventReload, 3)
+	if b := nft.batches(); len(b) != 2 || !strings.Contains(b[1], "delete element inet abox agent_dst { 192.0.2.30 . 22, 192.0.2.31 . 22 }") {
+		t.Errorf("set batches after removing git.example.com:22 = %q, want its elements deleted", b)
+	}
+	waitFor(t, func() bool { return f.ask(t, "git.example.com.").Rcode == dns.RcodeNameError })
+
 	f.sigs <- syscall.SIGTERM
 	if err := <-f.result; err != nil {
 		t.Fatalf("run after SIGTERM = %v", err)
@@ -269,8 +278,7 @@ func hostileChild(t *testing.T) (*supervisor, *runningChild, net.Conn, *syncBuff
 	mine, theirs := net.Pipe()
 	out := &syncBuffer{}
 	s := newSupervisor(options{}, &fakeNFT{}, nil, selfTest{}, out)
-	p := policy.Netd{Version: policy.Version, Egress: []string{"git.example.com:22"}}
-	s.ports, _ = portsFromPolicy(&p)
+	s.sets.setRules(context.Background(), testRules(t, "git.example.com:22"))
 	rc := &runningChild{ctl: newCtlConn(mine), listening: make(chan struct{}), ctlDone: make(chan error, 1)}
 	go s.serveControl(rc)
 	t.Cleanup(func() { theirs.Close() })
@@ -296,6 +304,8 @@ func TestSupervisorRefusesHostileChild(t *testing.T) {
 		`{"op":"add","id":2,"set":{"set":"agent_dst","addrs":["192.0.2.1"],"ports":[443],"timeout":60}}`,
 		`{"op":"add","id":3,"set":{"set":"filter","addrs":["192.0.2.1"],"ports":[22],"timeout":60}}`,
 		`{"op":"add","id":4}`,
+		`{"op":"add","id":6,"set":{"set":"agent_dst","addrs":["192.0.2.1"],"ports":[22],"timeout":60}}`,
+		`{"op":"add","id":7,"set":{"set":"agent_dst","name":"evil.example.com","addrs":["192.0.2.1"],"ports":[22],"timeout":60}}`,
 	} {
 		if m := send(line); m.Op != opResult || m.Error == "" {
 			t.Errorf("%s answered %+v, want a refusal", line, m)

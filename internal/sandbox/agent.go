@@ -16,7 +16,7 @@ import (
 
 // runAgent starts the agent attached, tees its output to the transcript, and ends it on
 // timeout, on ctx's end (Ctrl-C) or when netd dies (the agent is then offline anyway).
-func (s *Sandbox) runAgent(ctx context.Context, o Options, out *Outcome, t func(string)) error {
+func (s *Sandbox) runAgent(ctx context.Context, o Options, out *Outcome, c *clock) error {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if o.Timeout > 0 {
@@ -39,8 +39,12 @@ func (s *Sandbox) runAgent(ctx context.Context, o Options, out *Outcome, t func(
 	} else {
 		err = s.attachRun(actx, o, out)
 	}
-	t("agent run")
+	if !out.firstOutput.IsZero() {
+		c.markAt("agent start", out.firstOutput)
+	}
+	c.mark("agent run")
 	s.settle(ctx, actx, out, netdDied, o.Timeout)
+	c.mark("agent exit")
 	return err
 }
 
@@ -113,6 +117,9 @@ func (s *Sandbox) consume(r io.Reader, transcript io.Writer, o Options, out *Out
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	for sc.Scan() {
 		line := sc.Bytes()
+		if out.firstOutput.IsZero() {
+			out.firstOutput = s.Now()
+		}
 		transcript.Write(line)
 		transcript.Write([]byte{'\n'})
 		ev, ok := out.Summary.Observe(line)

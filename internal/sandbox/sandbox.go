@@ -78,9 +78,16 @@ type Outcome struct {
 	Notes               []string
 	Phases              []Phase
 	Argv                [][]string // the docker argv run for netd and the agent
+
+	firstOutput time.Time // when the agent's first line of output arrived
 }
 
-// Phase is one timed step of a run.
+// Phase is one timed step of a run. A run's phases are consecutive and, in order: prepare (the
+// argv, with the workspace walked for masks), netd start (`docker run` of netd), agent create, netd ready (netd loads the ruleset and self-tests),
+// policy verify (the ruleset read back), agent start (until the agent's first output), agent run
+// (until it exits), agent exit (its exit status), agent remove, netd stop (netd writes its
+// counters), harvest (netd's logs copied out) and teardown (netd removed); a run refused early
+// has the first few only.
 type Phase struct {
 	Name string        `json:"name"`
 	Dur  time.Duration `json:"dur_ns"`
@@ -110,49 +117,65 @@ func (s *Sandbox) Run(ctx context.Context, o Options) (*Outcome, error) {
 	// Teardown must finish even when ctx is cancelled by Ctrl-C or the timeout.
 	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 90*time.Second)
 	defer cancel()
-	err := s.run(ctx, o, out)
-	s.teardown(tctx, o, out)
+	c := &clock{now: s.Now, last: out.Started, out: out}
+	err := s.run(ctx, o, out, c)
+	s.teardown(tctx, o, out, c)
 	out.Duration = s.Now().Sub(out.Started)
 	return out, err
 }
 
-func (s *Sandbox) run(ctx context.Context, o Options, out *Outcome) error {
-	t := s.timer(out)
-	if err := s.startNetd(ctx, o, out); err != nil {
+func (s *Sandbox) run(ctx context.Context, o Options, out *Outcome, c *clock) error {
+	if err := s.startNetd(ctx, o, out, c); err != nil {
 		out.Result = "refused"
 		return err
 	}
-	t("netd start")
-	if err := s.verify(ctx, o, out); err != nil {
+	if err := s.verify(ctx, o, out, c); err != nil {
 		out.Result = "refused"
 		return err
 	}
-	t("policy verify")
-	return s.runAgent(ctx, o, out, t)
+	return s.runAgent(ctx, o, out, c)
 }
 
-// timer returns a func that records the time since its last call as a phase.
-func (s *Sandbox) timer(out *Outcome) func(string) {
-	last := s.Now()
-	return func(name string) {
-		now := s.Now()
-		out.Phases = append(out.Phases, Phase{Name: name, Dur: now.Sub(last)})
-		last = now
+// clock cuts a run into consecutive phases, recorded in phases.json: each mark closes the phase
+// that began at the previous one, so the phases add up to the run's duration.
+type clock struct {
+	now  func() time.Time
+	last time.Time
+	out  *Outcome
+}
+
+// mark closes the current phase now.
+func (c *clock) mark(name string) { c.markAt(name, c.now()) }
+
+// markAt closes the current phase at t, a moment seen earlier (never before the last mark).
+func (c *clock) markAt(name string, t time.Time) {
+	t = maxTime(t, c.last)
+	c.out.Phases = append(c.out.Phases, Phase{Name: name, Dur: t.Sub(c.last)})
+	c.last = t
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
 	}
+	return b
 }
 
 // startNetd runs netd and, meanwhile, creates the agent container.
-func (s *Sandbox) startNetd(ctx context.Context, o Options, out *Outcome) error {
+func (s *Sandbox) startNetd(ctx context.Context, o Options, out *Outcome, c *clock) error {
 	netdArgv := replaceRun(s.Spec.Netd.Argv(), out.ID)
 	agentArgv := s.agentArgv(o, out)
 	out.Argv = [][]string{netdArgv, agentArgv}
 	writeJSON(filepath.Join(out.Dir, "argv.json"), out.Argv)
+	c.mark("prepare")
 	if _, err := s.Docker.RunDetached(ctx, netdArgv); err != nil {
 		return fmt.Errorf("%w: starting netd: %v", ErrBoundary, err)
 	}
+	c.mark("netd start")
 	if err := s.createAgent(ctx, agentArgv, o.SecretEnv); err != nil {
 		return fmt.Errorf("%w: creating the agent container: %v", ErrBoundary, err)
 	}
+	c.mark("agent create")
 	return nil
 }
 

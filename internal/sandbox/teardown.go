@@ -15,19 +15,19 @@ import (
 
 // teardown removes the agent, stops netd so it writes its counters, harvests netd's logs from
 // netd's own filesystem, and removes netd. It never fails the run; problems become notes.
-func (s *Sandbox) teardown(ctx context.Context, o Options, out *Outcome) {
-	start := s.Now()
+func (s *Sandbox) teardown(ctx context.Context, o Options, out *Outcome, c *clock) {
 	if !o.Keep {
 		if err := s.Docker.Remove(ctx, true, true, out.Agent); err != nil {
 			out.note("removing the agent container: %v", err)
 		}
 	}
+	c.mark("agent remove")
 	if err := s.Docker.Stop(ctx, out.Netd, 5*time.Second); err != nil && !strings.Contains(err.Error(), "not found") {
 		out.note("stopping netd: %v", err)
 	}
+	c.mark("netd stop")
 	s.harvest(ctx, out)
-	out.Phases = append(out.Phases, Phase{Name: "harvest", Dur: s.Now().Sub(start)})
-	start = s.Now()
+	c.mark("harvest")
 	if !o.Keep {
 		if err := s.Docker.Remove(ctx, true, true, out.Netd); err != nil {
 			out.note("removing netd: %v", err)
@@ -35,7 +35,7 @@ func (s *Sandbox) teardown(ctx context.Context, o Options, out *Outcome) {
 	} else {
 		out.note("kept containers %s and %s (remove them with `docker rm -f`)", out.Agent, out.Netd)
 	}
-	out.Phases = append(out.Phases, Phase{Name: "teardown", Dur: s.Now().Sub(start)})
+	c.mark("teardown")
 }
 
 // harvest copies netd's log directory into the run directory and reads it.

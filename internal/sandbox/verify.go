@@ -16,7 +16,7 @@ import (
 
 // verify waits for netd's ready line, then reads the loaded ruleset back and compares it with
 // the expected one. Either failing refuses the run.
-func (s *Sandbox) verify(ctx context.Context, o Options, out *Outcome) error {
+func (s *Sandbox) verify(ctx context.Context, o Options, out *Outcome, c *clock) error {
 	timeout := o.ReadyTimeout
 	if timeout == 0 {
 		timeout = 30 * time.Second
@@ -24,6 +24,7 @@ func (s *Sandbox) verify(ctx context.Context, o Options, out *Outcome) error {
 	if err := s.waitReady(ctx, out.Netd, timeout); err != nil {
 		return fmt.Errorf("%w: netd did not become ready: %v", ErrBoundary, err)
 	}
+	c.mark("netd ready")
 	res, err := s.Docker.Exec(ctx, out.Netd, "0", []string{"/usr/sbin/nft", "-j", "list", "ruleset"}, nil)
 	if err != nil {
 		return fmt.Errorf("%w: reading the loaded ruleset: %v", ErrBoundary, err)
@@ -31,6 +32,7 @@ func (s *Sandbox) verify(ctx context.Context, o Options, out *Outcome) error {
 	if err := policy.CompareRuleset(s.Baseline, res.Stdout); err != nil {
 		return fmt.Errorf("%w: the loaded ruleset differs from netpolicy.nft: %v", ErrBoundary, err)
 	}
+	c.mark("policy verify")
 	return nil
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aboxhq/abox/internal/docker"
+	"github.com/aboxhq/abox/internal/gateway"
+	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/telemetry"
 )
@@ -28,8 +32,11 @@ func newLogsCmd(a *App) *cobra.Command {
 		Use:   "logs",
 		Short: "Show runs, DNS queries, MCP calls or a transcript",
 		Long: `Logs reads the project's local telemetry: the runs index (default), the DNS queries netd
-answered, the MCP calls netd forwarded to the gateway, or one run's transcript. Everything shown
-was harvested from netd at teardown, never from the agent's container.`,
+answered, the MCP requests netd forwarded to the gateway or refused, or one run's transcript.
+Everything shown was harvested from netd at teardown, never from the agent's container.
+
+With --gateway, when the profile's gateway runs, the last lines of its own log follow (not with
+--json), with the gateway token and every bearer credential removed.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runLogs(c.Context(), a, opts) },
 	}
@@ -37,7 +44,7 @@ was harvested from netd at teardown, never from the agent's container.`,
 	f := cmd.Flags()
 	f.BoolVar(&opts.runs, "runs", false, "the runs, newest first (the default)")
 	f.BoolVar(&opts.dns, "dns", false, "DNS queries of recent runs, with their verdicts")
-	f.BoolVar(&opts.gateway, "gateway", false, "MCP calls forwarded to the gateway")
+	f.BoolVar(&opts.gateway, "gateway", false, "MCP requests netd forwarded or refused, and the gateway's own log")
 	f.StringVar(&opts.transcript, "transcript", "", "show the transcript of a run (id, id prefix or path)")
 	f.IntVarP(&opts.limit, "limit", "n", 20, "how many rows or runs to show")
 	f.BoolVar(&opts.jsonl, "json", false, "print JSON")
@@ -71,7 +78,7 @@ func runLogs(ctx context.Context, a *App, o logsOptions) error {
 	}
 	if o.gateway {
 		any = true
-		if err := a.showMCP(runs, o); err != nil {
+		if err := a.showMCP(ctx, p, runs, o); err != nil {
 			return err
 		}
 	}
@@ -149,7 +156,7 @@ type mcpLine struct {
 	policy.MCPRecord
 }
 
-func (a *App) showMCP(runs []telemetry.RunRecord, o logsOptions) error {
+func (a *App) showMCP(ctx context.Context, p *project, runs []telemetry.RunRecord, o logsOptions) error {
 	var lines []mcpLine
 	for _, r := range newest(runs, o.limit) {
 		h, err := telemetry.ReadHarvest(filepath.Join(r.RunDir, "netd"))
@@ -167,13 +174,40 @@ func (a *App) showMCP(runs []telemetry.RunRecord, o logsOptions) error {
 		return a.writeJSON(lines)
 	}
 	for _, l := range lines {
-		target := l.Tool
-		if l.Server != "" {
-			target = l.Server + ":" + l.Tool
+		target := ""
+		if l.Tool != "" {
+			target = " " + mcpTarget(l.MCPRecord)
 		}
-		fmt.Fprintf(a.Out, "%-7s %s %s %s %dms run %s\n", l.Verdict, l.TS, l.Method, target, l.DurMS, l.Run)
+		fmt.Fprintf(a.Out, "%-7s %s %s%s %s run %s%s\n", l.Verdict, l.TS, manifest.Printable(l.Method), target,
+			millis(l.DurMS), l.Run, reasonSuffix(l.Reason))
 	}
+	a.showGatewayLog(ctx, p, o.limit)
 	return nil
+}
+
+// showGatewayLog prints the last lines of the profile's gateway's own log when it runs, with
+// the token and every bearer credential removed and control characters replaced. The gateway
+// serves every project of the profile, so its log holds their calls too.
+func (a *App) showGatewayLog(ctx context.Context, p *project, lines int) {
+	profile := p.manifest.Profile
+	mgr := a.gatewayManager()
+	ct, err := mgr.Inspect(ctx, profile)
+	switch {
+	case errors.Is(err, docker.ErrDaemonUnreachable):
+		return
+	case err != nil:
+		a.warnf("", "the gateway's own log is not shown: %v", err)
+		return
+	case ct == nil || !ct.State.Running:
+		return
+	}
+	token, _ := gateway.ReadToken(p.paths.Gateway(profile))
+	text := strings.TrimRight(mgr.LogsTail(ctx, profile, token, lines), "\n")
+	if text == "" {
+		return
+	}
+	fmt.Fprintf(a.Out, "\nthe last lines of %s's log (every project of profile %s; credentials redacted):\n%s\n",
+		gateway.Name(profile), profile, text)
 }
 
 // showTranscript pretty-prints a run's transcript, found by path, id or id prefix.

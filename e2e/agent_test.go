@@ -44,17 +44,19 @@ func mustRun(t *testing.T, h *harness.H, args ...string) string {
 func TestAgentStatePersistsPerProject(t *testing.T) {
 	h := harness.Setup(t)
 	upProject(t, h, "persist", nil, "")
-	out := mustRun(t, h, `echo "planted by persist" > ~/.claude.json && echo "alias ls=evil" >> ~/.bashrc && readlink ~/.claude.json`)
-	if strings.TrimSpace(out) != "/home/agent/.claude/.claude.json" {
-		t.Fatalf("~/.claude.json links to %q, want the volume's file", out)
+	out := mustRun(t, h, `echo "planted by persist" > ~/.claude.json && readlink ~/.claude.json
+echo planted > ~/.config/planted
+(echo "alias ls=evil" >> ~/.bashrc) 2>/dev/null || echo "bashrc read-only"`)
+	if strings.TrimSpace(out) != "/home/agent/.claude/.claude.json\nbashrc read-only" {
+		t.Fatalf("first run printed %q, want ~/.claude.json linked into the volume and ~/.bashrc read-only", out)
 	}
 	// A rebuilt image (rtk adds layers, so a new tag) and another abox up keep the volume.
 	h.WriteConfig(rtkConfig(t, h, h.DefaultConfig()))
 	if res := h.Abox("up", "--yes"); !res.OK() {
 		t.Fatalf("abox up: %s", res)
 	}
-	out = mustRun(t, h, `cat ~/.claude.json ~/.claude/.claude.json; grep -c evil ~/.bashrc || echo "bashrc fresh"`)
-	if want := "planted by persist\nplanted by persist\n0\nbashrc fresh"; strings.TrimSpace(out) != want {
+	out = mustRun(t, h, `cat ~/.claude.json ~/.claude/.claude.json; cat ~/.config/planted 2>/dev/null || echo "config fresh"`)
+	if want := "planted by persist\nplanted by persist\nconfig fresh"; strings.TrimSpace(out) != want {
 		t.Errorf("next run of the project sees %q, want ~/.claude.json kept and the rest of home fresh", out)
 	}
 	other := harness.Setup(t)

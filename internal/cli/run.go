@@ -160,6 +160,7 @@ func (a *App) printSummary(out *sandbox.Outcome, shell bool) {
 		fmt.Fprintf(w, "  tool calls: %d\n", n)
 	}
 	if h := out.Harvest; h != nil {
+		printMCPCalls(w, h.MCP)
 		if d := h.DeniedNames(); len(d) > 0 {
 			fmt.Fprintf(w, "  denied DNS names: %s\n", formatCounts(d, 10))
 		}

@@ -240,7 +240,8 @@ func (a *App) printEgress(rep egressReport) {
 		if q.Kind == telemetry.DeniedConn {
 			kind = "connected to"
 		}
-		rows = append(rows, []string{"  " + q.Name, kind, fmt.Sprint(q.Count), fmt.Sprint(q.Runs), q.LastSeen})
+		// Queue names come from the agent (a TLS server name may hold any byte): escape them.
+		rows = append(rows, []string{"  " + manifest.Printable(q.Name), kind, fmt.Sprint(q.Count), fmt.Sprint(q.Runs), q.LastSeen})
 	}
 	table(a.Out, rows)
 	fmt.Fprintln(a.Out, "  ↳ allow with `abox egress add <host>`, or silence with `abox egress ignore <host>`")

@@ -145,7 +145,8 @@ func (a *App) checkNetdBinary(ctx context.Context, image string) error {
 	return nil
 }
 
-// formatCounts shows up to n names with their counts.
+// formatCounts shows up to n names with their counts. The names come from the agent (a TLS
+// server name may hold any byte), so they are escaped.
 func formatCounts(list []telemetry.NameCount, n int) string {
 	var parts []string
 	for i, c := range list {
@@ -153,7 +154,7 @@ func formatCounts(list []telemetry.NameCount, n int) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(list)-n))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s (x%d)", c.Name, c.Count))
+		parts = append(parts, fmt.Sprintf("%s (x%d)", manifest.Printable(c.Name), c.Count))
 	}
 	return strings.Join(parts, ", ")
 }

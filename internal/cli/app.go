@@ -41,6 +41,7 @@ type App struct {
 
 	paths        *paths.Paths
 	dockerClient *docker.Client
+	binarySum    string
 }
 
 // Paths returns the config and state locations, computed once.

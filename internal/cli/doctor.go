@@ -132,7 +132,7 @@ func (a *App) doctorEnv(dir string) (*doctor.Env, error) {
 		Docker: a.docker(), LookPath: exec.LookPath, Paths: ps, Project: ps.Project(ws),
 		Home: a.getenv("HOME"), Now: a.Now, Progress: a.Err,
 	}
-	env.BinarySHA256, _ = fileSHA256(a.Executable)
+	env.BinarySHA256 = a.binarySHA256()
 	cfg, custom, _, cfgErr := a.loadConfig()
 	env.Config, env.ConfigErr = cfg, cfgErr
 	m, raw, mErr := manifest.Load(filepath.Join(ws, manifest.FileName))

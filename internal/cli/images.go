@@ -28,9 +28,9 @@ type buildOptions struct {
 // ensureNetdImage builds the netd image from the running abox binary unless an image with this
 // tag already holds that binary.
 func (a *App) ensureNetdImage(ctx context.Context, p *project, rs *render.RunSpec, o buildOptions) error {
-	binSum, err := fileSHA256(a.Executable)
-	if err != nil {
-		return fmt.Errorf("hashing the abox binary: %w", err)
+	binSum := a.binarySHA256()
+	if binSum == "" {
+		return fmt.Errorf("cannot read the running abox binary %s", a.Executable)
 	}
 	if img, err := a.docker().ImageInspect(ctx, rs.Netd.Image); err == nil && !o.noCache && img.Labels[binaryLabel] == binSum {
 		return nil

@@ -135,11 +135,7 @@ func (a *App) checkNetdBinary(ctx context.Context, image string) error {
 	if err != nil {
 		return err
 	}
-	sum, err := fileSHA256(a.Executable)
-	if err != nil {
-		return err
-	}
-	if img.Labels[binaryLabel] != sum {
+	if img.Labels[binaryLabel] != a.binarySHA256() {
 		return errorf("run `abox up` to rebuild it", "image %s holds a different abox binary than this one", image)
 	}
 	return nil

@@ -85,7 +85,7 @@ func (a *App) spec(p *project) (render.Spec, error) {
 	home, _ := a.Env("HOME")
 	s := render.Spec{
 		Version: a.Version, Manifest: p.manifest, Config: p.cfg, Custom: p.custom,
-		Paths: p.paths, Project: p.state, Home: home,
+		Paths: p.paths, Project: p.state, Home: home, NetdBinary: a.binarySHA256(),
 	}
 	certs, err := caCerts(p.cfg.Image.CACertificates, home)
 	if err != nil {
@@ -156,4 +156,12 @@ func sanitizeName(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// binarySHA256 hashes the running abox binary once; it names the netd image built from it.
+func (a *App) binarySHA256() string {
+	if a.binarySum == "" && a.Executable != "" {
+		a.binarySum, _ = fileSHA256(a.Executable)
+	}
+	return a.binarySum
 }

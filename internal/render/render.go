@@ -53,6 +53,9 @@ type Spec struct {
 	// NPMRegistry is the host's npm registry URL (npm config get registry), passed to the image
 	// build for claude_code.source npm; empty uses npm's own default.
 	NPMRegistry string
+	// NetdBinary is the sha256 of the abox binary the netd image is built from; it is part of
+	// the netd image's tag.
+	NetdBinary string
 	// Custom are the servers of custom-servers.yaml.
 	Custom config.CustomServers
 	// Catalog resolves declared servers for the gateway catalog and tool narrowing; nil when no
@@ -111,7 +114,7 @@ func Render(s Spec) ([]Artifact, error) {
 		return nil, err
 	}
 	m.agentImage = imageTag("abox-agent-"+s.Manifest.Project, agentDF, m.agentFiles())
-	m.netdImage = netdTag(s.Version, netdDF)
+	m.netdImage = netdTag(s.Version, netdDF, s.NetdBinary)
 	add(AgentDockerfile, 0o444, agentDF)
 	add(NetdDockerfile, 0o444, netdDF)
 	add(NetdDir+"/"+policyNft, 0o444, m.ruleset())
@@ -130,10 +133,15 @@ func Render(s Spec) ([]Artifact, error) {
 	return arts, nil
 }
 
-// netdTag names the netd image abox-netd:<version>-<hash of its Dockerfile>: the version says
-// which abox built it, the hash changes with image.base.
-func netdTag(version string, dockerfile []byte) string {
-	tag := imageTag("abox-netd", dockerfile, nil)
+// netdTag names the netd image abox-netd:<version>-<hash>: the version says which abox built it;
+// the hash covers its Dockerfile (image.base) and the abox binary baked into it, so two abox
+// builds on one daemon never share a tag.
+func netdTag(version string, dockerfile []byte, binary string) string {
+	var files []File
+	if binary != "" {
+		files = []File{{Name: "abox", SHA256: binary}}
+	}
+	tag := imageTag("abox-netd", dockerfile, files)
 	v := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_' {
 			return r

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"github.com/aboxhq/abox/internal/policy"
 )
 
 // realHello returns the records of the ClientHello crypto/tls sends for serverName ("" sends no
@@ -179,12 +181,19 @@ func goServerName(data []byte) (name string, accepted bool) {
 }
 
 // FuzzParseClientHello checks that a server name is never read from a hello a real TLS stack
-// rejects, or read differently from it, and that the parser never panics.
+// rejects, or read differently from it, that the SNI proxy allows nothing else (no allow on
+// malformed input), and that the parser never panics.
 func FuzzParseClientHello(f *testing.F) {
 	f.Add(realHello(f, "example.com", "h2"))
 	f.Add(realHello(f, ""))
+	f.Add(realHello(f, "A.Example.COM"))
+	f.Add(realHello(f, "example.com.evil.net"))
 	f.Add(records(helloMsg(sniExt("a.example", "type1:b")), 9))
+	f.Add(records(helloMsg(sniExt("a.example.com")), 7))
+	f.Add(records(helloMsg(sniExt("a.example.com", "b.example.com")), 100))
+	p := &sniProxy{cfg: testConfig(f, []string{"example.com", "*.example.com", "ssh.example.com:22"}, nil, "")}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		checkSNIDecision(t, p, data)
 		raw, msg, err := readClientHello(bytes.NewReader(data))
 		if !bytes.HasPrefix(data, raw) {
 			t.Fatalf("raw is not a prefix of the input")
@@ -207,4 +216,25 @@ func FuzzParseClientHello(f *testing.F) {
 			t.Fatalf("byte-by-byte read gave %q, %v; want %q", again, err, name)
 		}
 	})
+}
+
+// checkSNIDecision runs the SNI proxy's decision on data: an allowed connection must come from a
+// hello crypto/tls accepts, name the host crypto/tls reads, and that host must be allowed on 443.
+func checkSNIDecision(t *testing.T, p *sniProxy, data []byte) {
+	t.Helper()
+	var rec policy.ConnRecord
+	raw, name, err := p.readDecision(bytes.NewReader(data), &rec)
+	if !bytes.HasPrefix(data, raw) {
+		t.Fatalf("replayed bytes are not a prefix of the input")
+	}
+	if err != nil {
+		if r := (*refusal)(nil); !errors.As(err, &r) || r.verdict != policy.Denied {
+			t.Fatalf("refusal %v is not a denial", err)
+		}
+		return
+	}
+	goName, accepted := goServerName(data)
+	if !accepted || !strings.EqualFold(goName, name) || !p.cfg.get().list.Allows(name, 443) {
+		t.Fatalf("allowed %q from a hello crypto/tls reads as %q (accepted %v)", name, goName, accepted)
+	}
 }

@@ -20,10 +20,16 @@ import (
 // [egress.List], the same matching the proxies and the ruleset use.
 type dnsHandler struct {
 	cfg  *current
-	res  *resolver
+	res  exchanger
 	sets setAdder
 	log  *jsonl
 	now  func() time.Time
+}
+
+// exchanger asks the upstream resolver one question for a canonical name: [resolver] in netd,
+// a fake in tests.
+type exchanger interface {
+	exchange(ctx context.Context, name string, qtype uint16) (*dns.Msg, error)
 }
 
 // ServeDNS answers one query and logs it.

@@ -87,7 +87,7 @@ func (f *fakeSets) requests() []setRequest {
 }
 
 // testConfig builds a config from a policy with the given egress entries and MCP section.
-func testConfig(t *testing.T, egress []string, mcp *policy.MCP, token string) *current {
+func testConfig(t testing.TB, egress []string, mcp *policy.MCP, token string) *current {
 	t.Helper()
 	p := policy.Netd{Version: policy.Version, Project: "test", Egress: egress, MCP: mcp}
 	cfg, err := newConfig(p.Marshal(), token)

@@ -112,16 +112,7 @@ func (p *sniProxy) handle(c *net.TCPConn) {
 // and the bytes to replay to it.
 func (p *sniProxy) open(c *net.TCPConn, rec *policy.ConnRecord) (net.Conn, []byte, error) {
 	c.SetReadDeadline(p.now().Add(p.helloTimeout))
-	raw, msg, err := readClientHello(c)
-	if err != nil {
-		return nil, nil, denied(err.Error())
-	}
-	sni, err := parseClientHello(msg)
-	if err != nil {
-		return nil, nil, denied(err.Error())
-	}
-	rec.Name = logName(sni)
-	name, err := p.decide(sni)
+	raw, name, err := p.readDecision(c, rec)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -132,6 +123,23 @@ func (p *sniProxy) open(c *net.TCPConn, rec *policy.ConnRecord) (net.Conn, []byt
 	rec.Upstream = up.RemoteAddr().String()
 	c.SetReadDeadline(time.Time{})
 	return up, raw, nil
+}
+
+// readDecision reads one ClientHello from r and decides on its server name, which it puts in
+// rec. It returns the bytes read (to replay upstream) and the canonical name to connect to, or a
+// [refusal]. Anything but a well-formed hello naming an allowed host is refused.
+func (p *sniProxy) readDecision(r io.Reader, rec *policy.ConnRecord) (raw []byte, name string, err error) {
+	raw, msg, err := readClientHello(r)
+	if err != nil {
+		return raw, "", denied(err.Error())
+	}
+	sni, err := parseClientHello(msg)
+	if err != nil {
+		return raw, "", denied(err.Error())
+	}
+	rec.Name = logName(sni)
+	name, err = p.decide(sni)
+	return raw, name, err
 }
 
 // decide returns the canonical name to connect to, or why the server name is refused.

@@ -1,10 +1,12 @@
 package gateway
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/policy"
 )
@@ -90,5 +92,70 @@ func TestUnlistedServers(t *testing.T) {
 	m := &policy.MCP{Servers: []string{"docs", "fetch", "notes"}, Tools: map[string]string{"fetch": "fetch", "note_add": "notes"}, Unlisted: true}
 	if got := UnlistedServers(m); !cmp.Equal(got, []string{"docs"}) {
 		t.Errorf("UnlistedServers = %v, want docs", got)
+	}
+}
+
+// TestLeaksBorrowedTool: api narrows time to now and get_issue; get_issue is a tool of github,
+// which api declares too, so nothing leaks. Once api drops github, its netd would still let
+// get_issue through, to web's github.
+func TestLeaksBorrowedTool(t *testing.T) {
+	f := newFixture(t)
+	api := f.reg.Projects["bbbbbbbbbbbb"]
+	api.Tools["time"] = []string{"now", "get_issue"}
+	f.reg.Projects["bbbbbbbbbbbb"] = api
+	for _, l := range f.reg.Leaks(f.custom, f.cat) {
+		if l.Project == "api" {
+			t.Errorf("api leaks %+v while it declares github itself", l)
+		}
+	}
+	api.Servers = []string{"fetch", "time"}
+	f.reg.Projects["bbbbbbbbbbbb"] = api
+	var got *Leak
+	for _, l := range f.reg.Leaks(f.custom, f.cat) {
+		if l.Project == "api" {
+			got = &l
+		}
+	}
+	want := &Leak{Project: "api", Workspace: "/src/api", Foreign: []string{"docs", "github", "notes"},
+		Owners: []string{"web"}, Borrowed: map[string]string{"get_issue": "github"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("api's leak (-want +got):\n%s", diff)
+	}
+}
+
+// TestBorrowedToolsUnderPrefix: a catalog entry with a prefix is served as <prefix>__<tool>, so
+// a project's own "search" is not the prefixed server's.
+func TestBorrowedToolsUnderPrefix(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, "catalogs", "docker-mcp.yaml"), "version: 3\nname: docker-mcp\nregistry:\n"+
+		"  ddg:\n    image: mcp/ddg"+pin+"\n    tools: [{name: search}]\n"+
+		"  wiki:\n    image: mcp/wiki"+pin+"\n    prefix: wiki\n    tools: [{name: search}]\n")
+	cat, err := catalog.Load(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &Union{Servers: []string{"ddg", "wiki"}, Tools: []string{"ddg:*", "wiki:*"}}
+	if got := u.BorrowedTools([]string{"search"}, []string{"wiki"}, nil, cat); got != nil {
+		t.Errorf("BorrowedTools = %v, want none: wiki serves wiki__search", got)
+	}
+	if got := u.BorrowedTools([]string{"wiki__search"}, []string{"wiki"}, nil, cat); got["wiki__search"] != "wiki" {
+		t.Errorf("BorrowedTools = %v, want wiki__search from wiki", got)
+	}
+}
+
+// TestServedToolsFromNarrowing: a server whose tools nobody documents still serves the names a
+// project's narrowing of it gives the gateway.
+func TestServedToolsFromNarrowing(t *testing.T) {
+	f := newFixture(t)
+	f.custom["notes"] = config.CustomServer{Image: localImage('a')}
+	web := f.reg.Projects["aaaaaaaaaaaa"]
+	web.Tools["notes"] = []string{"note_add"}
+	f.reg.Projects["aaaaaaaaaaaa"] = web
+	u := f.reg.Union()
+	if got := u.ServedTools("notes", f.custom, nil); !cmp.Equal(got, []string{"note_add"}) {
+		t.Errorf("ServedTools(notes) = %v, want web's narrowing", got)
+	}
+	if got := u.ServedTools("github", f.custom, f.cat); !cmp.Equal(got, []string{"create_issue", "get_issue", "search_code"}) {
+		t.Errorf("ServedTools(github) = %v, want the catalog's tools", got)
 	}
 }

@@ -3,16 +3,20 @@ package doctor
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/aboxhq/abox/internal/gateway"
+	"github.com/aboxhq/abox/internal/manifest"
 )
 
 // gatewayProjectScope: the agent can call only this project's tools. The profile's gateway
 // serves every project of the profile, and netd narrows it by tool name. With a declared server
-// whose tools nobody lists (an Unlisted netd policy) netd lets every name through, which is
-// safe only while the gateway serves nothing but this project's servers, by the profile's
-// registry (what `gateway up` starts) and by the running gateway's own --servers.
+// whose tools nobody lists (an Unlisted netd policy) netd lets every name through, and it lets a
+// name its narrowing lists through whichever server provides it. Both are safe only while the
+// gateway serves nothing but this project's servers, by the profile's registry (what `gateway
+// up` starts) and by the running gateway's own --servers.
 func gatewayProjectScope(ctx context.Context, e *Env) Finding {
 	p, err := e.netdPolicy()
 	if err != nil {
@@ -21,10 +25,6 @@ func gatewayProjectScope(ctx context.Context, e *Env) Finding {
 	if p.MCP == nil {
 		return skipf("", "the project declares no MCP server")
 	}
-	if !p.MCP.Unlisted {
-		return okf("netd lets through only the project's %d tools", len(p.MCP.Tools)).with("tools", len(p.MCP.Tools))
-	}
-	unlisted := gateway.UnlistedServers(p.MCP)
 	profile := e.profile()
 	reg, err := gateway.LoadRegistry(e.Paths.Gateway(profile), profile)
 	if err != nil {
@@ -36,14 +36,37 @@ func gatewayProjectScope(ctx context.Context, e *Env) Finding {
 			serving = append(serving, gateway.ServersOf(c)...)
 		}
 	}
+	var unlisted []string
+	if p.MCP.Unlisted {
+		unlisted = gateway.UnlistedServers(p.MCP)
+	}
 	foreign := gateway.ForeignServers(p.MCP.Servers, serving)
-	if len(foreign) == 0 {
+	var borrowed map[string]string
+	if len(foreign) > 0 {
+		borrowed = reg.Union().BorrowedTools(slices.Collect(maps.Keys(p.MCP.Tools)), foreign, nil, e.Catalog)
+	}
+	switch {
+	case len(unlisted) > 0 && len(foreign) == 0:
 		return okf("netd lets any tool name through (%s has no known tool list), but the %s gateway serves only this project's servers",
 			strings.Join(unlisted, ", "), profile).with("unlisted", unlisted)
+	case len(unlisted) == 0 && len(borrowed) == 0:
+		return okf("netd lets through only the project's %d tools", len(p.MCP.Tools)).with("tools", len(p.MCP.Tools))
 	}
-	hint := fmt.Sprintf("narrow %s with `abox mcp add %s --tool NAME`, list its tools in custom-servers.yaml, "+
-		"or move the project to a profile of its own", unlisted[0], unlisted[0])
-	return failf(hint, "netd lets any tool name through (%s has no known tool list), and the %s gateway also serves %s, "+
-		"so the agent can call tools of other projects", strings.Join(unlisted, ", "), profile, strings.Join(foreign, ", ")).
-		with("unlisted", unlisted).with("foreign", foreign).with("declared_by", reg.Declaring(foreign))
+	var why []string
+	hint := "take the other project's tools out of tools: (`abox mcp add SERVER --tool NAME` replaces a narrowing), " +
+		"or move the project to a profile of its own"
+	if len(unlisted) > 0 {
+		why = append(why, fmt.Sprintf("netd lets any tool name through (%s has no known tool list)", strings.Join(unlisted, ", ")))
+		hint = fmt.Sprintf("narrow %s with `abox mcp add %s --tool NAME`, list its tools in custom-servers.yaml, "+
+			"or move the project to a profile of its own", unlisted[0], unlisted[0])
+	}
+	if borrowed == nil {
+		borrowed = map[string]string{}
+	}
+	for _, t := range slices.Sorted(maps.Keys(borrowed)) {
+		why = append(why, fmt.Sprintf("tools: lets through %s, a tool of %s", manifest.Printable(t), borrowed[t]))
+	}
+	return failf(hint, "%s, and the %s gateway also serves %s, so the agent can call tools of other projects",
+		strings.Join(why, "; "), profile, strings.Join(foreign, ", ")).
+		with("unlisted", unlisted).with("borrowed", borrowed).with("foreign", foreign).with("declared_by", reg.Declaring(foreign))
 }

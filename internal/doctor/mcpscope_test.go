@@ -66,3 +66,22 @@ func TestGatewayProjectScopeLiveGateway(t *testing.T) {
 		t.Errorf("detail = %q, want time named", got.Detail)
 	}
 }
+
+// TestGatewayProjectScopeBorrowedTool: a narrowing of fetch that names time's tool lets it
+// through netd to the other project's time server.
+func TestGatewayProjectScopeBorrowedTool(t *testing.T) {
+	f := unlistedProject(t)
+	f.manifest = baseManifest + "servers: [fetch]\ntools:\n  fetch: [fetch, now]\n"
+	f.writeWS("agentbox.yaml", f.manifest)
+	f.render()
+	f.approve()
+	f.bind(f.project.Hash, f.parsed())
+	f.daemonUp().noGateway()
+	wantStatus(t, "alone", f.run(gatewayProjectScope), OK)
+	f.bind("bbbbbbbbbbbb", &manifest.Manifest{Project: "other", Profile: "default", Servers: []string{"time"}})
+	got := f.run(gatewayProjectScope)
+	wantStatus(t, "borrowed", got, Fail)
+	if !strings.Contains(got.Detail, "tools: lets through now, a tool of time") || !strings.Contains(got.Hint, "take the other project's tools out") {
+		t.Errorf("finding = %+v, want now named as time's", got)
+	}
+}

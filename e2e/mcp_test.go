@@ -318,7 +318,8 @@ func checkGatewayUnreachable(t *testing.T, h *harness.H, gw string) {
 
 // TestMCPUnlistedServerRefused: gamma declares whoami, whose tools nobody lists, so its netd
 // would let any tool name through. Beside alpha's echo on the same profile, `gateway up` refuses
-// to start the gateway and names the way out; once gamma narrows whoami, the union is served.
+// to start the gateway and names the way out; once gamma narrows whoami, the union is served,
+// until alpha's narrowing names gamma's tool.
 func TestMCPUnlistedServerRefused(t *testing.T) {
 	h := harness.Setup(t)
 	h.WriteConfig(h.DefaultConfig())
@@ -348,4 +349,11 @@ func TestMCPUnlistedServerRefused(t *testing.T) {
 		t.Errorf("gateway up once gamma is narrowed: %s", res)
 	}
 	countGateways(t, h, 1)
+
+	// alpha's narrowing of echo names gamma's whoami: netd would let it through to whoami.
+	mustAbox(t, h, "mcp", "add", "echo", "--tool", "echo", "--tool", "whoami")
+	res = h.Abox("gateway", "up")
+	if res.OK() || !strings.Contains(res.Stderr, "project alpha's tools: lets through whoami (a tool of whoami)") {
+		t.Errorf("gateway up with a borrowed tool: %s", res)
+	}
 }

@@ -78,8 +78,3 @@ func groupCmd(use, short string, subs ...*cobra.Command) *cobra.Command {
 	c.AddCommand(subs...)
 	return c
 }
-
-// notYet is the error of a command whose capability has not landed in this build.
-func notYet(cmd string) error {
-	return errorf("see `abox --help` for what this build can do", "abox %s is not available yet", cmd)
-}

@@ -65,6 +65,10 @@ type Options struct {
 // ErrBoundary marks a run refused because the sandbox could not be verified. No agent started.
 var ErrBoundary = errors.New("sandbox not verified")
 
+// ErrInterrupted marks a run stopped by the caller (Ctrl-C, SIGTERM) before its agent started.
+// It is not a refusal: the sandbox may well have been sound.
+var ErrInterrupted = errors.New("interrupted before the agent started")
+
 // Outcome is what happened in a run.
 type Outcome struct {
 	ID, Dir, Transcript string
@@ -119,6 +123,12 @@ func (s *Sandbox) Run(ctx context.Context, o Options) (*Outcome, error) {
 	defer cancel()
 	c := &clock{now: s.Now, last: out.Started, out: out}
 	err := s.run(ctx, o, out, c)
+	if err != nil && ctx.Err() != nil && out.Result == "refused" {
+		// The start was cut short by the caller, not refused by a check.
+		out.Result = "interrupted"
+		out.note("interrupted before the agent started; the sandbox was torn down")
+		err = ErrInterrupted
+	}
 	s.teardown(tctx, o, out, c)
 	out.Duration = s.Now().Sub(out.Started)
 	return out, err

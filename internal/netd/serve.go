@@ -36,6 +36,7 @@ type child struct {
 	ctl  *ctlConn
 	sets *ctlSets
 	logs logs
+	sni  *sniProxy // set by start; reconfigure closes its tunnels a new policy revokes
 }
 
 // serve runs the serving child until ctx ends, a listener fails or the supervisor goes away. It
@@ -119,6 +120,9 @@ func (c *child) reconfigure(m message) {
 		return
 	}
 	c.cur.set(cfg)
+	if c.sni != nil {
+		c.sni.revoke()
+	}
 }
 
 // listeners are the child's sockets, all on loopback.
@@ -160,6 +164,7 @@ func (c *child) start(ls *listeners, res *resolver, errc chan<- error) {
 	udp, tcp := dnsServers(h, ls.dnsUDP, ls.dnsTCP)
 	sni := &sniProxy{cfg: &c.cur, dial: dial, log: c.logs.conn, port: 443, helloTimeout: helloTimeout,
 		slots: make(chan struct{}, maxProxyConns), now: time.Now}
+	c.sni = sni
 	web := newHTTPServer(newHTTPProxy(&c.cur, dial, c.logs.conn, 80))
 	mcp := newHTTPServer(newMCPForwarder(&c.cur, dial, c.logs.mcp))
 	run := func(name string, f func() error) {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aboxhq/abox/internal/egress"
@@ -26,7 +27,20 @@ type sniProxy struct {
 	helloTimeout time.Duration // to receive the whole ClientHello
 	slots        chan struct{} // bounds concurrent connections
 	now          func() time.Time
+
+	mu      sync.Mutex
+	tunnels map[*net.TCPConn]*tunnel // connections being relayed
 }
+
+// tunnel is a connection being relayed, kept so that a reload can close it.
+type tunnel struct {
+	name    string
+	up      net.Conn
+	revoked atomic.Bool
+}
+
+// reasonRevoked is logged for a connection closed because the allowlist no longer has its name.
+const reasonRevoked = "closed: no longer allowed"
 
 // Defaults of [sniProxy].
 const (
@@ -94,7 +108,7 @@ func (p *sniProxy) handle(c *net.TCPConn) {
 		rec.DurMS = since(start)
 		p.log.write(rec)
 	}()
-	up, hello, err := p.open(c, &rec)
+	up, hello, name, err := p.open(c, &rec)
 	if err != nil {
 		var r *refusal
 		if !errors.As(err, &r) {
@@ -105,24 +119,70 @@ func (p *sniProxy) handle(c *net.TCPConn) {
 		return
 	}
 	rec.Verdict = policy.Allowed
+	t := &tunnel{name: name, up: up}
+	defer p.track(c, t)()
 	rec.BytesUp, rec.BytesDown = relay(c, up, hello)
+	if t.revoked.Load() {
+		rec.Reason = reasonRevoked
+	}
 }
 
-// open reads the ClientHello, decides, and connects upstream. It returns the upstream connection
-// and the bytes to replay to it.
-func (p *sniProxy) open(c *net.TCPConn, rec *policy.ConnRecord) (net.Conn, []byte, error) {
+// track registers a tunnel until the returned func is called. A reload that happened while the
+// tunnel was being opened is caught here: its name is checked against the current policy.
+func (p *sniProxy) track(c *net.TCPConn, t *tunnel) (untrack func()) {
+	p.mu.Lock()
+	if p.tunnels == nil {
+		p.tunnels = map[*net.TCPConn]*tunnel{}
+	}
+	p.tunnels[c] = t
+	p.mu.Unlock()
+	if !p.cfg.get().list.Allows(t.name, 443) {
+		t.close(c)
+	}
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		delete(p.tunnels, c)
+	}
+}
+
+// revoke closes every tunnel whose name the current policy no longer allows on 443, so that
+// `abox egress rm` ends open connections as well as new ones. It returns how many it closed.
+func (p *sniProxy) revoke() int {
+	list := p.cfg.get().list
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for c, t := range p.tunnels {
+		if !list.Allows(t.name, 443) {
+			t.close(c)
+			n++
+		}
+	}
+	return n
+}
+
+func (t *tunnel) close(agent *net.TCPConn) {
+	t.revoked.Store(true)
+	agent.Close()
+	t.up.Close()
+}
+
+// open reads the ClientHello, decides, and connects upstream. It returns the upstream connection,
+// the bytes to replay to it and the canonical name it was opened for.
+func (p *sniProxy) open(c *net.TCPConn, rec *policy.ConnRecord) (up net.Conn, hello []byte, name string, err error) {
 	c.SetReadDeadline(p.now().Add(p.helloTimeout))
 	raw, name, err := p.readDecision(c, rec)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
-	up, err := p.dial.dial(context.Background(), name, p.port)
+	up, err = p.dial.dial(context.Background(), name, p.port)
 	if err != nil {
-		return nil, nil, &refusal{policy.Error, err.Error()}
+		return nil, nil, "", &refusal{policy.Error, err.Error()}
 	}
 	rec.Upstream = up.RemoteAddr().String()
 	c.SetReadDeadline(time.Time{})
-	return up, raw, nil
+	return up, raw, name, nil
 }
 
 // readDecision reads one ClientHello from r and decides on its server name, which it puts in

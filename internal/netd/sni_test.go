@@ -1,6 +1,7 @@
 package netd
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -34,6 +36,7 @@ type sniFixture struct {
 	addr string
 	log  *syncBuffer
 	sets *fakeSets
+	p    *sniProxy
 }
 
 // startSNI runs an SNI proxy on loopback whose upstreams are at port upPort of the addresses
@@ -56,7 +59,7 @@ func startSNI(t *testing.T, upPort int, dns fakeDNS, hello time.Duration, slots 
 	}
 	go p.serve(ln)
 	t.Cleanup(func() { ln.Close() })
-	f.addr = ln.Addr().String()
+	f.addr, f.p = ln.Addr().String(), p
 	return f
 }
 
@@ -245,5 +248,40 @@ func TestSNIProxyBoundsConnections(t *testing.T) {
 	}
 	if r := waitRecords[policy.ConnRecord](t, f.log, 1)[0]; r.Reason != reasonTooMany {
 		t.Errorf("logged %+v, want %q", r, reasonTooMany)
+	}
+}
+
+// TestSNIProxyRevokesOpenTunnels: a reload that removes a name closes the tunnels open to it, and
+// only those.
+func TestSNIProxyRevokesOpenTunnels(t *testing.T) {
+	_, port := tlsUpstream(t)
+	f := startSNI(t, port, fakeDNS{"api.example.com": loopback, "example.com": loopback}, time.Second, 8)
+	dial := func(name string) *tls.Conn {
+		t.Helper()
+		c, err := tls.Dial("tcp", f.addr, &tls.Config{ServerName: name, InsecureSkipVerify: true})
+		if err != nil {
+			t.Fatalf("tunnel to %s: %v", name, err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	gone, kept := dial("api.example.com"), dial("example.com")
+	waitFor(t, func() bool { f.p.mu.Lock(); defer f.p.mu.Unlock(); return len(f.p.tunnels) == 2 })
+	f.p.cfg.set(testConfig(t, []string{"example.com"}, nil, "").get())
+	if n := f.p.revoke(); n != 1 {
+		t.Errorf("revoke closed %d tunnels, want 1", n)
+	}
+	gone.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := gone.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("read on the revoked tunnel = %v, want it closed", err)
+	}
+	fmt.Fprintf(kept, "GET / HTTP/1.1\r\nHost: example.com\r\n\r\n")
+	kept.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if line, err := bufio.NewReader(kept).ReadString('\n'); err != nil || !strings.Contains(line, "200") {
+		t.Errorf("the kept tunnel answered %q, %v", line, err)
+	}
+	r := waitRecords[policy.ConnRecord](t, f.log, 1)[0]
+	if r.Name != "api.example.com" || r.Verdict != policy.Allowed || r.Reason != reasonRevoked {
+		t.Errorf("logged %+v, want the revoked tunnel with reason %q", r, reasonRevoked)
 	}
 }

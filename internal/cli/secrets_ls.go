@@ -34,7 +34,7 @@ show. --unused lists secrets nothing uses.`,
 		RunE: func(c *cobra.Command, _ []string) error { return runSecretsLs(c.Context(), a, opts) },
 	}
 	f := cmd.Flags()
-	f.BoolVarP(&opts.verbose, "verbose", "v", false, "also show each secret's reference and last sync")
+	f.BoolVarP(&opts.verbose, "wide", "v", false, "also show each secret's reference and last sync (not --verbose, which traces docker)")
 	f.BoolVar(&opts.unused, "unused", false, "list only secrets nothing uses")
 	f.BoolVar(&opts.json, "json", false, "print the index as JSON")
 	return cmd

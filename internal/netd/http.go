@@ -82,6 +82,7 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	name, reason := p.decide(r)
 	rec.Name = logName(r.Host)
+	rec.OrigDst, _ = r.Context().Value(origDstKey{}).(string)
 	if reason != "" {
 		rec.Verdict, rec.Reason = policy.Denied, reason
 		http.Error(w, "abox: "+reason, http.StatusForbidden)
@@ -156,6 +157,18 @@ func (c *countingBody) Read(b []byte) (int, error) {
 		c.into.Add(int64(n))
 	}
 	return n, err
+}
+
+// origDstKey holds, in a request's context, where the agent aimed its connection.
+type origDstKey struct{}
+
+// withOrigDst is an http.Server ConnContext that records a connection's original destination
+// for the log.
+func withOrigDst(ctx context.Context, c net.Conn) context.Context {
+	if tc, ok := c.(*net.TCPConn); ok {
+		return context.WithValue(ctx, origDstKey{}, originalDst(tc))
+	}
+	return ctx
 }
 
 // newHTTPServer returns the server for a loopback proxy or forwarder handler.

@@ -166,6 +166,7 @@ func (c *child) start(ls *listeners, res *resolver, errc chan<- error) {
 		slots: make(chan struct{}, maxProxyConns), now: time.Now}
 	c.sni = sni
 	web := newHTTPServer(newHTTPProxy(&c.cur, dial, c.logs.conn, 80))
+	web.ConnContext = withOrigDst
 	mcp := newHTTPServer(newMCPForwarder(&c.cur, dial, c.logs.mcp))
 	run := func(name string, f func() error) {
 		go func() { errc <- fmt.Errorf("%s stopped: %w", name, stopped(f())) }()

@@ -95,6 +95,9 @@ func checkConnLog(t *testing.T, h *harness.H, exactIP string) {
 			continue
 		}
 		reasons[r.Name] = r.Reason
+		if r.Name == "other.test" && r.OrigDst != exactIP+":443" {
+			t.Errorf("fronting attempt %+v, want the address the agent aimed at (%s:443)", r, exactIP)
+		}
 	}
 	want := map[string]string{"allowed.test": "not allowed", "other.test": "not allowed", "": "no sni",
 		"ssh.test": "allowed only on port 2222"}
@@ -231,6 +234,11 @@ func TestEgressPlainHTTP(t *testing.T) {
 	}
 	if len(denied) != 2 {
 		t.Errorf("conn.jsonl holds %d refused HTTP requests in the last run, want 2: %+v", len(denied), denied)
+	}
+	for _, r := range denied {
+		if r.OrigDst != web.IP+":80" {
+			t.Errorf("refused HTTP request %+v, want the address the agent aimed at (%s:80)", r, web.IP)
+		}
 	}
 }
 

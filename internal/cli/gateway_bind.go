@@ -72,7 +72,11 @@ func (a *App) unbindProject(ctx context.Context, p *project) error {
 }
 
 func (a *App) gatewayManager() *gateway.Manager {
-	return &gateway.Manager{Docker: a.docker(), Progress: a.progressf}
+	m := &gateway.Manager{Docker: a.docker(), Progress: a.progressf}
+	if ps, err := a.Paths(); err == nil {
+		m.GatewaysDir = ps.GatewaysDir() // the gateway's log is shown with its secrets removed
+	}
+	return m
 }
 
 // gatewayPlan computes the profile's gateway from its registry, the host's catalogs and the

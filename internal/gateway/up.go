@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -21,6 +22,9 @@ type Manager struct {
 	Progress func(format string, args ...any)
 	// Sleep waits between probe attempts; nil waits for real. Tests make it instant.
 	Sleep func(context.Context, time.Duration) error
+	// GatewaysDir is paths.Paths.GatewaysDir. [Manager.LogsTail] removes the values of the
+	// profile's secrets file found there from the gateway's output; "" removes the token only.
+	GatewaysDir string
 }
 
 // Actions [Manager.Up] reports.
@@ -231,10 +235,39 @@ func (m *Manager) progressf(format string, args ...any) {
 	}
 }
 
-// LogsTail returns the last lines of the gateway's output, token removed, for an error report.
+// LogsTail returns the last lines of the gateway's output for a person to read: the token and
+// the values of the profile's secrets file removed, in case a server or the gateway logs one.
 func (m *Manager) LogsTail(ctx context.Context, profile, token string, lines int) string {
 	res, _ := m.Docker.Run(ctx, docker.Invocation{Args: []string{"logs", "--tail", fmt.Sprint(lines), Name(profile)}})
-	return Redact(string(res.Stdout)+string(res.Stderr), token)
+	text := string(res.Stdout) + string(res.Stderr)
+	for _, v := range m.secretValues(profile) {
+		text = strings.ReplaceAll(text, v, "«redacted»")
+	}
+	return Redact(text, token)
+}
+
+// minRedacted is the shortest value LogsTail removes: shorter ones would mangle every line and
+// protect nothing a guess would not find.
+const minRedacted = 4
+
+// secretValues returns the values of the profile's secrets file, longest first, so that a value
+// containing another is removed whole.
+func (m *Manager) secretValues(profile string) []string {
+	if m.GatewaysDir == "" {
+		return nil
+	}
+	data, err := os.ReadFile(filepath.Join(m.GatewaysDir, profile, SecretsFile))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if _, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(line, "#") && len(v) >= minRedacted {
+			out = append(out, v)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
 }
 
 // CatalogPath is the union catalog's host path for the profile state directory dir.

@@ -347,3 +347,22 @@ func TestUpWritesSecrets(t *testing.T) {
 		t.Error("a secrets file is mounted though none is needed")
 	}
 }
+
+// TestLogsTailRedactsSecrets: what abox shows of the gateway's log holds neither the token nor
+// a value of the profile's secrets file.
+func TestLogsTailRedactsSecrets(t *testing.T) {
+	f := newFixture(t)
+	write(t, filepath.Join(f.dir, SecretsFile), "# header\ndocs.token=fake-docs-value-77\nshort.one=abc\n")
+	fake := dockertest.New(t)
+	fake.On("logs --tail 40 abox-gw-dev", docker.Result{Stdout: []byte("server docs: env DOCS_TOKEN=fake-docs-value-77\n" +
+		"auth " + testToken + "\nabc stays\n")})
+	m := newManager(fake)
+	m.GatewaysDir = filepath.Dir(f.dir)
+	got := m.LogsTail(context.Background(), "dev", testToken, 40)
+	if strings.Contains(got, "fake-docs-value-77") || strings.Contains(got, testToken) {
+		t.Errorf("LogsTail = %q", got)
+	}
+	if !strings.Contains(got, "DOCS_TOKEN=«redacted»") || !strings.Contains(got, "abc stays") {
+		t.Errorf("LogsTail = %q, want the value redacted and short values left alone", got)
+	}
+}

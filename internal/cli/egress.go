@@ -42,8 +42,8 @@ Host, a stronger signal) and was denied, with counts and runs, newest first.`,
 	)
 }
 
-// egressEditFunc edits the document for hosts and returns what to report.
-type egressEditFunc func(a *App, d *manifest.Doc, m *manifest.Manifest, hosts []string) (string, error)
+// egressEditFunc edits the document of p's manifest for hosts and returns what to report.
+type egressEditFunc func(a *App, d *manifest.Doc, p *project, hosts []string) (string, error)
 
 func egressEdit(a *App, use, short string, fn egressEditFunc) *cobra.Command {
 	var dir string
@@ -63,7 +63,7 @@ func egressEdit(a *App, use, short string, fn egressEditFunc) *cobra.Command {
 			}
 			var msg string
 			_, err = a.mutate(c.Context(), p, func(d *manifest.Doc) error {
-				msg, err = fn(a, d, p.manifest, hosts)
+				msg, err = fn(a, d, p, hosts)
 				return err
 			})
 			if err != nil {
@@ -111,7 +111,8 @@ func canonSet(entries []string) map[string]bool {
 	return out
 }
 
-func egressAdd(a *App, d *manifest.Doc, m *manifest.Manifest, hosts []string) (string, error) {
+func egressAdd(a *App, d *manifest.Doc, p *project, hosts []string) (string, error) {
+	m := p.manifest
 	ignored := canonSet(m.EgressIgnored)
 	for _, h := range hosts {
 		if !ignored[h] {
@@ -132,16 +133,41 @@ func egressAdd(a *App, d *manifest.Doc, m *manifest.Manifest, hosts []string) (s
 	return "allowed: " + strings.Join(add, ", ") + " (running sandboxes of this project were reloaded)", nil
 }
 
-func egressRemove(_ *App, d *manifest.Doc, _ *manifest.Manifest, hosts []string) (string, error) {
+func egressRemove(a *App, d *manifest.Doc, p *project, hosts []string) (string, error) {
 	want := canonSet(hosts)
 	removed := d.Remove(func(v string) bool { return want[canon(v)] }, "egress")
-	if len(removed) == 0 {
-		return "not in the allowlist: " + strings.Join(hosts, ", "), nil
+	gone := canonSet(removed)
+	var mandatory, absent []string
+	for _, h := range hosts {
+		switch {
+		case gone[h]:
+		case a.isMandatory(p, h):
+			mandatory = append(mandatory, h)
+		default:
+			absent = append(absent, h)
+		}
 	}
-	return "removed: " + strings.Join(removed, ", ") + " (running sandboxes of this project were reloaded)", nil
+	var msgs []string
+	if len(removed) > 0 {
+		msgs = append(msgs, "removed: "+strings.Join(removed, ", ")+" (running sandboxes of this project were reloaded)")
+	}
+	if len(mandatory) > 0 {
+		msgs = append(msgs, "kept: "+strings.Join(mandatory, ", ")+" (mandatory: abox adds it to every allowlist; see defaults.egress_mandatory in config.yaml)")
+	}
+	if len(absent) > 0 {
+		msgs = append(msgs, "not in the allowlist: "+strings.Join(absent, ", "))
+	}
+	return strings.Join(msgs, "\n"), nil
 }
 
-func egressIgnore(_ *App, d *manifest.Doc, m *manifest.Manifest, hosts []string) (string, error) {
+// isMandatory reports whether the rendered policy of p has host as an entry abox added itself.
+func (a *App) isMandatory(p *project, host string) bool {
+	pol, err := a.currentPolicy(p)
+	return err == nil && slices.Contains(pol.Mandatory, host)
+}
+
+func egressIgnore(_ *App, d *manifest.Doc, p *project, hosts []string) (string, error) {
+	m := p.manifest
 	want := canonSet(hosts)
 	d.Remove(func(v string) bool { return want[canon(v)] }, "egress")
 	if add := missing(m.EgressIgnored, hosts); len(add) > 0 {
@@ -152,7 +178,7 @@ func egressIgnore(_ *App, d *manifest.Doc, m *manifest.Manifest, hosts []string)
 	return "ignored: " + strings.Join(hosts, ", ") + " (still blocked, no longer in the review queue)", nil
 }
 
-func egressUnignore(_ *App, d *manifest.Doc, _ *manifest.Manifest, hosts []string) (string, error) {
+func egressUnignore(_ *App, d *manifest.Doc, _ *project, hosts []string) (string, error) {
 	want := canonSet(hosts)
 	removed := d.Remove(func(v string) bool { return want[canon(v)] }, "egress_ignored")
 	if len(removed) == 0 {

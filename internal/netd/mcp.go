@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aboxhq/abox/internal/policy"
@@ -103,28 +104,44 @@ func (f *mcpForwarder) post(w http.ResponseWriter, r *http.Request, cfg *config,
 	f.forward(w, r, cfg, body, msgs, start)
 }
 
-// refusedTools returns the indexes of tools/call messages naming a tool the project may not use.
-func refusedTools(cfg *config, msgs []rpcMessage) map[int]bool {
-	refused := map[int]bool{}
+// refusedTools returns, by index, the messages the forwarder answers itself with a reason: a
+// tools/call of a tool the project may not use, and the methods that reach past tools. The
+// gateway serves the union of every project on its profile, and resources, prompts and
+// completions carry no server the project's narrowing could be checked against, so they are
+// not forwarded at all.
+func refusedTools(cfg *config, msgs []rpcMessage) map[int]string {
+	refused := map[int]string{}
 	for i, m := range msgs {
-		if m.method != methodToolsCall {
-			continue
-		}
-		if _, ok := cfg.toolAllowed(m.tool); !ok {
-			refused[i] = true
+		switch {
+		case m.method == methodToolsCall:
+			if _, ok := cfg.toolAllowed(m.tool); !ok {
+				refused[i] = fmt.Sprintf("tool %q is not allowed for this project", m.tool)
+			}
+		case !forwardedMethod(m.method):
+			refused[i] = fmt.Sprintf("method %q is not forwarded: the gateway serves other projects' servers too", m.method)
 		}
 	}
 	return refused
 }
 
+// forwardedMethod reports whether netd forwards a JSON-RPC method: the life cycle, tools and
+// notifications. "" is a client's response to a server request.
+func forwardedMethod(method string) bool {
+	switch method {
+	case "", "initialize", "ping", "tools/list", methodToolsCall, "logging/setLevel":
+		return true
+	}
+	return strings.HasPrefix(method, "notifications/")
+}
+
 // refuseCalls answers every request of the body with a JSON-RPC error, forwarding nothing: a
-// batch is refused whole when one of its calls is.
-func (f *mcpForwarder) refuseCalls(w http.ResponseWriter, msgs []rpcMessage, batch bool, refused map[int]bool, start time.Time) {
+// batch is refused whole when one of its messages is.
+func (f *mcpForwarder) refuseCalls(w http.ResponseWriter, msgs []rpcMessage, batch bool, refused map[int]string, start time.Time) {
 	var replies []json.RawMessage
 	for i, m := range msgs {
-		reason := fmt.Sprintf("tool %q is not allowed for this project", m.tool)
-		if !refused[i] {
-			reason = "batch refused: it calls a tool that is not allowed"
+		reason, own := refused[i]
+		if !own {
+			reason = "batch refused: it holds a message that is not allowed"
 		}
 		if m.id != nil && m.method != "" {
 			replies = append(replies, rpcError(m.id, refusedToolCode, "abox: "+reason))

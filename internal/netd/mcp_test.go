@@ -258,8 +258,11 @@ func TestMCPForwarderRefusesWithoutForwarding(t *testing.T) {
 		want   string // in the response body
 	}{
 		{"batch with a refused call", `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"allowed_tool"}},{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"other_tool"}}]`,
-			200, `[{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"abox: batch refused: it calls a tool that is not allowed"}},{"jsonrpc":"2.0","id":"b","error":{"code":-32602,"message":"abox: tool \"other_tool\" is not allowed for this project"}}]`},
+			200, `[{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"abox: batch refused: it holds a message that is not allowed"}},{"jsonrpc":"2.0","id":"b","error":{"code":-32602,"message":"abox: tool \"other_tool\" is not allowed for this project"}}]`},
 		{"refused notification", `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"other_tool"}}`, 202, ""},
+		{"resources are not forwarded", `{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"file:///secret"}}`, 200, `method \"resources/read\" is not forwarded`},
+		{"prompts are not forwarded", `{"jsonrpc":"2.0","id":8,"method":"prompts/get","params":{"name":"p"}}`, 200, `method \"prompts/get\" is not forwarded`},
+		{"completions are not forwarded", `{"jsonrpc":"2.0","id":9,"method":"completion/complete"}`, 200, "is not forwarded"},
 		{"not json", `{"jsonrpc":`, 400, `"code":-32700`},
 		{"case variant of method", `{"jsonrpc":"2.0","id":1,"Method":"tools/call","params":{"name":"other_tool"}}`, 400, `unknown member \"Method\"`},
 		{"case variant of name", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"allowed_tool","Name":"other_tool"}}`, 400, `params member \"Name\"`},

@@ -17,6 +17,7 @@ func All() []Check {
 		{"secrets.store", "secrets store", secretsStore},
 		{"secrets.present", "required secrets in the store", secretsPresent},
 		{"secrets.fresh", "secret sources match the store", secretsFresh},
+		{"secrets.sources", "secret sources out of the agent's reach", secretsSources},
 
 		{"gateway.image-pinned", "gateway image pinned", gatewayImagePinned},
 		{"gateway.image-digest", "gateway runs the pinned digest", gatewayImageDigest},

@@ -145,6 +145,68 @@ func secretsFresh(ctx context.Context, e *Env) Finding {
 	return okf("the store matches %s", plural(len(mapped), "mapped source", "mapped sources"))
 }
 
+// secretsSources: no file source of secrets.yaml lies where the agent can read it, in the
+// workspace or a mounts.context directory. The agent runs as uid 1000, often the host user who
+// owns the file, so its mode does not stop it: such a secret is as good as attached.
+func secretsSources(_ context.Context, e *Env) Finding {
+	cfg, err := config.LoadSecrets(e.Paths.SecretsFile())
+	if err != nil {
+		return failf("fix "+e.Paths.SecretsFile(), "%s", oneLine(err))
+	}
+	roots := []string{e.Project.Workspace}
+	if m := e.approvedManifest(); m != nil {
+		roots = append(roots, m.Mounts.Context...)
+	}
+	if e.Manifest != nil {
+		roots = append(roots, e.Manifest.Mounts.Context...)
+	}
+	var bad []string
+	for _, mp := range cfg.Mappings {
+		if mp.Kind() != config.SecretFile {
+			continue
+		}
+		file := realPath(homePath(mp.File, e.Home))
+		for _, r := range roots {
+			if root := realPath(homePath(r, e.Home)); within(file, root) {
+				bad = append(bad, fmt.Sprintf("%s (%s, inside %s)", mp.Secret, file, root))
+				break
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return warnf("move the file out of the workspace and the context directories, then run `abox secrets sync` (a path in mounts.mask is hidden from the agent)",
+			"the agent can read these secret sources: %s", strings.Join(bad, ", ")).with("readable", bad)
+	}
+	return okf("no file source is in the workspace or a context directory")
+}
+
+// homePath expands a leading ~ with home.
+func homePath(p, home string) string {
+	if p == "~" {
+		return home
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		return filepath.Join(home, rest)
+	}
+	return p
+}
+
+// realPath is p absolute with symlinks resolved where it exists.
+func realPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// within reports whether path is root or inside it.
+func within(path, root string) bool {
+	return root != "" && (path == root || strings.HasPrefix(path, strings.TrimSuffix(root, "/")+"/"))
+}
+
 // secretsManager is a read-only [secrets.Manager] on the host's store, for comparisons.
 func (e *Env) secretsManager(ctx context.Context) (*secrets.Manager, error) {
 	c, err := e.secretStore(ctx)

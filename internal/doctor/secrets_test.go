@@ -118,3 +118,22 @@ func TestSecretsStoreRisk(t *testing.T) {
 		t.Errorf("risk = %+v", r)
 	}
 }
+
+// TestSecretsSources: a file source inside the workspace is as good as attached.
+func TestSecretsSources(t *testing.T) {
+	f := newFixture(t, baseManifest)
+	mkdir(t, f.paths.Config)
+	if err := writeFile(f.paths.SecretsFile(), "mappings:\n  - secret: ok.key\n    file: /etc/hostname\n"); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, "secrets.sources outside", f.run(secretsSources), OK)
+	f.writeWS("tokens/api", "fake")
+	if err := writeFile(f.paths.SecretsFile(), "mappings:\n  - secret: ws.key\n    file: "+filepath.Join(f.ws, "tokens", "api")+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	got := f.run(secretsSources)
+	wantStatus(t, "secrets.sources in the workspace", got, Warn)
+	if !strings.Contains(got.Detail, "ws.key (") || !strings.Contains(got.Detail, "inside "+f.ws) {
+		t.Errorf("detail = %q", got.Detail)
+	}
+}

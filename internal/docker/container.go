@@ -104,20 +104,36 @@ func (c *Client) ContainerInspect(ctx context.Context, name string) (*Container,
 }
 
 // Create runs argv, the full literal `create …` argv of a runspec, and returns the new
-// container's ID. The argv is run exactly as given: it is the audited artifact.
+// container's ID. The argv is run exactly as given: it is the audited artifact. Like
+// [Client.RunDetached], it runs to its end once started.
 func (c *Client) Create(ctx context.Context, argv []string) (string, error) {
+	return c.CreateWithInput(ctx, argv, nil)
+}
+
+// CreateWithInput is [Client.Create] with stdin as the CLI's standard input, for an argv that
+// reads a file from it (--env-file /dev/stdin).
+func (c *Client) CreateWithInput(ctx context.Context, argv []string, stdin io.Reader) (string, error) {
 	if len(argv) == 0 || argv[0] != "create" {
 		return "", fmt.Errorf("docker create: argv must start with \"create\", got %q", argv)
 	}
-	out, err := c.output(ctx, argv...)
+	ctx, cancel, err := uncancelled(ctx)
 	if err != nil {
 		return "", err
 	}
-	return idFrom(argv, out)
+	defer cancel()
+	res, err := c.Run(ctx, Invocation{Args: argv, Stdin: stdin})
+	if err != nil {
+		return "", err
+	}
+	return idFrom(argv, res.Stdout)
 }
 
 // RunDetached runs argv, a full literal `run …` argv, with "--detach" added right after "run"
 // unless it is already there, and returns the new container's ID.
+//
+// Once started, it runs to its end even if ctx is cancelled: killing the docker CLI mid-call
+// does not stop the daemon from making the container, and a caller told "cancelled" would not
+// know it has a container to remove. The caller checks ctx afterwards.
 func (c *Client) RunDetached(ctx context.Context, argv []string) (string, error) {
 	if len(argv) == 0 || argv[0] != "run" {
 		return "", fmt.Errorf("docker run: argv must start with \"run\", got %q", argv)
@@ -126,11 +142,30 @@ func (c *Client) RunDetached(ctx context.Context, argv []string) (string, error)
 	if len(argv) < 2 || (argv[1] != "--detach" && argv[1] != "-d") {
 		args = append([]string{"run", "--detach"}, argv[1:]...)
 	}
+	ctx, cancel, err := uncancelled(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer cancel()
 	out, err := c.output(ctx, args...)
 	if err != nil {
 		return "", err
 	}
 	return idFrom(args, out)
+}
+
+// creationTimeout bounds a call that creates a container once it no longer follows its
+// caller's context.
+const creationTimeout = 2 * time.Minute
+
+// uncancelled returns a context for a call that creates something on the daemon: ctx's values
+// without its cancellation, bounded by [creationTimeout]. It refuses to start once ctx has ended.
+func uncancelled(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), creationTimeout)
+	return ctx, cancel, nil
 }
 
 // Start starts created or stopped containers.

@@ -193,11 +193,11 @@ func (s *Sandbox) startNetd(ctx context.Context, o Options, out *Outcome, c *clo
 // stdin for its --env-file /dev/stdin. Docker keeps them in the container's configuration,
 // where `docker inspect` shows them; abox writes them nowhere.
 func (s *Sandbox) createAgent(ctx context.Context, argv []string, env []byte) error {
-	if len(env) == 0 {
-		_, err := s.Docker.Create(ctx, argv)
-		return err
+	var stdin io.Reader
+	if len(env) > 0 {
+		stdin = bytes.NewReader(env)
 	}
-	_, err := s.Docker.Run(ctx, docker.Invocation{Args: argv, Stdin: bytes.NewReader(env)})
+	_, err := s.Docker.CreateWithInput(ctx, argv, stdin)
 	return err
 }
 

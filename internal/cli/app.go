@@ -89,7 +89,7 @@ func (a *App) Run(ctx context.Context, args []string) int {
 	root.SetOut(a.Out)
 	root.SetErr(a.Err)
 	if err := root.ExecuteContext(ctx); err != nil {
-		return report(a.Err, err)
+		return report(a.Err, interrupted(ctx, err))
 	}
 	return ExitOK
 }

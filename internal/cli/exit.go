@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/sandbox"
 )
 
 // Exit codes. They are documented in the root command's help.
@@ -76,6 +78,23 @@ func hintOf(err error) string {
 		return hh.HintText()
 	}
 	return ""
+}
+
+// interruptedError is an error a command ended with because it was interrupted (Ctrl-C,
+// SIGTERM). It does not unwrap: the hint of the failure the interruption caused, such as "run
+// `abox up` to create it" for a network inspect cut short, does not apply.
+type interruptedError struct{ err error }
+
+func (e *interruptedError) Error() string { return "interrupted: " + e.err.Error() }
+
+// interrupted marks err as caused by ctx's end, unless it is an exit status or already says
+// that the run was interrupted.
+func interrupted(ctx context.Context, err error) error {
+	var ec *exitCode
+	if ctx.Err() == nil || errors.As(err, &ec) || errors.Is(err, sandbox.ErrInterrupted) {
+		return err
+	}
+	return &interruptedError{err: err}
 }
 
 // report prints err in abox's one shape and returns the exit status:

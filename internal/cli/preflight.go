@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/aboxhq/abox/internal/artifact"
+	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
@@ -40,6 +41,9 @@ func (a *App) preflight(ctx context.Context, p *project) (*preflighted, error) {
 	if err := a.checkMCPScope(ctx, p, rs.Profile); err != nil {
 		return nil, err
 	}
+	if err := a.checkGatewayUp(ctx, p, rs.Profile); err != nil {
+		return nil, err
+	}
 	if rs.Permission == manifest.ModeBypass {
 		if err := a.checkBoundary(ctx, p); err != nil {
 			return nil, err
@@ -65,6 +69,24 @@ func (a *App) preflight(ctx context.Context, p *project) (*preflighted, error) {
 		}
 	}
 	return &preflighted{runSpec: rs, baseline: policy.ExpectedRuleset()}, nil
+}
+
+// checkGatewayUp refuses to start an agent whose MCP servers have no running gateway behind
+// netd, as after the Docker daemon restarted: every tool call would fail inside the run.
+func (a *App) checkGatewayUp(ctx context.Context, p *project, profile string) error {
+	np, err := readNetdPolicy(p.state.Artifacts())
+	if err != nil || np.MCP == nil {
+		return err
+	}
+	ct, err := a.gatewayManager().Inspect(ctx, profile)
+	if err != nil {
+		return err
+	}
+	if ct == nil || !ct.State.Running {
+		return errorf("run `abox up` to start it", "the gateway %s of profile %s is not running, so the agent's MCP tools would fail",
+			gateway.Name(profile), profile)
+	}
+	return nil
 }
 
 // checkApproved refuses a manifest changed since `abox up`: the agent can write the workspace,

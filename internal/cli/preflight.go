@@ -100,7 +100,11 @@ func (a *App) checkApproved(p *project) error {
 		return err
 	}
 	prev, err := manifest.Parse(old, "approved manifest")
-	if err == nil && sameManifest(prev, p.manifest) {
+	if err != nil {
+		return boundary(errorf("review agentbox.yaml; `abox up` approves it again",
+			"the approved manifest %s does not parse, so this one cannot be checked against it: %v", p.state.Approved(), err))
+	}
+	if sameManifest(prev, p.manifest) {
 		return nil
 	}
 	fmt.Fprintf(a.Err, "agentbox.yaml changed since it was approved by `abox up`:\n%s", manifest.LineDiff(string(old), string(p.raw)))

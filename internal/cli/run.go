@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/sandbox"
+	"github.com/aboxhq/abox/internal/statefs"
 )
 
 type runOptions struct {
@@ -104,6 +107,9 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 			return err
 		}
 	}
+	if err := checkRecordable(p.state.Runs()); err != nil {
+		return err
+	}
 	sb := &sandbox.Sandbox{
 		Docker: a.docker(), Project: p.state, Spec: pre.runSpec, Baseline: pre.baseline,
 		Now: a.Now, Progress: a.Err,
@@ -137,6 +143,18 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 	}
 	if out.ExitCode != 0 {
 		return silentExit(out.ExitCode)
+	}
+	return nil
+}
+
+// checkRecordable refuses to start a run abox could not record: on a full disk the transcript
+// and netd's logs, the run's audit trail, would be lost while the agent ran.
+func checkRecordable(dir string) error {
+	probe := filepath.Join(dir, ".space-check")
+	err := statefs.WriteFile(probe, make([]byte, 64<<10), statefs.PrivateMode)
+	os.Remove(probe)
+	if err != nil {
+		return errorf("free space on the disk that holds "+dir, "cannot record a run: %v", err)
 	}
 	return nil
 }

@@ -111,17 +111,22 @@ func (s *Sandbox) attachRun(ctx context.Context, o Options, out *Outcome) error 
 	return err
 }
 
-// consume tees stdout lines into the transcript and shows them.
+// consume tees stdout lines into the transcript and shows them. A transcript that cannot be
+// written (a full disk) becomes a note; the agent's output is still shown.
 func (s *Sandbox) consume(r io.Reader, transcript io.Writer, o Options, out *Outcome) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	var werr error
 	for sc.Scan() {
 		line := sc.Bytes()
 		if out.firstOutput.IsZero() {
 			out.firstOutput = s.Now()
 		}
-		transcript.Write(line)
-		transcript.Write([]byte{'\n'})
+		if werr == nil {
+			if _, werr = transcript.Write(append(append([]byte{}, line...), '\n')); werr != nil {
+				out.note("the transcript is incomplete: %v", werr)
+			}
+		}
 		ev, ok := out.Summary.Observe(line)
 		switch {
 		case o.Output == nil:

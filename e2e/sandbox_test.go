@@ -166,6 +166,13 @@ func TestAgentHasNoPrivilege(t *testing.T) {
 	if reach.ExitCode == 0 {
 		t.Errorf("root reached other.test:2222: %s", reach)
 	}
+	// Root's DNS to another resolver is neither redirected to netd (Docker's own forwarding is
+	// root's too) nor let out: it is refused.
+	dns := h.Docker("run", "--rm", "--network", "container:"+netd, "--user", "0", "--cap-drop", "ALL",
+		"--entrypoint", "/usr/local/bin/claude", agentImage, "net", "dns", other.IP+":53", "exfil.root.test")
+	if dns.ExitCode == 0 || len(h.Events(other.Container, "dns")) != 0 {
+		t.Errorf("root's DNS reached another resolver: %s", dns)
+	}
 	cmd.Process.Signal(syscall.SIGINT)
 	wait()
 }

@@ -86,6 +86,7 @@ func (a *App) spec(p *project) (render.Spec, error) {
 	s := render.Spec{
 		Version: a.Version, Manifest: p.manifest, Config: p.cfg, Custom: p.custom,
 		Paths: p.paths, Project: p.state, Home: home, NetdBinary: a.binarySHA256(),
+		Resolvers: a.hostResolvers(),
 	}
 	certs, err := caCerts(p.cfg.Image.CACertificates, home)
 	if err != nil {

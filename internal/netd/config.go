@@ -15,7 +15,8 @@ type config struct {
 	list        *egress.List
 	mcp         *policy.MCP // nil: the forwarder answers 503
 	mcpUpstream *url.URL
-	token       string // the gateway token; "" until the supervisor sends one
+	token       string   // the gateway token; "" until the supervisor sends one
+	resolvers   []string // the host's resolvers, asked when Docker's cannot answer
 }
 
 // newConfig parses a netd policy (policy.File) and pairs it with the gateway token.
@@ -28,7 +29,14 @@ func newConfig(raw []byte, token string) (*config, error) {
 	if err != nil {
 		return nil, err
 	}
+	addrs, err := p.ResolverAddrs()
+	if err != nil {
+		return nil, err
+	}
 	c := &config{list: list, mcp: p.MCP, token: token}
+	for _, a := range addrs {
+		c.resolvers = append(c.resolvers, a.String())
+	}
 	if p.MCP != nil {
 		if c.mcpUpstream, err = mcpUpstream(p.MCP); err != nil {
 			return nil, fmt.Errorf("netd policy: %w", err)

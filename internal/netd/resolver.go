@@ -16,8 +16,12 @@ import (
 // cached briefly: a proxy opening many connections to one name should not query each time.
 type resolver struct {
 	upstream string // host:port
-	udp, tcp *dns.Client
-	now      func() time.Time
+	// fallbacks returns the host's resolvers, asked when upstream cannot answer: Docker's
+	// resolver forwards a name it does not know as root from the sandbox's namespace, which the
+	// ruleset refuses, and then answers SERVFAIL. nil: none.
+	fallbacks func() []string
+	udp, tcp  *dns.Client
+	now       func() time.Time
 
 	mu    sync.Mutex
 	cache map[string]cached
@@ -36,6 +40,8 @@ const (
 	maxCacheTTL = 60 * time.Second
 	maxCached   = 4096
 	dnsTimeout  = 5 * time.Second
+	// dockerDNSTimeout bounds the wait for Docker's resolver before the host's are asked.
+	dockerDNSTimeout = 800 * time.Millisecond
 )
 
 func newResolver(upstream string) *resolver {
@@ -49,20 +55,47 @@ func newResolver(upstream string) *resolver {
 }
 
 // exchange sends one recursive question for the canonical name upstream, over UDP and again over
-// TCP if the answer was truncated.
+// TCP if the answer was truncated. When upstream fails or cannot answer (SERVFAIL, REFUSED), it
+// asks the fallbacks in turn.
 func (r *resolver) exchange(ctx context.Context, name string, qtype uint16) (*dns.Msg, error) {
+	// Docker answers the names it knows at once and can never forward the others (the ruleset
+	// refuses it), so when there are fallbacks it gets a short time before they are asked.
+	uctx := ctx
+	if r.fallbacks != nil && len(r.fallbacks()) > 0 {
+		var cancel context.CancelFunc
+		uctx, cancel = context.WithTimeout(ctx, dockerDNSTimeout)
+		defer cancel()
+	}
+	in, err := r.ask(uctx, r.upstream, name, qtype)
+	if err == nil && in.Rcode != dns.RcodeServerFailure && in.Rcode != dns.RcodeRefused {
+		return in, nil
+	}
+	if r.fallbacks == nil {
+		return in, err
+	}
+	for _, server := range r.fallbacks() {
+		fin, ferr := r.ask(ctx, server, name, qtype)
+		if ferr == nil && fin.Rcode != dns.RcodeServerFailure && fin.Rcode != dns.RcodeRefused {
+			return fin, nil
+		}
+	}
+	return in, err
+}
+
+// ask sends one question to server.
+func (r *resolver) ask(ctx context.Context, server, name string, qtype uint16) (*dns.Msg, error) {
 	q := new(dns.Msg)
 	q.SetQuestion(dns.Fqdn(name), qtype)
 	q.RecursionDesired = true
-	in, _, err := r.udp.ExchangeContext(ctx, q, r.upstream)
+	in, _, err := r.udp.ExchangeContext(ctx, q, server)
 	if err == nil && in.Truncated {
-		in, _, err = r.tcp.ExchangeContext(ctx, q, r.upstream)
+		in, _, err = r.tcp.ExchangeContext(ctx, q, server)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("asking %s for %s: %w", r.upstream, name, err)
+		return nil, fmt.Errorf("asking %s for %s: %w", server, name, err)
 	}
 	if in.Id != q.Id || len(in.Question) != 1 || !strings.EqualFold(in.Question[0].Name, q.Question[0].Name) {
-		return nil, fmt.Errorf("asking %s for %s: mismatched answer", r.upstream, name)
+		return nil, fmt.Errorf("asking %s for %s: mismatched answer", server, name)
 	}
 	return in, nil
 }

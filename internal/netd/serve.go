@@ -57,7 +57,9 @@ func serve(ctx context.Context, o serveOptions) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 8)
-	c.start(ls, newResolver(o.upstreamDNS), errc)
+	res := newResolver(o.upstreamDNS)
+	res.fallbacks = func() []string { return c.cur.get().resolvers }
+	c.start(ls, res, errc)
 	if err := c.ctl.send(message{Op: opListening}); err != nil {
 		return err
 	}

@@ -106,6 +106,28 @@ func (m *setManager) add(ctx context.Context, r setRequest) error {
 	return nil
 }
 
+// openFixed adds addrs on port to set for timeout seconds without a request to validate: the
+// supervisor's own openings, from the policy it read itself (the host's resolvers).
+func (m *setManager) openFixed(ctx context.Context, set string, addrs []netip.Addr, port, timeout int) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	keys := make([]elemKey, 0, len(addrs))
+	for _, a := range addrs {
+		keys = append(keys, elemKey{set, a, port})
+	}
+	if _, err := m.nft.run(ctx, setBatch(keys, timeout), "-f", "-"); err != nil {
+		return fmt.Errorf("adding to set %s: %w", set, err)
+	}
+	until := m.now().Add(time.Duration(timeout) * time.Second)
+	for _, k := range keys {
+		if m.elems[k] == nil {
+			m.elems[k] = &elemState{}
+		}
+		m.elems[k].until = until
+	}
+	return nil
+}
+
 func (m *setManager) prune(now time.Time) {
 	if len(m.elems) <= maxTracked {
 		return

@@ -61,8 +61,13 @@ func (s *supervisor) loadPolicy() error {
 	if err != nil {
 		return fmt.Errorf("netd policy: %w", err)
 	}
+	resolvers, _ := p.ResolverAddrs() // validated by policy.Parse
 	s.mu.Lock()
 	s.policy = raw
+	s.resolvers = s.resolvers[:0]
+	for _, r := range resolvers {
+		s.resolvers = append(s.resolvers, r.Addr())
+	}
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

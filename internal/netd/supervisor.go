@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
@@ -39,9 +40,10 @@ type supervisor struct {
 	ev       *eventLog
 	sets     *setManager
 
-	mu     sync.Mutex
-	policy []byte
-	token  string
+	mu        sync.Mutex
+	policy    []byte
+	token     string
+	resolvers []netip.Addr // the policy's resolvers, opened on port 53 in netd's set
 }
 
 func newSupervisor(o options, nft nftRunner, starter childStarter, st selfTest, stdout io.Writer) *supervisor {
@@ -79,6 +81,9 @@ func (s *supervisor) serve(ctx context.Context, sigs <-chan os.Signal, logs []*o
 	}
 	if _, err := s.nft.run(ctx, nil, "-f", s.path(policy.RulesFile)); err != nil {
 		return fmt.Errorf("loading the ruleset: %w", err)
+	}
+	if err := s.openResolvers(ctx); err != nil {
+		return err
 	}
 	if err := s.loadToken(); err != nil {
 		return err
@@ -247,6 +252,11 @@ func (s *supervisor) reload(rc *runningChild) {
 	if err := s.loadPolicy(); err != nil {
 		s.ev.emit(policy.EventError, "reload: keeping the current policy: "+err.Error())
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.openResolvers(ctx); err != nil {
+		s.ev.emit(policy.EventError, "reload: "+err.Error())
+	}
 	if err := s.loadToken(); err != nil {
 		s.ev.emit(policy.EventError, "reload: keeping the current token: "+err.Error())
 	}
@@ -255,6 +265,21 @@ func (s *supervisor) reload(rc *runningChild) {
 		return
 	}
 	s.ev.emit(policy.EventReload, s.readyDetail())
+}
+
+// openResolvers lets netd's uid reach the policy's resolvers on port 53, UDP and TCP, for the
+// names Docker's resolver cannot answer. Nothing else may send DNS out of the namespace.
+func (s *supervisor) openResolvers(ctx context.Context) error {
+	s.mu.Lock()
+	addrs := s.resolvers
+	s.mu.Unlock()
+	if len(addrs) == 0 {
+		return nil
+	}
+	if err := s.sets.openFixed(ctx, policy.SetNetd, addrs, 53, maxTimeout); err != nil {
+		return fmt.Errorf("opening the host's resolvers: %w", err)
+	}
+	return nil
 }
 
 // shutdown writes the counters and stops the child.

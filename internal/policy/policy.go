@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 
 	"github.com/aboxhq/abox/internal/egress"
 )
@@ -56,6 +57,11 @@ type Netd struct {
 	Mandatory    []string `json:"mandatory"`     // the subset of Egress abox added itself
 	DefaultPorts []int    `json:"default_ports"` // ports of entries without one
 	MCP          *MCP     `json:"mcp,omitempty"` // nil: the forwarder answers 503
+	// Resolvers are the host's upstream DNS servers (IPv4, port 53). Docker's embedded resolver
+	// answers container names itself but would forward every other name as root from inside
+	// the sandbox's namespace, which the ruleset refuses (root there could be the agent). So for
+	// names Docker cannot answer, netd asks these servers itself, from its own uid.
+	Resolvers []string `json:"resolvers,omitempty"`
 }
 
 // MCP configures netd's MCP forwarder.
@@ -86,6 +92,9 @@ func Parse(data []byte) (*Netd, error) {
 	if _, err := p.List(); err != nil {
 		return nil, fmt.Errorf("netd policy: %w", err)
 	}
+	if _, err := p.ResolverAddrs(); err != nil {
+		return nil, fmt.Errorf("netd policy: %w", err)
+	}
 	return &p, nil
 }
 
@@ -97,6 +106,24 @@ func (p *Netd) List() (*egress.List, error) {
 		}
 	}
 	return egress.ParseList(p.Egress, p.DefaultPorts)
+}
+
+// ResolverAddrs parses Resolvers: each must be a public or private IPv4 unicast address with
+// port 53, never loopback.
+func (p *Netd) ResolverAddrs() ([]netip.AddrPort, error) {
+	var out []netip.AddrPort
+	for _, r := range p.Resolvers {
+		ap, err := netip.ParseAddrPort(r)
+		if err != nil {
+			return nil, fmt.Errorf("resolver %q: %v", r, err)
+		}
+		a := ap.Addr()
+		if !a.Is4() || !a.IsGlobalUnicast() || a.IsLoopback() || ap.Port() != 53 {
+			return nil, fmt.Errorf("resolver %q is not an IPv4 unicast address on port 53", r)
+		}
+		out = append(out, ap)
+	}
+	return out, nil
 }
 
 // Marshal encodes the policy deterministically, indented, with a trailing newline.

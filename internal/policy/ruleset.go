@@ -31,14 +31,15 @@ import (
 //
 // Docker's embedded resolver answers container names itself but forwards every other name to
 // the host's resolvers from inside the container's namespace, as root. Redirected to netd, that
-// forwarded query came back to netd, which asked 127.0.0.11 again: a loop until timeout, and no
-// name outside Docker ever resolved. So uid 0's DNS to a non-loopback address is neither
-// redirected nor refused. In the sandbox only netd's supervisor and Docker are root: the agent
-// runs as [AgentUID] with no capability, no-new-privileges and no setuid binary, so it cannot
-// become root to use this. That root in the namespace may send DNS anywhere is the residual.
+// forwarded query would come back to netd, which asked 127.0.0.11 again: a loop. So uid 0's DNS
+// to a non-loopback address is not redirected — and then refused, at once, like anything else:
+// root in the namespace (the agent, if it ever became root) cannot send DNS anywhere. Docker
+// answers SERVFAIL quickly, and netd asks the host's resolvers ([Netd.Resolvers]) itself, from
+// its own uid, through [SetNetd] (UDP and TCP).
 //
 // Every verdict is counted and carries a unique comment, which is how [ParseCounters] names it.
-// Sets hold (IPv4 address . TCP port) pairs with a timeout; netd adds them, nothing else does.
+// Sets hold (IPv4 address . port) pairs with a timeout; netd adds them, nothing else does. The
+// agent's set opens TCP only; netd's set opens TCP and UDP (DNS to the host's resolvers).
 func Ruleset() []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, rulesetTemplate, Table, SetAgent, SetNetd, setSize, NetdUID, DNSPort, SNIPort, HTTPPort)
@@ -72,8 +73,8 @@ table inet %[1]s {
 
 	chain nat_output {
 		type nat hook output priority -110; policy accept;
-		meta skuid 0 ip daddr != 127.0.0.0/8 udp dport 53 counter accept comment "docker dns forwarding"
-		meta skuid 0 ip daddr != 127.0.0.0/8 tcp dport 53 counter accept comment "docker dns forwarding over tcp"
+		meta skuid 0 ip daddr != 127.0.0.0/8 udp dport 53 counter accept comment "docker dns forwarding not redirected"
+		meta skuid 0 ip daddr != 127.0.0.0/8 tcp dport 53 counter accept comment "docker dns forwarding over tcp not redirected"
 		meta nfproto ipv4 meta skuid != %[5]d udp dport 53 counter redirect to :%[6]d comment "dns to netd"
 		meta nfproto ipv4 meta skuid != %[5]d tcp dport 53 counter redirect to :%[6]d comment "dns over tcp to netd"
 		meta nfproto ipv4 meta skuid != %[5]d tcp dport 443 counter redirect to :%[7]d comment "tls to netd"
@@ -89,9 +90,8 @@ table inet %[1]s {
 		ip daddr 127.0.0.11 counter reject with icmpx type admin-prohibited comment "docker dns refused"
 		ip daddr 127.0.0.0/8 counter accept comment "loopback"
 		ip6 daddr ::1 counter accept comment "loopback ipv6"
-		meta skuid 0 ip daddr != 127.0.0.0/8 udp dport 53 counter accept comment "docker dns upstream"
-		meta skuid 0 ip daddr != 127.0.0.0/8 tcp dport 53 counter accept comment "docker dns upstream over tcp"
 		meta skuid %[5]d ip daddr . tcp dport @%[3]s counter accept comment "netd upstream"
+		meta skuid %[5]d ip daddr . udp dport @%[3]s counter accept comment "netd upstream udp"
 		ip daddr . tcp dport @%[2]s counter accept comment "allowed non-tls port"
 		meta nfproto ipv6 counter reject with icmpx type admin-prohibited comment "ipv6 refused"
 		meta l4proto tcp counter reject with tcp reset comment "refused tcp"

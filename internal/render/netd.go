@@ -23,6 +23,10 @@ func (m *model) netdPolicy() []byte {
 		Mandatory:    mandatory,
 		DefaultPorts: append([]int{}, m.c.EgressPorts...),
 		MCP:          m.mcpPolicy(),
+		Resolvers:    append([]string{}, m.s.Resolvers...),
+	}
+	if len(p.Resolvers) == 0 {
+		p.Resolvers = nil
 	}
 	if p.Egress == nil {
 		p.Egress = []string{}

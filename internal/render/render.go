@@ -53,6 +53,9 @@ type Spec struct {
 	// NPMRegistry is the host's npm registry URL (npm config get registry), passed to the image
 	// build for claude_code.source npm; empty uses npm's own default.
 	NPMRegistry string
+	// Resolvers are the host's upstream DNS servers ("a.b.c.d:53"), which netd asks for names
+	// Docker's embedded resolver cannot answer.
+	Resolvers []string
 	// NetdBinary is the sha256 of the abox binary the netd image is built from; it is part of
 	// the netd image's tag.
 	NetdBinary string

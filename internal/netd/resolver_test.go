@@ -1,0 +1,67 @@
+package netd
+
+import (
+	"context"
+	"net"
+	"testing"
+
+	"github.com/miekg/dns"
+)
+
+// serveFixed starts a UDP DNS server on loopback answering every A question with rcode, and
+// with addr when rcode is success.
+func serveFixed(t *testing.T, rcode int, addr string) string {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetReply(r)
+		m.Rcode = rcode
+		if rcode == dns.RcodeSuccess {
+			rr, _ := dns.NewRR(r.Question[0].Name + " 60 IN A " + addr)
+			m.Answer = append(m.Answer, rr)
+		}
+		w.WriteMsg(m)
+	})}
+	go srv.ActivateAndServe()
+	t.Cleanup(func() { srv.Shutdown() })
+	return pc.LocalAddr().String()
+}
+
+// TestResolverFallsBackToTheHostsResolvers: Docker's resolver answers SERVFAIL for a name it
+// would have to forward (the ruleset refuses its forwarding as root); netd then asks the host's
+// resolvers itself. Names Docker knows never reach them.
+func TestResolverFallsBackToTheHostsResolvers(t *testing.T) {
+	docker := serveFixed(t, dns.RcodeServerFailure, "")
+	refusing := serveFixed(t, dns.RcodeRefused, "")
+	host := serveFixed(t, dns.RcodeSuccess, "192.0.2.7")
+	r := newResolver(docker)
+	r.fallbacks = func() []string { return []string{refusing, host} }
+	addrs, _, err := r.lookupA(context.Background(), "pkg.example.test")
+	if err != nil || len(addrs) != 1 || addrs[0].String() != "192.0.2.7" {
+		t.Fatalf("lookupA = %v, %v; want the host resolver's answer", addrs, err)
+	}
+
+	knows := serveFixed(t, dns.RcodeSuccess, "172.20.0.5")
+	r = newResolver(knows)
+	never := serveFixed(t, dns.RcodeSuccess, "192.0.2.66")
+	r.fallbacks = func() []string { return []string{never} }
+	if addrs, _, err := r.lookupA(context.Background(), "gateway.test"); err != nil || addrs[0].String() != "172.20.0.5" {
+		t.Errorf("lookupA = %v, %v; want Docker's answer, not the fallback's", addrs, err)
+	}
+
+	nx := serveFixed(t, dns.RcodeNameError, "")
+	r = newResolver(docker)
+	r.fallbacks = func() []string { return []string{nx} }
+	in, err := r.exchange(context.Background(), "nosuch.example.test", dns.TypeA)
+	if err != nil || in.Rcode != dns.RcodeNameError {
+		t.Errorf("exchange = %v, %v; want the fallback's NXDOMAIN", in, err)
+	}
+	r.fallbacks = nil
+	if in, err := r.exchange(context.Background(), "x.example.test", dns.TypeA); err != nil || in.Rcode != dns.RcodeServerFailure {
+		t.Errorf("without fallbacks: %v, %v; want Docker's SERVFAIL", in, err)
+	}
+}

@@ -1,0 +1,152 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aboxhq/abox/e2e/harness"
+	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/telemetry"
+)
+
+// loadSeconds is how long each sandbox of the load test keeps probing.
+const loadSeconds = 20
+
+// TestLoadConcurrentSandboxes: eight sandboxes at once, four of project a and four of project b
+// on one profile, each resolving and connecting through its own netd for a bounded time, with
+// a denied name and a refused server name of its own. Every run succeeds and is recorded, each
+// harvest holds its own run's names and none of another's, and no container is left.
+func TestLoadConcurrentSandboxes(t *testing.T) {
+	h := harness.Setup(t)
+	h.StartServer("a.test")
+	h.StartServer("b.test")
+	upProject(t, h, "loada", []string{"a.test"}, "")
+	wsB := attackWorkspace(t, h, "loadb")
+	workspaceFile(t, wsB, "agentbox.yaml", "version: 1\nproject: loadb\nprofile: "+h.Profile+"\negress: [b.test]\n")
+	if res := h.AboxIn(wsB, "up", "--yes"); !res.OK() {
+		t.Fatalf("abox up (loadb): %s", res)
+	}
+	type sandbox struct {
+		k      int
+		ws     string
+		mine   string
+		prompt string
+		res    harness.Result
+	}
+	var boxes []*sandbox
+	for k := range 8 {
+		b := &sandbox{k: k, ws: h.Workspace, mine: "a.test"}
+		if k%2 == 1 {
+			b.ws, b.mine = wsB, "b.test"
+		}
+		b.prompt = loadPrompt(k, b.mine)
+		boxes = append(boxes, b)
+	}
+	var wg sync.WaitGroup
+	for _, b := range boxes {
+		_, wait := startAbox(t, h, b.ws, nil, "run", b.prompt)
+		wg.Add(1)
+		go func() { defer wg.Done(); b.res = wait() }()
+	}
+	wg.Wait()
+
+	records := map[string]telemetry.RunRecord{}
+	for _, ws := range []string{h.Workspace, wsB} {
+		runs, corrupt, err := telemetry.ReadRuns(filepath.Join(h.StateHome, "projects", paths.Hash(ws), "runs.jsonl"))
+		if err != nil || len(corrupt) > 0 || len(runs) != 4 {
+			t.Errorf("%s: runs.jsonl has %d runs (%v, corrupt %v), want 4", filepath.Base(ws), len(runs), err, corrupt)
+		}
+		for _, r := range runs {
+			records[r.PromptSHA] = r
+		}
+	}
+	for _, b := range boxes {
+		if !b.res.OK() {
+			t.Errorf("sandbox %d: %s", b.k, b.res)
+			continue
+		}
+		got := probes(t, agentOutput(b.res.Stdout))
+		if p := got[fmt.Sprintf("load-%d", b.k)]; !p.OK {
+			t.Errorf("sandbox %d (%s): %+v, want every allowed probe through", b.k, b.mine, p)
+		}
+		sum := sha256.Sum256([]byte(b.prompt))
+		r, ok := records[hex.EncodeToString(sum[:])[:16]]
+		if !ok {
+			t.Errorf("sandbox %d is not recorded", b.k)
+			continue
+		}
+		checkLoadHarvest(t, r, b.k, b.mine)
+	}
+	for _, ws := range []string{h.Workspace, wsB} {
+		if left := strings.Fields(h.Docker("ps", "-aq", "--filter", "label=abox.hash="+paths.Hash(ws)).Stdout); len(left) != 0 {
+			t.Errorf("%s left containers: %v", filepath.Base(ws), left)
+		}
+	}
+}
+
+// loadPrompt probes for loadSeconds: the sandbox's own allowed name by DNS and TLS, a denied
+// name and a refused server name that carry its number k. It prints how many rounds ran and
+// whether every allowed probe got through.
+func loadPrompt(k int, mine string) string {
+	return strings.Join([]string{
+		`end=$((SECONDS+` + fmt.Sprint(loadSeconds) + `)); rounds=0; bad=0`,
+		`while [ $SECONDS -lt $end ]; do`,
+		`  claude net dns 127.0.0.1:53 ` + mine + ` >/dev/null || bad=$((bad+1))`,
+		`  claude net tls ` + mine + `:443 ` + mine + ` >/dev/null || bad=$((bad+1))`,
+		fmt.Sprintf(`  claude net dns 127.0.0.1:53 load-%d.denied.test >/dev/null && bad=$((bad+1))`, k),
+		fmt.Sprintf(`  claude net tls %s:443 load-%d.sni.test >/dev/null && bad=$((bad+1))`, mine, k),
+		`  rounds=$((rounds+1))`,
+		`done`,
+		fmt.Sprintf(`echo "load-%d {\"ok\":$([ $bad = 0 ] && [ $rounds -gt 2 ] && echo true || echo false),\"reply\":\"$rounds rounds, $bad bad\"}"`, k),
+	}, "\n")
+}
+
+// checkLoadHarvest checks one run's harvested netd logs: its own denied name and server name,
+// no other sandbox's, and its own project's allowed name only.
+func checkLoadHarvest(t *testing.T, r telemetry.RunRecord, k int, mine string) {
+	t.Helper()
+	hv, err := telemetry.ReadHarvest(filepath.Join(r.RunDir, "netd"))
+	if err != nil {
+		t.Errorf("sandbox %d: %v", k, err)
+		return
+	}
+	own := map[string]bool{}
+	for _, d := range hv.DNS {
+		name := strings.TrimSuffix(d.Name, ".")
+		if strings.HasPrefix(name, "load-") && name != fmt.Sprintf("load-%d.denied.test", k) {
+			t.Errorf("sandbox %d's dns.jsonl holds another sandbox's %s", k, name)
+		}
+		if d.Verdict == "allowed" && name != mine {
+			t.Errorf("sandbox %d (%s) resolved %s", k, mine, name)
+		}
+		own[name] = true
+	}
+	for _, c := range hv.Conns {
+		if strings.HasPrefix(c.Name, "load-") && c.Name != fmt.Sprintf("load-%d.sni.test", k) {
+			t.Errorf("sandbox %d's conn.jsonl holds another sandbox's %s", k, c.Name)
+		}
+		if c.Verdict == "allowed" && c.Name != mine {
+			t.Errorf("sandbox %d (%s) connected to %s", k, mine, c.Name)
+		}
+		own[c.Name] = true
+	}
+	for _, n := range []string{mine, fmt.Sprintf("load-%d.denied.test", k), fmt.Sprintf("load-%d.sni.test", k)} {
+		if !own[n] {
+			t.Errorf("sandbox %d's harvest lacks %s", k, n)
+		}
+	}
+	if hv.Counters == nil {
+		t.Errorf("sandbox %d: netd wrote no counters", k)
+	}
+	if _, err := os.Stat(r.Transcript); err != nil {
+		t.Errorf("sandbox %d: transcript: %v", k, err)
+	}
+}

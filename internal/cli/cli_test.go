@@ -37,6 +37,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("ABOX_STATE_HOME", filepath.Join(env.WorkDir, "state"))
 			env.Setenv("ABOX_DOCKER_MCP_HOME", filepath.Join(env.WorkDir, "mcp"))
 			env.Setenv("NO_COLOR", "1")
+			// abox and docker here are this race-enabled test binary, which would sleep a second
+			// at every exit.
+			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
 		},
 	})

@@ -1,0 +1,342 @@
+package securitymd
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// minRows is how many attack rows SECURITY.md must hold at least.
+const minRows = 45
+
+// minSucceeds is how many rows must say the attack succeeds: the attacks that succeed by design
+// stay published, and a table that lost them would read safer than abox is.
+const minSucceeds = 6
+
+// results are the words a row's result may be (bold allowed).
+var results = []string{"refused", "detected", "succeeds"}
+
+// requiredFuzz are the fuzz targets SECURITY.md must list: the parsers an agent feeds.
+var requiredFuzz = []string{
+	"internal/manifest.FuzzParse", "internal/egress.FuzzParse", "internal/netd.FuzzDNSHandler",
+	"internal/netd.FuzzParseClientHello", "internal/netd.FuzzMCPFilter",
+}
+
+// requiredSections are headings SECURITY.md must have.
+var requiredSections = []string{"Threat model", "Maturity", "Reporting", "What is not tested", "Fuzz targets"}
+
+var (
+	// refRE matches a test reference in backticks: a directory whose tests .ci/run runs (e2e,
+	// internal/…, cmd/…), a Test or Fuzz function, and optional subtest names.
+	refRE    = regexp.MustCompile("`((?:e2e|internal/[a-z0-9/]+|cmd/[a-z0-9/]+)\\.((?:Test|Fuzz)[A-Za-z0-9_]*)((?:/[^`/]+)*))`")
+	idRE     = regexp.MustCompile(`^[A-Z]{1,3}[0-9]{1,3}$`)
+	emailRE  = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+\.[A-Za-z0-9.-]+`)
+	pathRE   = regexp.MustCompile(`(^|[\s(\x60'"])(/home/|/Users/|/root/|/tmp/|/work/|/var/folders/|~/src/|[A-Z]:\\)`)
+	headerRE = regexp.MustCompile(`(?m)^#+\s+(.*)$`)
+)
+
+// row is one row of an attack table.
+type row struct {
+	line                                int
+	id, attack, control, result, proofs string
+}
+
+func TestSecurityMD(t *testing.T) {
+	root := repoRoot(t)
+	md, err := os.ReadFile(filepath.Join(root, "SECURITY.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, problems := check(root, string(md))
+	for _, p := range problems {
+		t.Error(p)
+	}
+	t.Logf("SECURITY.md: %d rows, %s", len(rows), tally(rows))
+}
+
+// check returns the rows of md's attack tables and every problem found, with the tests
+// resolved against the repository at root.
+func check(root, md string) ([]row, []string) {
+	rows, problems := parseTables(md)
+	if len(rows) < minRows {
+		problems = append(problems, fmt.Sprintf("%d attack rows, want at least %d", len(rows), minRows))
+	}
+	ids := map[string]int{}
+	succeeds := 0
+	idx := newIndex(root)
+	for _, r := range rows {
+		where := fmt.Sprintf("SECURITY.md:%d: %s", r.line, r.id)
+		if !idRE.MatchString(r.id) {
+			problems = append(problems, fmt.Sprintf("%s: id %q is not like E1", where, r.id))
+		}
+		if prev, dup := ids[r.id]; dup {
+			problems = append(problems, fmt.Sprintf("%s: id also used on line %d", where, prev))
+		}
+		ids[r.id] = r.line
+		if r.attack == "" || r.control == "" {
+			problems = append(problems, where+": empty attack or control")
+		}
+		res := strings.Trim(r.result, "* ")
+		if !slices.Contains(results, res) {
+			problems = append(problems, fmt.Sprintf("%s: result %q is not one of %v", where, r.result, results))
+		}
+		if res == "succeeds" {
+			succeeds++
+		}
+		refs := refRE.FindAllStringSubmatch(r.proofs, -1)
+		if len(refs) == 0 || strings.Count(r.proofs, "`") != 2*len(refs) {
+			problems = append(problems, fmt.Sprintf("%s: test column %q names no test as `<dir>.<TestName>[/subtest]`", where, r.proofs))
+		}
+		for _, m := range refs {
+			if p := idx.resolve(m[1]); p != "" {
+				problems = append(problems, where+": "+p)
+			}
+		}
+	}
+	if succeeds < minSucceeds {
+		problems = append(problems, fmt.Sprintf("%d rows succeed, want at least %d: attacks that succeed by design stay in the table", succeeds, minSucceeds))
+	}
+	return rows, append(problems, checkDocument(md, idx)...)
+}
+
+// checkDocument checks what is not in a table row: every test reference anywhere resolves, the
+// fuzz targets and sections are there, and no contact address or machine path is published.
+func checkDocument(md string, idx *index) []string {
+	var problems []string
+	for _, m := range refRE.FindAllStringSubmatch(md, -1) {
+		if p := idx.resolve(m[1]); p != "" {
+			problems = append(problems, "SECURITY.md: "+p)
+		}
+	}
+	for _, f := range requiredFuzz {
+		if !strings.Contains(md, "`"+f+"`") {
+			problems = append(problems, "SECURITY.md does not list the fuzz target "+f)
+		}
+	}
+	var headings []string
+	for _, m := range headerRE.FindAllStringSubmatch(md, -1) {
+		headings = append(headings, m[1])
+	}
+	for _, s := range requiredSections {
+		if !slices.ContainsFunc(headings, func(h string) bool { return strings.Contains(h, s) }) {
+			problems = append(problems, "SECURITY.md has no section "+s)
+		}
+	}
+	if e := emailRE.FindString(md); e != "" {
+		problems = append(problems, "SECURITY.md publishes an address: "+e)
+	}
+	if p := pathRE.FindString(md); p != "" {
+		problems = append(problems, "SECURITY.md publishes a machine path: "+strings.TrimSpace(p))
+	}
+	return problems
+}
+
+// parseTables returns the rows of every Markdown table whose header is
+// | id | attack | control | result | test |.
+func parseTables(md string) ([]row, []string) {
+	var rows []row
+	var problems []string
+	lines := strings.Split(md, "\n")
+	for i := 0; i+1 < len(lines); i++ {
+		head := cells(lines[i])
+		if !slices.Equal(lowered(head), []string{"id", "attack", "control", "result", "test"}) || !strings.HasPrefix(strings.TrimSpace(lines[i+1]), "|-") {
+			continue
+		}
+		for i += 2; i < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i]), "|"); i++ {
+			c := cells(lines[i])
+			if len(c) != 5 {
+				problems = append(problems, fmt.Sprintf("SECURITY.md:%d: %d cells, want 5 (no | inside a cell)", i+1, len(c)))
+				continue
+			}
+			rows = append(rows, row{line: i + 1, id: c[0], attack: c[1], control: c[2], result: c[3], proofs: c[4]})
+		}
+	}
+	return rows, problems
+}
+
+func cells(line string) []string {
+	line = strings.TrimSpace(line)
+	if !strings.HasPrefix(line, "|") || !strings.HasSuffix(line, "|") {
+		return nil
+	}
+	parts := strings.Split(line[1:len(line)-1], "|")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return parts
+}
+
+func lowered(s []string) []string {
+	out := make([]string, len(s))
+	for i, x := range s {
+		out[i] = strings.ToLower(x)
+	}
+	return out
+}
+
+func tally(rows []row) string {
+	n := map[string]int{}
+	for _, r := range rows {
+		n[strings.Trim(r.result, "* ")]++
+	}
+	return fmt.Sprintf("%d refused, %d detected, %d succeeds", n["refused"], n["detected"], n["succeeds"])
+}
+
+// index finds test functions in the *_test.go files of a directory, parsed once.
+type index struct {
+	root string
+	dirs map[string]map[string]string // dir → function name → source of the file declaring it
+}
+
+func newIndex(root string) *index { return &index{root: root, dirs: map[string]map[string]string{}} }
+
+// resolve returns "" when ref (dir.Func[/sub…]) names an existing test, else what is wrong.
+// Directories have no dots, so the function starts after the first one.
+func (x *index) resolve(ref string) string {
+	dir, rest, _ := strings.Cut(ref, ".")
+	fn, sub, _ := strings.Cut(rest, "/")
+	funcs, err := x.load(dir)
+	if err != nil {
+		return fmt.Sprintf("%s: %v", ref, err)
+	}
+	src, ok := funcs[fn]
+	if !ok {
+		return fmt.Sprintf("%s: no func %s in %s/*_test.go", ref, fn, dir)
+	}
+	for _, s := range strings.Split(sub, "/") {
+		if s != "" && !subtestIn(src, s) && !scriptExists(filepath.Join(x.root, dir), fn, s) {
+			return fmt.Sprintf("%s: subtest %q does not appear in the file declaring %s", ref, s, fn)
+		}
+	}
+	return ""
+}
+
+// subtestIn reports whether name appears as a string literal in src, as written or with the
+// underscores `go test` puts for spaces turned back into spaces.
+func subtestIn(src, name string) bool {
+	return strings.Contains(src, `"`+name+`"`) || strings.Contains(src, `"`+strings.ReplaceAll(name, "_", " ")+`"`)
+}
+
+// scriptExists reports whether name is a testscript of TestScripts in dir.
+func scriptExists(dir, fn, name string) bool {
+	if fn != "TestScripts" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(dir, "testdata", "script", name+".txtar"))
+	return err == nil
+}
+
+func (x *index) load(dir string) (map[string]string, error) {
+	if funcs, ok := x.dirs[dir]; ok {
+		return funcs, nil
+	}
+	files, err := filepath.Glob(filepath.Join(x.root, dir, "*_test.go"))
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("no test files in %s", dir)
+	}
+	funcs := map[string]string{}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		file, err := parser.ParseFile(fset, f, src, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range file.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+				funcs[fd.Name.Name] = string(src)
+			}
+		}
+	}
+	x.dirs[dir] = funcs
+	return funcs, nil
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+// TestCheckFindsProblems runs the checks on a small repository and document holding one of
+// each mistake.
+func TestCheckFindsProblems(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, data string) {
+		t.Helper()
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/x\n")
+	write("e2e/a_test.go", "//go:build e2e\n\npackage e2e\n\nimport \"testing\"\n\n"+
+		"func TestA(t *testing.T) { t.Run(\"sub one\", func(*testing.T) {}) }\n")
+	write("internal/p/p_test.go", "package p\n\nimport \"testing\"\n\nfunc TestScripts(*testing.T) {}\nfunc FuzzX(*testing.F) {}\n")
+	write("internal/p/testdata/script/flow.txtar", "")
+	md := strings.Join([]string{
+		"# Threat model", "# Maturity", "# Reporting", "# Fuzz targets", "`internal/p.FuzzX` `internal/p.FuzzGone`",
+		"| id | attack | control | result | test |",
+		"|----|--------|---------|--------|------|",
+		"| E1 | a | c | refused | `e2e.TestA` |",
+		"| E2 | a | c | **succeeds** | `e2e.TestA/sub_one` `internal/p.TestScripts/flow` |",
+		"| E2 | a | c | blocked | `e2e.TestA` |",
+		"| E4 | a | c | refused | `e2e.TestGone` |",
+		"| E5 | a | c | refused | `e2e.TestA/sub_two` |",
+		"| E6 | a | c | refused | e2e.TestA |",
+		"| E7 | a | c | refused | `internal/p.TestScripts/nope` |",
+		"write to security@example.com, or see /home/me/notes",
+	}, "\n")
+	_, problems := check(root, md)
+	want := []string{
+		"7 attack rows, want at least 45",
+		"E2: id also used on line",
+		`result "blocked" is not one of`,
+		"e2e.TestGone: no func TestGone in e2e/*_test.go",
+		`e2e.TestA/sub_two: subtest "sub_two" does not appear`,
+		"E6: test column \"e2e.TestA\" names no test",
+		`internal/p.TestScripts/nope: subtest "nope"`,
+		"1 rows succeed, want at least 6",
+		"internal/p.FuzzGone: no func FuzzGone",
+		"does not list the fuzz target internal/netd.FuzzDNSHandler",
+		"has no section What is not tested",
+		"publishes an address: security@example.com",
+		"publishes a machine path: /home/",
+	}
+	all := strings.Join(problems, "\n")
+	for _, w := range want {
+		if !strings.Contains(all, w) {
+			t.Errorf("no problem %q in:\n%s", w, all)
+		}
+	}
+	for _, ok := range []string{"E1:", "TestA/sub_one", "TestScripts/flow"} {
+		if strings.Contains(all, ok) {
+			t.Errorf("a correct reference was reported (%s):\n%s", ok, all)
+		}
+	}
+}

@@ -25,38 +25,53 @@ type side struct {
 	args      func(mode ...string) []string
 }
 
-// pairResult is what [world.pairBench] measured: pick of each report, warm-ups excluded, and the CPU
-// time netd spent on each sample through it, per operation.
+// pairResult is what [world.pairBench] measured: pick of each report, warm-ups excluded, and the
+// CPU time netd and each side's client spent per operation of each sample.
 type pairResult struct {
-	a, b      []float64
-	ra, rb    []benchResult
-	netdCPUOp []float64 // microseconds of netd CPU per operation of each sample through netd
+	a, b       []float64
+	ra, rb     []benchResult
+	netdCPUOp  []float64 // µs of netd CPU per operation of each sample through netd
+	cpuA, cpuB []float64 // µs of the client container's CPU per operation: through netd, direct
 }
 
 // pairBench alternates a bench mode in the sandbox and in the client and returns pick of each
-// report, with netd's CPU time per operation on the sandbox's side.
+// report, with the CPU time spent per operation.
 func (w *world) pairBench(t *testing.T, sb *sandbox, in, direct side, mode []string, pick func(benchResult) float64) pairResult {
 	t.Helper()
 	var p pairResult
-	var cpu []float64
+	inID, directID := w.containerID(t, in.container), w.containerID(t, direct.container)
 	p.a, p.b = alternate(*pairs, func() float64 {
-		before := cpuSeconds(sb.netdID)
+		netd, client := cpuSeconds(sb.netdID), cpuSeconds(inID)
 		r := w.benchIn(t, in.container, in.args(mode...)...)
-		cpu = append(cpu, (cpuSeconds(sb.netdID)-before)*1e6/float64(r.N))
+		p.netdCPUOp = append(p.netdCPUOp, (cpuSeconds(sb.netdID)-netd)*1e6/float64(r.N))
+		p.cpuA = append(p.cpuA, (cpuSeconds(inID)-client)*1e6/float64(r.N))
 		p.ra = append(p.ra, r)
 		return pick(r)
 	}, func() float64 {
+		client := cpuSeconds(directID)
 		r := w.benchIn(t, direct.container, direct.args(mode...)...)
+		p.cpuB = append(p.cpuB, (cpuSeconds(directID)-client)*1e6/float64(r.N))
 		p.rb = append(p.rb, r)
 		return pick(r)
 	})
-	p.ra, p.rb, p.netdCPUOp = p.ra[1:], p.rb[1:], cpu[1:]
+	p.ra, p.rb, p.netdCPUOp, p.cpuA, p.cpuB = p.ra[1:], p.rb[1:], p.netdCPUOp[1:], p.cpuA[1:], p.cpuB[1:]
 	return p
 }
 
-// netdCPUPart is the part reporting netd's CPU per operation of the sandbox's samples.
-func (p pairResult) netdCPUPart(op string) Part {
-	return Part{Name: "netd CPU per " + op, Stat: Summarize(p.netdCPUOp), Unit: "µs"}
+// cpuParts report netd's CPU and the client's per operation (op), scaled by div.
+func (p pairResult) cpuParts(op string, div float64) []Part {
+	scale := func(v []float64) Stat {
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i] = x / div
+		}
+		return Summarize(out)
+	}
+	return []Part{
+		{Name: "netd CPU per " + op, Stat: scale(p.netdCPUOp), Unit: "µs"},
+		{Name: "client CPU per " + op + ", through netd", Stat: scale(p.cpuA), Unit: "µs"},
+		{Name: "client CPU per " + op + ", direct", Stat: scale(p.cpuB), Unit: "µs"},
+	}
 }
 
 // benchEgress: bulk TLS transfer, TLS connection set-up, DNS and MCP through netd (from the
@@ -77,11 +92,7 @@ func benchEgress(t *testing.T, w *world) {
 		func(r benchResult) float64 { return r.MiBS })
 	f := NewFigure("3a-throughput", "TLS bulk download ("+mib(bulkBytes)+" from testsrv) through netd's SNI proxy vs direct",
 		"MiB/s", NewSeries("through netd", p.a), NewSeries("direct", p.b), &Target{"ratio>=", 0.9})
-	perMiB := make([]float64, len(p.netdCPUOp))
-	for i, v := range p.netdCPUOp {
-		perMiB[i] = v / (bulkBytes >> 20)
-	}
-	f.Parts = []Part{{Name: "netd CPU per MiB relayed", Stat: Summarize(perMiB), Unit: "µs"}}
+	f.Parts = p.cpuParts("MiB", bulkBytes>>20)
 	f.Command = cmd
 	w.write(t, f)
 	peak, hwm := w.netdMemory(t, sb.netd)
@@ -96,7 +107,7 @@ func benchEgress(t *testing.T, w *world) {
 	p = w.pairBench(t, sb, agent, client, []string{"net", "tlsbench", srv443, srvName, itoa(tlsConns)}, benchResult.medianMS)
 	f = NewFigure("3b-tls-setup", "TLS connection set-up (connect + full handshake), median of "+itoa(tlsConns)+
 		" per sample, through netd vs direct", "ms", NewSeries("through netd", p.a), NewSeries("direct", p.b), &Target{"diff<=", 1})
-	f.Parts = []Part{p.netdCPUPart("connection")}
+	f.Parts = p.cpuParts("connection", 1)
 	f.Command = cmd
 	w.write(t, f)
 
@@ -113,7 +124,7 @@ func benchDNS(t *testing.T, w *world, sb *sandbox, cl string) {
 	p := w.pairBench(t, sb, in, direct, []string{srvName, itoa(dnsQueries)}, benchResult.medianMS)
 	f := NewFigure("4a-dns-latency", "DNS A query latency, median of "+itoa(dnsQueries)+" sequential per sample, through netd vs Docker's resolver",
 		"ms", NewSeries("through netd", p.a), NewSeries("127.0.0.11 direct", p.b), nil)
-	f.Parts = []Part{p.netdCPUPart("query")}
+	f.Parts = p.cpuParts("query", 1)
 	f.Command = "bench/run -run TestBench/egress"
 	w.write(t, f)
 	p = w.pairBench(t, sb, in, direct, []string{srvName, itoa(dnsQPSTotal), itoa(dnsQPSConc)},
@@ -124,8 +135,8 @@ func benchDNS(t *testing.T, w *world, sb *sandbox, cl string) {
 	for i := range p.ra {
 		latA, latB = append(latA, p.ra[i].medianMS()), append(latB, p.rb[i].medianMS())
 	}
-	f.Parts = []Part{p.netdCPUPart("query"), {Name: "median latency through netd", Stat: Summarize(latA), Unit: "ms"},
-		{Name: "median latency direct", Stat: Summarize(latB), Unit: "ms"}}
+	f.Parts = append(p.cpuParts("query", 1), Part{Name: "median latency through netd", Stat: Summarize(latA), Unit: "ms"},
+		Part{Name: "median latency direct", Stat: Summarize(latB), Unit: "ms"})
 	f.Command = "bench/run -run TestBench/egress"
 	w.write(t, f)
 }
@@ -153,9 +164,9 @@ func benchMCP(t *testing.T, w *world, sb *sandbox, cl string) {
 		}
 		f := NewFigure(c.id, c.title+", median of "+itoa(mcpOps)+" in one session per sample, through netd vs direct with the token",
 			"ms", NewSeries("through netd", p.a), NewSeries("direct", p.b), nil)
-		f.Parts = []Part{p.netdCPUPart("operation (incl. the session's set-up)"),
-			{Name: "session set-up (initialize) through netd", Stat: Summarize(connA)},
-			{Name: "session set-up (initialize) direct", Stat: Summarize(connB)}}
+		f.Parts = append(p.cpuParts("operation (the session's set-up included)", 1),
+			Part{Name: "session set-up (initialize) through netd", Stat: Summarize(connA)},
+			Part{Name: "session set-up (initialize) direct", Stat: Summarize(connB)})
 		f.Command = "bench/run -run TestBench/egress"
 		w.write(t, f)
 	}

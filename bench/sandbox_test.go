@@ -155,6 +155,20 @@ func (w *world) netdMemory(t *testing.T, netd string) (cgroupPeak, hwm float64) 
 	return cgroupPeak, hwm
 }
 
+// containerID returns the id of a container, remembered after the first look.
+func (w *world) containerID(t *testing.T, name string) string {
+	t.Helper()
+	if id, ok := w.ids[name]; ok {
+		return id
+	}
+	id := w.h.MustDocker("inspect", "--format", "{{.Id}}", name)
+	if w.ids == nil {
+		w.ids = map[string]string{}
+	}
+	w.ids[name] = id
+	return id
+}
+
 // cpuSeconds is the CPU time the processes of the container with this id have used (cgroup v1
 // cpuacct.usage); 0 when it cannot be read.
 func cpuSeconds(id string) float64 {

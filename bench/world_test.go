@@ -30,7 +30,8 @@ type world struct {
 	token string   // the gateway's bearer token, for the direct MCP baseline
 	out   string   // where figures are written
 
-	clientName string // the plain client container, once started
+	clientName string            // the plain client container, once started
+	ids        map[string]string // container ids by name, see [world.containerID]
 }
 
 // project is one abox project of the world.

@@ -87,11 +87,11 @@ type Outcome struct {
 }
 
 // Phase is one timed step of a run. A run's phases are consecutive and, in order: prepare (the
-// argv, with the workspace walked for masks), netd start (`docker run` of netd), agent create, netd ready (netd loads the ruleset and self-tests),
-// policy verify (the ruleset read back), agent start (until the agent's first output), agent run
-// (until it exits), agent exit (its exit status), agent remove, netd stop (netd writes its
-// counters), harvest (netd's logs copied out) and teardown (netd removed); a run refused early
-// has the first few only.
+// argv, with the workspace walked for masks), netd start (`docker run` of netd), agent create,
+// netd ready (netd loads the ruleset and self-tests), policy verify (the ruleset read back),
+// agent start (until the agent's first output), agent run (until it exits), agent exit (its exit
+// status), netd stop (netd writes its counters, while the agent is removed), harvest (netd's logs
+// copied out) and teardown (netd removed). A run refused early has the first few only.
 type Phase struct {
 	Name string        `json:"name"`
 	Dur  time.Duration `json:"dur_ns"`

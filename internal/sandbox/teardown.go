@@ -13,17 +13,24 @@ import (
 	"github.com/aboxhq/abox/internal/telemetry"
 )
 
-// teardown removes the agent, stops netd so it writes its counters, harvests netd's logs from
-// netd's own filesystem, and removes netd. It never fails the run; problems become notes.
+// teardown stops netd, so that it writes its counters, and meanwhile removes the agent (the two
+// are independent: an agent still running is killed by the forced removal, and offline once
+// netd stops); then it harvests netd's logs from netd's own filesystem and removes netd. It
+// never fails the run; problems become notes.
 func (s *Sandbox) teardown(ctx context.Context, o Options, out *Outcome, c *clock) {
-	if !o.Keep {
-		if err := s.Docker.Remove(ctx, true, true, out.Agent); err != nil {
-			out.note("removing the agent container: %v", err)
+	removed := make(chan error, 1)
+	go func() {
+		if o.Keep {
+			removed <- nil
+			return
 		}
-	}
-	c.mark("agent remove")
+		removed <- s.Docker.Remove(ctx, true, true, out.Agent)
+	}()
 	if err := s.Docker.Stop(ctx, out.Netd, 5*time.Second); err != nil && !strings.Contains(err.Error(), "not found") {
 		out.note("stopping netd: %v", err)
+	}
+	if err := <-removed; err != nil {
+		out.note("removing the agent container: %v", err)
 	}
 	c.mark("netd stop")
 	s.harvest(ctx, out)

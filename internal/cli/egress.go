@@ -166,16 +166,31 @@ func (a *App) isMandatory(p *project, host string) bool {
 	return err == nil && slices.Contains(pol.Mandatory, host)
 }
 
-func egressIgnore(_ *App, d *manifest.Doc, p *project, hosts []string) (string, error) {
+func egressIgnore(a *App, d *manifest.Doc, p *project, hosts []string) (string, error) {
 	m := p.manifest
-	want := canonSet(hosts)
-	d.Remove(func(v string) bool { return want[canon(v)] }, "egress")
-	if add := missing(m.EgressIgnored, hosts); len(add) > 0 {
-		if err := d.Append(add, "egress_ignored"); err != nil {
-			return "", err
+	var ignore, mandatory []string
+	for _, h := range hosts {
+		if a.isMandatory(p, h) {
+			mandatory = append(mandatory, h)
+		} else {
+			ignore = append(ignore, h)
 		}
 	}
-	return "ignored: " + strings.Join(hosts, ", ") + " (still blocked, no longer in the review queue)", nil
+	var msgs []string
+	if len(ignore) > 0 {
+		want := canonSet(ignore)
+		d.Remove(func(v string) bool { return want[canon(v)] }, "egress")
+		if add := missing(m.EgressIgnored, ignore); len(add) > 0 {
+			if err := d.Append(add, "egress_ignored"); err != nil {
+				return "", err
+			}
+		}
+		msgs = append(msgs, "ignored: "+strings.Join(ignore, ", ")+" (still blocked, no longer in the review queue)")
+	}
+	if len(mandatory) > 0 {
+		msgs = append(msgs, "not ignored: "+strings.Join(mandatory, ", ")+" (mandatory: abox allows it in every sandbox; see defaults.egress_mandatory in config.yaml)")
+	}
+	return strings.Join(msgs, "\n"), nil
 }
 
 func egressUnignore(_ *App, d *manifest.Doc, _ *project, hosts []string) (string, error) {

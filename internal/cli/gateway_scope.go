@@ -1,16 +1,17 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
 	"github.com/aboxhq/abox/internal/catalog"
+	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/policy"
 )
 
 // One gateway serves the union of every project on its profile, and each project's netd narrows
@@ -75,15 +76,11 @@ func leakHint(l gateway.Leak) string {
 // profile's gateway serves servers the project does not declare, by the registry (what
 // `gateway up` starts) or by the running container's own --servers (what it serves now), and
 // its rendered, verified netd policy is Unlisted or allows a tool one of them documents.
-func (a *App) checkMCPScope(ctx context.Context, p *project, profile string) error {
-	np, err := readNetdPolicy(p.state.Artifacts())
-	if err != nil {
-		return err
-	}
+func (a *App) checkMCPScope(p *project, profile string, np *policy.Netd, gw *docker.Container) error {
 	if np.MCP == nil {
 		return nil
 	}
-	serving, reg, err := a.gatewayServing(ctx, p.paths, profile)
+	serving, reg, err := gatewayServing(p.paths, profile, gw)
 	if err != nil {
 		return err
 	}
@@ -107,19 +104,16 @@ func (a *App) checkMCPScope(ctx context.Context, p *project, profile string) err
 }
 
 // gatewayServing returns the servers the profile's gateway serves or would serve: the union of
-// its registry and the running container's --servers. It returns the registry too.
-func (a *App) gatewayServing(ctx context.Context, ps paths.Paths, profile string) ([]string, *gateway.Registry, error) {
+// its registry and the --servers of its container gw (nil when there is none). It returns the
+// registry too.
+func gatewayServing(ps paths.Paths, profile string, gw *docker.Container) ([]string, *gateway.Registry, error) {
 	reg, err := gateway.LoadRegistry(ps.Gateway(profile), profile)
 	if err != nil {
 		return nil, nil, err
 	}
 	serving := reg.Union().All()
-	ct, err := a.gatewayManager().Inspect(ctx, profile)
-	if err != nil {
-		return nil, nil, err
-	}
-	if ct != nil {
-		serving = append(serving, gateway.ServersOf(ct)...)
+	if gw != nil {
+		serving = append(serving, gateway.ServersOf(gw)...)
 	}
 	slices.Sort(serving)
 	return slices.Compact(serving), reg, nil

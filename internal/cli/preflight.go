@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/aboxhq/abox/internal/artifact"
+	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/policy"
@@ -38,26 +39,34 @@ func (a *App) preflight(ctx context.Context, p *project) (*preflighted, error) {
 	if err != nil {
 		return nil, withHint(err, "run `abox up`")
 	}
-	if err := a.checkMCPScope(ctx, p, rs.Profile); err != nil {
+	np, err := readNetdPolicy(p.state.Artifacts())
+	if err != nil {
 		return nil, err
 	}
-	if err := a.checkGatewayUp(ctx, p, rs.Profile); err != nil {
-		return nil, err
+	if np.MCP != nil {
+		gw, err := a.gatewayManager().Inspect(ctx, rs.Profile)
+		if err != nil {
+			return nil, err
+		}
+		if err := a.checkMCPScope(p, rs.Profile, np, gw); err != nil {
+			return nil, err
+		}
+		if err := checkGatewayUp(rs.Profile, gw); err != nil {
+			return nil, err
+		}
 	}
 	if rs.Permission == manifest.ModeBypass {
 		if err := a.checkBoundary(ctx, p); err != nil {
 			return nil, err
 		}
 	}
-	for _, img := range []string{rs.Netd.Image, rs.Agent.Image} {
-		if ok, err := a.docker().ImageExists(ctx, img); err != nil {
-			return nil, err
-		} else if !ok {
-			return nil, errorf("run `abox up` to build it", "image %s is missing", img)
-		}
-	}
 	if err := a.checkNetdBinary(ctx, rs.Netd.Image); err != nil {
 		return nil, err
+	}
+	if ok, err := a.docker().ImageExists(ctx, rs.Agent.Image); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, errorf("run `abox up` to build it", "image %s is missing", rs.Agent.Image)
 	}
 	if _, err := a.docker().NetworkInspect(ctx, rs.Network); err != nil {
 		return nil, errorf("run `abox up` to create it", "network %s: %v", rs.Network, err)
@@ -72,17 +81,10 @@ func (a *App) preflight(ctx context.Context, p *project) (*preflighted, error) {
 }
 
 // checkGatewayUp refuses to start an agent whose MCP servers have no running gateway behind
-// netd, as after the Docker daemon restarted: every tool call would fail inside the run.
-func (a *App) checkGatewayUp(ctx context.Context, p *project, profile string) error {
-	np, err := readNetdPolicy(p.state.Artifacts())
-	if err != nil || np.MCP == nil {
-		return err
-	}
-	ct, err := a.gatewayManager().Inspect(ctx, profile)
-	if err != nil {
-		return err
-	}
-	if ct == nil || !ct.State.Running {
+// netd (gw, nil when there is no container), as after the Docker daemon restarted: every tool
+// call would fail inside the run.
+func checkGatewayUp(profile string, gw *docker.Container) error {
+	if gw == nil || !gw.State.Running {
 		return errorf("run `abox up` to start it", "the gateway %s of profile %s is not running, so the agent's MCP tools would fail",
 			gateway.Name(profile), profile)
 	}
@@ -155,9 +157,13 @@ func (a *App) checkArtifacts(p *project) error {
 	return nil
 }
 
-// checkNetdBinary refuses a netd image built from another abox binary than this one.
+// checkNetdBinary refuses a netd image that is missing or built from another abox binary than
+// this one.
 func (a *App) checkNetdBinary(ctx context.Context, image string) error {
 	img, err := a.docker().ImageInspect(ctx, image)
+	if errors.Is(err, docker.ErrNotFound) {
+		return errorf("run `abox up` to build it", "image %s is missing", image)
+	}
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ func write(w io.Writer, figs []*bench.Figure) {
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	for _, f := range figs {
 		fmt.Fprintf(w, "| **%s** %s | %s: %s %s | %s: %s %s | %s | %s | %s |\n",
-			f.ID, f.Title, f.A.Label, stat(f.A.Stat), f.Unit, f.B.Label, stat(f.B.Stat), f.Unit,
+			f.ID, md(f.Title), md(f.A.Label), stat(f.A.Stat), f.Unit, md(f.B.Label), stat(f.B.Stat), f.Unit,
 			ratio(f), target(f), met(f))
 	}
 	for _, f := range figs {
@@ -45,14 +45,25 @@ func write(w io.Writer, figs []*bench.Figure) {
 		if len(f.Parts) > 0 {
 			fmt.Fprintf(w, "| part | min / median / max |\n|---|---|\n")
 			for _, p := range f.Parts {
-				fmt.Fprintf(w, "| %s | %s %s |\n", p.Name, stat(p.Stat), cmp.Or(p.Unit, f.Unit))
+				fmt.Fprintf(w, "| %s | %s %s |\n", md(p.Name), stat(p.Stat), cmp.Or(p.Unit, f.Unit))
 			}
 		}
 		for _, n := range f.Notes {
-			fmt.Fprintf(w, "\n%s\n", n)
+			fmt.Fprintf(w, "\n%s\n", md(n))
 		}
 		fmt.Fprintf(w, "\nReproduce: `%s`\n", f.Command)
 	}
+}
+
+// md escapes, outside `code spans`, what Markdown would read as HTML or as a table cell's end,
+// such as the "<agent image>" of a title. Inside a code span the text shows as written.
+func md(s string) string {
+	esc := strings.NewReplacer("<", "&lt;", ">", "&gt;", "|", "\\|")
+	parts := strings.Split(s, "`")
+	for i := 0; i < len(parts); i += 2 {
+		parts[i] = esc.Replace(parts[i])
+	}
+	return strings.Join(parts, "`")
 }
 
 // stat prints min / median / max with three significant digits.

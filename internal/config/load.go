@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -54,6 +55,10 @@ func Parse(data []byte, source string) (*Config, error) {
 		// "agent_env: {}" keeps.
 		c.AgentEnv = DefaultAgentEnv()
 	}
+	// An empty rtk version or source ("version: ''", or a bare tag) means the default, as when
+	// the key is absent: an empty version would render a download URL with no version in it.
+	c.RTK.Version = cmp.Or(c.RTK.Version, DefaultRTKVersion)
+	c.RTK.Source = cmp.Or(c.RTK.Source, SourceNative)
 	if err := c.Validate(source); err != nil {
 		return nil, err
 	}

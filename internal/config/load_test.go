@@ -156,6 +156,31 @@ func TestParseMapsReplaceDefaults(t *testing.T) {
 	}
 }
 
+// An empty rtk version or source means the default, as an absent one does: rendered as is, an
+// empty version would make a download URL with no version in it (found by FuzzConfigParse:
+// "version: !0" decoded as "").
+func TestParseRTKEmptyMeansDefault(t *testing.T) {
+	sum := "  sha256: " + hex64 + "\n"
+	for _, data := range []string{
+		"rtk:\n  enabled: true\n" + sum,
+		"rtk:\n  enabled: true\n  version: ''\n  source: ''\n" + sum,
+		"rtk:\n  enabled: true\n  version: !0\n" + sum,
+	} {
+		c, err := Parse([]byte(data), "config.yaml")
+		if err != nil {
+			t.Fatalf("Parse(%q) error = %v", data, err)
+		}
+		want := RTK{Enabled: true, Version: DefaultRTKVersion, Source: SourceNative, SHA256: hex64}
+		if c.RTK != want {
+			t.Errorf("Parse(%q).RTK = %+v, want %+v", data, c.RTK, want)
+		}
+	}
+	c, err := Parse([]byte("rtk: {version: 1.2.3}\n"), "config.yaml")
+	if err != nil || c.RTK.Version != "1.2.3" {
+		t.Errorf("a given rtk version is kept: got %+v, %v", c.RTK, err)
+	}
+}
+
 func withEnv(m map[string]string, k, v string) map[string]string {
 	m[k] = v
 	return m

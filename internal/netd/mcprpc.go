@@ -188,37 +188,84 @@ func filterTools(body []byte, allowed func(name string) bool) ([]byte, bool) {
 	return out, true
 }
 
-// filterOne filters result.tools of one message.
+// filterOne filters result.tools of one message. Members are matched as a Go client decoding
+// into structs matches them, case-insensitively ("Result", "TOOLS", "ſesult"), and every match is
+// filtered, so no spelling or duplicate of a member carries a tool past the filter.
 func filterOne(msg []byte, allowed func(string) bool) ([]byte, bool) {
-	var obj, result map[string]json.RawMessage
+	return filterMembers(msg, "result", func(result []byte) ([]byte, bool) {
+		return filterMembers(result, "tools", func(list []byte) ([]byte, bool) {
+			return filterList(list, allowed)
+		})
+	})
+}
+
+// filterMembers applies filter to every member of the JSON object obj whose name folds to name,
+// and returns the object re-encoded if filter changed any of them.
+func filterMembers(obj []byte, name string, filter func([]byte) ([]byte, bool)) ([]byte, bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(obj, &m) != nil || m == nil {
+		return obj, false
+	}
+	changed := false
+	for k, v := range m {
+		if !strings.EqualFold(k, name) {
+			continue
+		}
+		if out, ok := filter(v); ok {
+			m[k], changed = out, true
+		}
+	}
+	if !changed {
+		return obj, false
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return obj, false
+	}
+	return out, true
+}
+
+// filterList keeps the tools of a JSON array that the project may use.
+func filterList(list []byte, allowed func(string) bool) ([]byte, bool) {
 	var tools []json.RawMessage
-	if json.Unmarshal(msg, &obj) != nil || json.Unmarshal(obj["result"], &result) != nil ||
-		json.Unmarshal(result["tools"], &tools) != nil || tools == nil {
-		return msg, false
+	if json.Unmarshal(list, &tools) != nil || tools == nil {
+		return list, false
 	}
 	kept := make([]json.RawMessage, 0, len(tools))
 	for _, t := range tools {
-		var tool map[string]json.RawMessage
-		var name string
-		if json.Unmarshal(t, &tool) == nil && json.Unmarshal(tool["name"], &name) == nil && allowed(name) {
+		if toolAllowed(t, allowed) {
 			kept = append(kept, t)
 		}
 	}
 	if len(kept) == len(tools) {
-		return msg, false
+		return list, false
 	}
-	var err error
-	if result["tools"], err = json.Marshal(kept); err != nil {
-		return msg, false
-	}
-	if obj["result"], err = json.Marshal(result); err != nil {
-		return msg, false
-	}
-	out, err := json.Marshal(obj)
+	out, err := json.Marshal(kept)
 	if err != nil {
-		return msg, false
+		return list, false
 	}
 	return out, true
+}
+
+// toolAllowed reports whether a tool object names a tool the project may use: it has a name,
+// and every member that a client could read as its name is a string naming an allowed tool.
+func toolAllowed(tool []byte, allowed func(string) bool) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(tool, &m) != nil {
+		return false
+	}
+	named := false
+	for k, v := range m {
+		if !strings.EqualFold(k, "name") {
+			continue
+		}
+		var name *string
+		if json.Unmarshal(v, &name) != nil || name == nil || !allowed(*name) {
+			return false
+		}
+		named = true
+	}
+	return named
 }
 
 // JSON-RPC error codes netd answers with.

@@ -27,7 +27,15 @@ func TestFilterTools(t *testing.T) {
 		{"all allowed", `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"}]}}`, ""},
 		{"batch", `[{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"b"}]}},{"jsonrpc":"2.0","id":2,"result":{}}]`,
 			`[{"id":1,"jsonrpc":"2.0","result":{"tools":[]}},{"jsonrpc":"2.0","id":2,"result":{}}]`},
-		{"nameless tool dropped", `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"Name":"a"},{"name":7}]}}`,
+		{"nameless tool dropped", `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"Name":"a"},{"name":7},{"name":null},{"x":"a"}]}}`,
+			`{"id":1,"jsonrpc":"2.0","result":{"tools":[{"Name":"a"}]}}`},
+		// A Go client decodes members case-insensitively: every spelling is filtered (found by
+		// FuzzMCPFilter: "resUlt" carried a tool past the filter).
+		{"member case variants", `{"jsonrpc":"2.0","id":1,"resUlt":{"tools":[{"name":null}]},"result":{"TOOLS":[{"name":"b"}],"tools":[{"name":"a"}]}}`,
+			`{"id":1,"jsonrpc":"2.0","resUlt":{"tools":[]},"result":{"TOOLS":[],"tools":[{"name":"a"}]}}`},
+		{"unicode fold", `{"jsonrpc":"2.0","id":1,"reſult":{"tools":[{"name":"b"}]}}`,
+			`{"id":1,"jsonrpc":"2.0","reſult":{"tools":[]}}`},
+		{"a second name refused", `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","NAME":"b"}]}}`,
 			`{"id":1,"jsonrpc":"2.0","result":{"tools":[]}}`},
 		{"call result untouched", `{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":{"tools":[{"name":"b"}]}}}`, ""},
 		{"error untouched", `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}`, ""},

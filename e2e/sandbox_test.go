@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -116,6 +117,9 @@ func TestEgressHeldAtTheBoundary(t *testing.T) {
 	dnsLog := h.Abox("logs", "--dns", "--json")
 	if !dnsLog.OK() || strings.Count(dnsLog.Stdout, `"name": "other.test"`) < 3 {
 		t.Errorf("abox logs --dns: want other.test denied at least 3 times:\n%s", dnsLog)
+	}
+	if text := h.Abox("logs", "--dns"); !regexp.MustCompile(`(?m)^  run \S+: .*other\.test \(x[3-9]`).MatchString(text.Stdout) {
+		t.Errorf("abox logs --dns: want other.test's count (x3 or more) in the denied names:\n%s", text)
 	}
 	queue := h.Abox("egress", "list", "--json")
 	var rep struct {

@@ -130,6 +130,7 @@ type dnsLine struct {
 
 func (a *App) showDNS(runs []telemetry.RunRecord, o logsOptions) error {
 	var lines []dnsLine
+	var denied []string // per run with denials: "run ID: name (xN), …"
 	for _, r := range newest(runs, o.limit) {
 		h, err := telemetry.ReadHarvest(filepath.Join(r.RunDir, "netd"))
 		if err != nil {
@@ -137,6 +138,9 @@ func (a *App) showDNS(runs []telemetry.RunRecord, o logsOptions) error {
 		}
 		for _, d := range h.DNS {
 			lines = append(lines, dnsLine{Run: r.ID, DNSRecord: d})
+		}
+		if c := h.DeniedNames(); len(c) > 0 {
+			denied = append(denied, fmt.Sprintf("run %s: %s", r.ID, formatCounts(c, 10)))
 		}
 	}
 	if o.jsonl {
@@ -147,6 +151,12 @@ func (a *App) showDNS(runs []telemetry.RunRecord, o logsOptions) error {
 	}
 	for _, l := range lines {
 		fmt.Fprintf(a.Out, "%-7s %s %s (%s) run %s\n", l.Verdict, l.TS, l.Name, l.Type, l.Run)
+	}
+	if len(denied) > 0 {
+		fmt.Fprintf(a.Out, "denied names, with their counts:\n")
+		for _, d := range denied {
+			fmt.Fprintf(a.Out, "  %s\n", d)
+		}
 	}
 	return nil
 }

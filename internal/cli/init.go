@@ -73,6 +73,11 @@ func runInit(ctx context.Context, a *App, opts initOptions) error {
 	if err := checkInitFlags(opts); err != nil {
 		return err
 	}
+	// Hosts are written as the allowlist reads them: "Example.COM." becomes "example.com".
+	opts.egress = slices.Clone(opts.egress)
+	for i, h := range opts.egress {
+		opts.egress[i] = canon(h)
+	}
 	st, err := a.initState(opts.dir)
 	if err != nil {
 		return err

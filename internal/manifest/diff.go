@@ -27,7 +27,11 @@ func Widening(a, b *Manifest) []string {
 			}
 		}
 	}
+	if a.Profile != b.Profile {
+		out = append(out, fmt.Sprintf("+ profile: %s → %s (another gateway, and the servers of its projects)", a.Profile, b.Profile))
+	}
 	added("egress", canonHosts(a.Egress), canonHosts(b.Egress))
+	added("toolchains", a.Toolchains, b.Toolchains)
 	added("servers", a.DeclaredServers(), b.DeclaredServers())
 	added("mounts.context", a.Mounts.Context, b.Mounts.Context)
 	removed("mounts.mask", a.Mounts.Mask, b.Mounts.Mask)

@@ -9,7 +9,10 @@ import (
 
 func mustParse(t *testing.T, y string) *Manifest {
 	t.Helper()
-	m, err := Parse([]byte("version: 1\nproject: p\nprofile: default\n"+y), FileName)
+	if !strings.Contains(y, "profile:") {
+		y = "profile: default\n" + y
+	}
+	m, err := Parse([]byte("version: 1\nproject: p\n"+y), FileName)
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
@@ -31,6 +34,9 @@ func TestWidening(t *testing.T) {
 		{"context added", "", "mounts: {context: [/srv/data]}\n", []string{"+ mounts.context: /srv/data"}},
 		{"secret attached", "", "env_secrets: {TOKEN: t.x}\n", []string{"+ env_secrets: TOKEN ← t.x"}},
 		{"server added", "servers: [a]\n", "servers: [a, b]\n", []string{"+ servers: b"}},
+		{"profile changed", "", "profile: work\n", []string{"+ profile: default → work (another gateway, and the servers of its projects)"}},
+		{"toolchain added", "toolchains: [go]\n", "toolchains: [go, python]\n", []string{"+ toolchains: python"}},
+		{"toolchain removed narrows", "toolchains: [go, python]\n", "toolchains: [go]\n", nil},
 		{"narrowing removed", "servers: [a]\ntools: {a: [x]}\n", "servers: [a]\n", []string{"- tools.a: narrowing removed (every tool allowed)"}},
 		{"network none removed", "servers: [a]\nserver_network: {a: none}\n", "servers: [a]\n", []string{"- server_network.a: none removed (the server gets network)"}},
 		{"connectors on", "", "run: {connectors: true}\n", []string{"+ run.connectors: true (claude.ai connectors, a second MCP path)"}},

@@ -188,8 +188,27 @@ func TestNetdKilledMidRun(t *testing.T) {
 	cmd, wait := startRun(t, h, `for i in $(seq 120); do claude net tls allowed.test:443 allowed.test; sleep 0.5; done`)
 	defer cmd.Process.Kill()
 	netd := waitRunning(t, h, "netd")
+	agent := waitRunning(t, h, "agent")
 	waitTraffic(t, h, allowed.Container)
+	// abox is held still while netd dies, so the agent outlives netd long enough to be probed:
+	// with netd gone, the agent has no network, by name or by address.
+	if p := h.Docker("exec", agent, "claude", "net", "tls", allowed.IP+":443", "allowed.test"); !p.OK() {
+		t.Fatalf("the probe failed while netd ran, so its failure later would prove nothing:\n%s", p)
+	}
+	cmd.Process.Signal(syscall.SIGSTOP)
 	h.MustDocker("kill", netd)
+	probes := []harness.Result{
+		h.Docker("exec", agent, "claude", "net", "tls", "allowed.test:443", "allowed.test"),
+		h.Docker("exec", agent, "claude", "net", "tls", allowed.IP+":443", "allowed.test"),
+		h.Docker("exec", agent, "claude", "net", "tcp", allowed.IP+":2222"),
+	}
+	cmd.Process.Signal(syscall.SIGCONT)
+	for _, p := range probes {
+		t.Logf("after netd died: %s", strings.TrimSpace(p.Stdout))
+		if p.ExitCode != 1 || !strings.Contains(p.Stdout, `"ok":false`) {
+			t.Errorf("a probe from the agent after netd died: want the probe's own failure (exit 1, ok false):\n%s", p)
+		}
+	}
 	res := wait()
 	if res.ExitCode == 0 {
 		t.Errorf("abox run after netd died exited 0, want the agent's failure:\n%s", res)

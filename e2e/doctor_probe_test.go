@@ -40,12 +40,45 @@ func TestDoctorProbesHold(t *testing.T) {
 	}
 }
 
+// TestDoctorProbeGatewayHeld: with an MCP server declared, the probe's agent tries to reach the
+// profile's gateway directly, around netd's forwarder, and cannot.
+func TestDoctorProbeGatewayHeld(t *testing.T) {
+	h := harness.Setup(t)
+	upWithServer(t, h, "probe-gw")
+	found := false
+	for _, c := range doctorProbe(t, h).Checks {
+		if c.ID == "probe.gateway-direct" {
+			found = true
+			if c.Status != doctor.OK {
+				t.Errorf("%s = %s (%s), want ok", c.ID, c.Status, c.Detail)
+			}
+		}
+	}
+	if !found {
+		t.Error("no probe.gateway-direct in the report")
+	}
+	if left := projectContainers(h); len(left) != 0 {
+		t.Errorf("containers left after the probes: %v", left)
+	}
+}
+
+// upWithServer runs `abox up` on a project that declares one MCP server, the stand-in's echo, so
+// that its profile has a gateway.
+func upWithServer(t *testing.T, h *harness.H, project string) {
+	t.Helper()
+	h.WriteConfig(h.DefaultConfig())
+	stub := harness.ImageID(t, harness.MCPStubImage(t))
+	writeFile(t, filepath.Join(h.ConfigHome, "custom-servers.yaml"), "echo:\n  image: "+stub+"\n  pin: false\n  tools: [echo]\n")
+	h.WriteManifest("version: 1\nproject: " + project + "\nprofile: " + h.Profile + "\nservers: [echo]\n")
+	mustAbox(t, h, "up", "--yes")
+}
+
 // TestDoctorProbesSeeAnEscape is the control: the runspec rewritten (with artifacts.json to
 // match, as only someone on the host could) to give the agent root and NET_ADMIN. The probes
-// must then see the agent delete netd's table and hold root.
+// must then see the agent delete netd's table, hold root, and so reach the gateway directly.
 func TestDoctorProbesSeeAnEscape(t *testing.T) {
 	h := harness.Setup(t)
-	upProject(t, h, "escape", nil, "")
+	upWithServer(t, h, "escape")
 	dir := filepath.Join(h.StateHome, "projects", h.ProjectHash(), "artifacts")
 	rewrite(t, dir, func(rs *render.RunSpec) {
 		rs.Agent.Args = append(rs.Agent.Args, "--cap-add", "NET_ADMIN", "--user", "0:0")
@@ -54,7 +87,7 @@ func TestDoctorProbesSeeAnEscape(t *testing.T) {
 	for _, c := range doctorProbe(t, h).Checks {
 		got[c.ID] = c
 	}
-	for _, id := range []string{"probe.ruleset", "probe.setuid", "agent.capabilities", "agent.user"} {
+	for _, id := range []string{"probe.ruleset", "probe.setuid", "probe.gateway-direct", "agent.capabilities", "agent.user"} {
 		if got[id].Status != doctor.Fail {
 			t.Errorf("%s = %s (%s), want fail", id, got[id].Status, got[id].Detail)
 		}

@@ -53,6 +53,15 @@ func TestRunWritesWorkspaceAndRecords(t *testing.T) {
 	if runs := runRecords(t, h); len(runs) != 2 || runs[1]["exit_code"] != float64(7) {
 		t.Errorf("second run record = %v, want exit_code 7", runs[len(runs)-1])
 	}
+	// -q prints only the summary; the agent's output is in the transcript.
+	res = h.Abox("run", "-q", "echo quiet-marker")
+	runs = runRecords(t, h)
+	if !res.OK() || strings.Contains(res.Stdout+res.Stderr, "quiet-marker") || !strings.Contains(res.Stdout+res.Stderr, "· exited · exit 0") {
+		t.Errorf("abox run -q: want the summary and not the agent's output:\n%s", res)
+	}
+	if transcript, _ := os.ReadFile(runs[len(runs)-1]["transcript"].(string)); !strings.Contains(string(transcript), "quiet-marker") {
+		t.Errorf("the -q run's transcript lacks the agent's output: %q", transcript)
+	}
 }
 
 func TestEgressHeldAtTheBoundary(t *testing.T) {

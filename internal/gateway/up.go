@@ -206,13 +206,26 @@ func (m *Manager) create(ctx context.Context, p *Plan, token string) error {
 	return nil
 }
 
-// Down stops and removes the profile's gateway. It reports whether there was one.
+// Down stops and removes the profile's gateway, and its secrets file. It reports whether there
+// was a gateway.
 func (m *Manager) Down(ctx context.Context, profile string) (bool, error) {
 	ct, err := m.inspect(ctx, profile)
-	if err != nil || ct == nil {
+	if err != nil {
 		return false, err
 	}
-	return true, m.remove(ctx, profile)
+	if ct != nil {
+		if err := m.remove(ctx, profile); err != nil {
+			return true, err
+		}
+	}
+	// The secrets file exists for the gateway to read; with no gateway it is only a copy of the
+	// store's values, so it goes. `gateway up` writes it again.
+	if m.GatewaysDir != "" {
+		if err := os.Remove(filepath.Join(m.GatewaysDir, profile, SecretsFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return ct != nil, fmt.Errorf("removing the gateway secrets file: %w", err)
+		}
+	}
+	return ct != nil, nil
 }
 
 // remove stops the gateway gracefully (it then stops the servers it started, which run with

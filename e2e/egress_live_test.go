@@ -188,12 +188,12 @@ func TestEgressRealRegistry(t *testing.T) {
 	)
 	res := mustAbox(t, h, "run", fetch)
 	got := probes(t, agentOutput(res.Stdout))
-	wantOK(t, got, "dns", "fetch")
+	probesOK(t, got, "dns", "fetch")
 
 	mustAbox(t, h, "egress", "rm", entry)
 	res = mustAbox(t, h, "run", fetch)
 	got = probes(t, agentOutput(res.Stdout))
-	wantRCode(t, got, "NXDOMAIN", "dns")
+	probesRCode(t, got, "NXDOMAIN", "dns")
 	if p := got["fetch"]; p.OK || p.Reply != "curl exit 6" {
 		t.Errorf("fetch with the registry not allowed: %+v, want curl's exit 6 (could not resolve)", p)
 	}

@@ -3,10 +3,7 @@
 package e2e
 
 import (
-	"encoding/json"
 	"maps"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -50,9 +47,9 @@ func TestEgressTLSBySNI(t *testing.T) {
 	}
 	out := agentOutput(res.Stdout)
 	got := probes(t, out)
-	wantOK(t, got, "exact", "sub", "forged-host", "aimed-elsewhere", "case")
-	wantRefused(t, got, "apex-sni", "fronting", "no-sni", "other-port")
-	wantRCode(t, got, "NXDOMAIN", "apex-dns", "sub-of-exact", "suffix-trick", "escaped-dot", "txt", "longest")
+	probesOK(t, got, "exact", "sub", "forged-host", "aimed-elsewhere", "case")
+	probesRefused(t, got, "apex-sni", "fronting", "no-sni", "other-port")
+	probesRCode(t, got, "NXDOMAIN", "apex-dns", "sub-of-exact", "suffix-trick", "escaped-dot", "txt", "longest")
 	if p := got["aaaa"]; p.RCode != "NOERROR" || len(p.Answers) != 0 {
 		t.Errorf("AAAA of an allowed name: %+v, want an empty NOERROR", p)
 	}
@@ -87,7 +84,7 @@ func TestEgressTLSBySNI(t *testing.T) {
 func checkConnLog(t *testing.T, h *harness.H, exactIP string) {
 	t.Helper()
 	reasons := map[string]string{}
-	for _, r := range readRunLog[policy.ConnRecord](t, h, policy.ConnLog) {
+	for _, r := range harvested[policy.ConnRecord](t, h, policy.ConnLog) {
 		if r.Verdict == policy.Allowed {
 			if r.Name == "exact.test" && (r.Upstream != exactIP+":443" || r.BytesUp == 0 || r.BytesDown == 0) {
 				t.Errorf("allowed connection %+v, want upstream %s:443 and bytes both ways", r, exactIP)
@@ -139,9 +136,9 @@ func TestEgressNonTLSPort(t *testing.T) {
 		t.Fatalf("abox run: %s", res)
 	}
 	got := probes(t, agentOutput(res.Stdout))
-	wantOK(t, got, "git", "git-ip")
-	wantRefused(t, got, "before", "mirror", "git-2223", "git-udp", "git-tls")
-	wantRCode(t, got, "NXDOMAIN", "mirror-dns")
+	probesOK(t, got, "git", "git-ip")
+	probesRefused(t, got, "before", "mirror", "git-2223", "git-udp", "git-tls")
+	probesRCode(t, got, "NXDOMAIN", "mirror-dns")
 	if r := got["git"].Reply; r != "testsrv git.test tcp/2222" {
 		t.Errorf("git.test:2222 banner %q", r)
 	}
@@ -185,7 +182,7 @@ func TestEgressPlainHTTP(t *testing.T) {
 		return got
 	}
 	// Not opted in: web.test is allowed on 443 only, so port 80 is refused by Host.
-	wantRefused(t, run("443 only"), "web", "aimed-elsewhere", "other-host", "no-host")
+	probesRefused(t, run("443 only"), "web", "aimed-elsewhere", "other-host", "no-host")
 	if n := len(h.Events(web.Container, "request")); n != 0 {
 		t.Errorf("web.test saw %d requests before port 80 was allowed", n)
 	}
@@ -194,8 +191,8 @@ func TestEgressPlainHTTP(t *testing.T) {
 		t.Fatalf("abox egress add: %s", res)
 	}
 	got := run("web.test:80")
-	wantOK(t, got, "web", "aimed-elsewhere")
-	wantRefused(t, got, "other-host", "no-host")
+	probesOK(t, got, "web", "aimed-elsewhere")
+	probesRefused(t, got, "other-host", "no-host")
 	// egress_ports in config.yaml opts in every entry without a port.
 	if res := h.Abox("egress", "rm", "web.test:80"); !res.OK() {
 		t.Fatalf("abox egress rm: %s", res)
@@ -216,8 +213,8 @@ func TestEgressPlainHTTP(t *testing.T) {
 	if r := got["updater"].Reply; r != "0" {
 		t.Errorf("DISABLE_AUTOUPDATER = %q in the agent, want agent_env's 0", r)
 	}
-	wantOK(t, got, "web", "aimed-elsewhere")
-	wantRefused(t, got, "other-host", "no-host")
+	probesOK(t, got, "web", "aimed-elsewhere")
+	probesRefused(t, got, "other-host", "no-host")
 	for _, ev := range h.Events(web.Container, "request") {
 		if ev.Str("host") != "web.test" || ev.Str("proto") != "http" {
 			t.Errorf("web.test saw %v, want only plain HTTP for Host web.test", ev)
@@ -227,7 +224,7 @@ func TestEgressPlainHTTP(t *testing.T) {
 		t.Errorf("other.test was reached: %v", ev)
 	}
 	var denied []policy.ConnRecord
-	for _, r := range readRunLog[policy.ConnRecord](t, h, policy.ConnLog) {
+	for _, r := range harvested[policy.ConnRecord](t, h, policy.ConnLog) {
 		if r.Kind == policy.KindHTTP && r.Verdict == policy.Denied && r.Name != policy.SelfTestName {
 			denied = append(denied, r)
 		}
@@ -240,52 +237,6 @@ func TestEgressPlainHTTP(t *testing.T) {
 			t.Errorf("refused HTTP request %+v, want the address the agent aimed at (%s:80)", r, web.IP)
 		}
 	}
-}
-
-func wantOK(t *testing.T, got map[string]probeResult, names ...string) {
-	t.Helper()
-	for _, n := range names {
-		if p, ok := got[n]; !ok || !p.OK {
-			t.Errorf("%s: %+v (present %v), want it through", n, p, ok)
-		}
-	}
-}
-
-func wantRefused(t *testing.T, got map[string]probeResult, names ...string) {
-	t.Helper()
-	for _, n := range names {
-		if p, ok := got[n]; !ok || p.OK {
-			t.Errorf("%s: %+v (present %v), want it refused", n, p, ok)
-		}
-	}
-}
-
-func wantRCode(t *testing.T, got map[string]probeResult, rcode string, names ...string) {
-	t.Helper()
-	for _, n := range names {
-		if p := got[n]; p.RCode != rcode || len(p.Answers) != 0 {
-			t.Errorf("%s: %+v, want %s and no answer", n, p, rcode)
-		}
-	}
-}
-
-// readRunLog decodes one of netd's logs harvested from the project's last run.
-func readRunLog[T any](t *testing.T, h *harness.H, name string) []T {
-	t.Helper()
-	runs := runRecords(t, h)
-	data, err := os.ReadFile(filepath.Join(runs[len(runs)-1]["run_dir"].(string), "netd", name))
-	if err != nil {
-		t.Fatalf("reading the harvested %s: %v", name, err)
-	}
-	var out []T
-	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var v T
-		if err := json.Unmarshal([]byte(l), &v); err != nil {
-			t.Fatalf("%s line %q: %v", name, l, err)
-		}
-		out = append(out, v)
-	}
-	return out
 }
 
 // bashLines joins the lines of a prompt script.

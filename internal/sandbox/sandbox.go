@@ -118,9 +118,6 @@ func (s *Sandbox) Run(ctx context.Context, o Options) (*Outcome, error) {
 	if err := statefs.MkdirAll(out.Dir); err != nil {
 		return out, err
 	}
-	// Teardown must finish even when ctx is cancelled by Ctrl-C or the timeout.
-	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 90*time.Second)
-	defer cancel()
 	c := &clock{now: s.Now, last: out.Started, out: out}
 	err := s.run(ctx, o, out, c)
 	if err != nil && ctx.Err() != nil && out.Result == "refused" {
@@ -129,7 +126,9 @@ func (s *Sandbox) Run(ctx context.Context, o Options) (*Outcome, error) {
 		out.note("interrupted before the agent started; the sandbox was torn down")
 		err = ErrInterrupted
 	}
-	s.teardown(tctx, o, out, c)
+	// Teardown must finish even when ctx is cancelled by Ctrl-C or the timeout: it keeps ctx's
+	// values only, and each of its steps gets its own deadline when it starts.
+	s.teardown(context.WithoutCancel(ctx), o, out, c)
 	out.Duration = s.Now().Sub(out.Started)
 	return out, err
 }

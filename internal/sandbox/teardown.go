@@ -13,32 +13,55 @@ import (
 	"github.com/aboxhq/abox/internal/telemetry"
 )
 
+// Deadlines of the teardown's steps. Each starts when its step starts, never when the run did:
+// a run may last up to a day, and its teardown must still have all of its time.
+const (
+	stopTimeout    = 30 * time.Second // docker stop of netd: its 5 s grace, then SIGKILL
+	removeTimeout  = 30 * time.Second // docker rm -f of one container
+	harvestTimeout = 3 * time.Minute  // docker cp of netd's logs, up to their caps
+)
+
+// stepContext returns base bounded by d from now: the deadline of one teardown step.
+func stepContext(base context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(base, d)
+}
+
 // teardown stops netd, so that it writes its counters, and meanwhile removes the agent (the two
 // are independent: an agent still running is killed by the forced removal, and offline once
 // netd stops); then it harvests netd's logs from netd's own filesystem and removes netd. It
-// never fails the run; problems become notes.
-func (s *Sandbox) teardown(ctx context.Context, o Options, out *Outcome, c *clock) {
+// never fails the run; problems become notes. base carries no cancellation (see [Sandbox.Run]);
+// every step bounds itself from when it starts.
+func (s *Sandbox) teardown(base context.Context, o Options, out *Outcome, c *clock) {
 	removed := make(chan error, 1)
 	go func() {
 		if o.Keep {
 			removed <- nil
 			return
 		}
+		ctx, cancel := stepContext(base, removeTimeout)
+		defer cancel()
 		removed <- s.Docker.Remove(ctx, true, true, out.Agent)
 	}()
-	if err := s.Docker.Stop(ctx, out.Netd, 5*time.Second); err != nil && !strings.Contains(err.Error(), "not found") {
+	sctx, cancel := stepContext(base, stopTimeout)
+	err := s.Docker.Stop(sctx, out.Netd, 5*time.Second)
+	cancel()
+	if err != nil && !strings.Contains(err.Error(), "not found") {
 		out.note("stopping netd: %v", err)
 	}
 	if err := <-removed; err != nil {
 		out.note("removing the agent container: %v", err)
 	}
 	c.mark("netd stop")
-	s.harvest(ctx, out)
+	hctx, cancel := stepContext(base, harvestTimeout)
+	s.harvest(hctx, out)
+	cancel()
 	c.mark("harvest")
 	if !o.Keep {
-		if err := s.Docker.Remove(ctx, true, true, out.Netd); err != nil {
+		rctx, cancel := stepContext(base, removeTimeout)
+		if err := s.Docker.Remove(rctx, true, true, out.Netd); err != nil {
 			out.note("removing netd: %v", err)
 		}
+		cancel()
 	} else {
 		out.note("kept containers %s and %s (remove them with `docker rm -f`)", out.Agent, out.Netd)
 	}

@@ -25,7 +25,9 @@ func (s *Sandbox) verify(ctx context.Context, o Options, out *Outcome, c *clock)
 		return fmt.Errorf("%w: netd did not become ready: %v", ErrBoundary, err)
 	}
 	c.mark("netd ready")
-	res, err := s.Docker.Exec(ctx, out.Netd, "0", []string{"/usr/sbin/nft", "-j", "list", "ruleset"}, nil)
+	rctx, cancel := context.WithTimeout(ctx, readBackTimeout)
+	defer cancel()
+	res, err := s.Docker.Exec(rctx, out.Netd, "0", []string{"/usr/sbin/nft", "-j", "list", "ruleset"}, nil)
 	if err != nil {
 		return fmt.Errorf("%w: reading the loaded ruleset: %v", ErrBoundary, err)
 	}
@@ -35,6 +37,9 @@ func (s *Sandbox) verify(ctx context.Context, o Options, out *Outcome, c *clock)
 	c.mark("policy verify")
 	return nil
 }
+
+// readBackTimeout bounds the read-back of the loaded ruleset, from when it starts.
+const readBackTimeout = 30 * time.Second
 
 // errNetdExited is returned when netd stops before reporting ready.
 var errNetdExited = errors.New("netd exited")

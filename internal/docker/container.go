@@ -56,6 +56,7 @@ type HostConfig struct {
 	ReadonlyRootfs bool
 	PidsLimit      *int64 // nil when unlimited
 	Memory         int64  // bytes; 0 when unlimited
+	Sysctls        map[string]string
 }
 
 // PortBinding is one published port.

@@ -20,6 +20,7 @@ type runArgs struct {
 	devices             []string
 	volumesFrom         []string
 	env                 []string
+	sysctls             map[string]string // the last --sysctl of each key wins, as in docker
 }
 
 // mountArg is one --mount or -v.
@@ -125,6 +126,13 @@ func (r *runArgs) set(flag, value string) {
 		r.devices = append(r.devices, value)
 	case "--volumes-from":
 		r.volumesFrom = append(r.volumesFrom, value)
+	case "--sysctl":
+		if k, v, ok := strings.Cut(value, "="); ok {
+			if r.sysctls == nil {
+				r.sysctls = map[string]string{}
+			}
+			r.sysctls[k] = v
+		}
 	case "--env", "-e":
 		r.env = append(r.env, value)
 	}

@@ -27,6 +27,7 @@ func BoundaryChecks() []Check {
 		{"no-new-privileges", "agent cannot gain privileges", static(invNoNewPrivileges)},
 		{"user", "agent user not root", static(invAgentUser)},
 		{"network", "agent in netd's network namespace", static(invAgentNetwork)},
+		{"netd-ports", "ports below 1024 privileged in netd's namespace", static(invNetdPorts)},
 		{"mounts", "agent mounts", agentMounts},
 		{"policy", "network policy is abox's ruleset", boundaryPolicy},
 		{"mcp-forwarder", "one token-free mcp endpoint", agentMCPForwarder},

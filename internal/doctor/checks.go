@@ -35,6 +35,7 @@ func All() []Check {
 		{"netd.image", "netd image", netdImage},
 		{"netd.policy", "network policy", netdPolicyCheck},
 		{"netd.capabilities", "netd capabilities", netdCapabilities},
+		{"netd.privileged-ports", "ports below 1024 privileged in netd's namespace", netdPrivilegedPorts},
 
 		{"agent.image", "agent image", agentImage},
 		{"images.base-pinned", "base image pinned", imagesBasePinned},

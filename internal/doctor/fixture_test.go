@@ -233,7 +233,8 @@ func (f *fixture) liveNetd() map[string]any {
 		"State":  map[string]any{"Running": true, "Status": "running"},
 		"Config": map[string]any{"User": "", "Labels": map[string]string{"abox.hash": f.project.Hash, "abox.role": "netd", "abox.run": "0123abcd"}},
 		"HostConfig": map[string]any{"CapDrop": []string{"ALL"}, "CapAdd": []string{"CAP_NET_ADMIN", "CAP_SETUID", "CAP_SETGID", "CAP_DAC_READ_SEARCH"},
-			"SecurityOpt": []string{"no-new-privileges"}, "NetworkMode": "abox-net"},
+			"SecurityOpt": []string{"no-new-privileges"}, "NetworkMode": "abox-net",
+			"Sysctls": map[string]string{"net.ipv4.ip_unprivileged_port_start": "1024"}},
 	}
 }
 

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/aboxhq/abox/internal/docker"
+	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
 )
 
@@ -281,4 +283,28 @@ var invAgentNetwork = invariant{
 		}
 		return nil
 	},
+}
+
+// invNetdPorts: the namespace netd owns, which the agent joins, keeps the ports below 1024
+// privileged, so the agent cannot bind 127.0.0.11:53 (or port 53 anywhere) and answer netd's
+// own upstream queries. Docker's default in a container is every port unprivileged.
+var invNetdPorts = invariant{
+	ok: fmt.Sprintf("netd's namespace keeps ports below %d privileged (%s)", policy.UnprivilegedPortStart, policy.UnprivilegedPortSysctl),
+	argv: func(_ *Env, s *sandboxArgs) []string {
+		return portSysctlProblems(s.netd.sysctls)
+	},
+	live: func(c *docker.Container, _ *liveSandbox) []string {
+		if role(c) != roleNetd {
+			return nil
+		}
+		return portSysctlProblems(c.HostConfig.Sysctls)
+	},
+}
+
+func portSysctlProblems(sysctls map[string]string) []string {
+	want := strconv.Itoa(policy.UnprivilegedPortStart)
+	if v, ok := sysctls[policy.UnprivilegedPortSysctl]; !ok || v != want {
+		return []string{fmt.Sprintf("netd has no --sysctl %s=%s (the agent could bind any port)", policy.UnprivilegedPortSysctl, want)}
+	}
+	return nil
 }

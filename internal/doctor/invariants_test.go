@@ -161,7 +161,7 @@ func TestLiveSandboxWellFormed(t *testing.T) {
 	f := newFixture(t, baseManifest).daemonUp().built().noGateway()
 	f.running(f.liveNetd(), f.liveAgent())
 	for _, c := range []func(context.Context, *Env) Finding{agentNoDockerSock, agentNoPublishedPorts, agentCapabilities,
-		agentNotPrivileged, agentNoNewPrivileges, agentUser, agentNetwork, netdCapabilities} {
+		agentNotPrivileged, agentNoNewPrivileges, agentUser, agentNetwork, netdCapabilities, netdPrivilegedPorts} {
 		got := f.run(c)
 		wantStatus(t, "live check", got, OK)
 		if !strings.Contains(got.Detail, "2 running container(s)") {
@@ -174,6 +174,48 @@ func TestNetdCapabilities(t *testing.T) {
 	f := newFixture(t, baseManifest).healthy()
 	f.editRunSpec(func(rs *render.RunSpec) { rs.Netd.Args = append(rs.Netd.Args, "--cap-add", "SYS_ADMIN") })
 	wantStatus(t, "netd.capabilities", f.run(netdCapabilities), Fail)
+}
+
+// TestNetdPrivilegedPorts: without --sysctl net.ipv4.ip_unprivileged_port_start=1024 on netd
+// (Docker's default is 0 in a container), the agent could bind 127.0.0.11:53 in the namespace
+// it shares with netd; doctor fails the runspec, its boundary twin, and a running netd made
+// without it.
+func TestNetdPrivilegedPorts(t *testing.T) {
+	drop := func(rs *render.RunSpec) {
+		rs.Netd.Args = removeArgs("--sysctl", "net.ipv4.ip_unprivileged_port_start=1024")(rs.Netd.Args)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(rs *render.RunSpec)
+	}{
+		{"removed", drop},
+		{"lowered", func(rs *render.RunSpec) {
+			drop(rs)
+			rs.Netd.Args = append(rs.Netd.Args, "--sysctl", "net.ipv4.ip_unprivileged_port_start=0")
+		}},
+		{"overridden later", func(rs *render.RunSpec) {
+			rs.Netd.Args = append(rs.Netd.Args, "--sysctl=net.ipv4.ip_unprivileged_port_start=53")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, baseManifest).healthy()
+			wantStatus(t, "netd.privileged-ports before", f.run(netdPrivilegedPorts), OK)
+			f.editRunSpec(tc.edit)
+			got := f.run(netdPrivilegedPorts)
+			wantStatus(t, "netd.privileged-ports", got, Fail)
+			if !strings.Contains(got.Detail, "the agent could bind any port") {
+				t.Errorf("detail %q", got.Detail)
+			}
+			wantStatus(t, "boundary.netd-ports", boundaryResult(t, f, "boundary.netd-ports").Finding, Fail)
+		})
+	}
+	f := newFixture(t, baseManifest).daemonUp().built().noGateway()
+	netd := f.liveNetd()
+	delete(host(netd), "Sysctls")
+	f.running(netd, f.liveAgent())
+	if got := f.run(netdPrivilegedPorts); got.Status != Fail || !strings.Contains(got.Detail, "running netd") {
+		t.Errorf("a running netd without the setting: %+v", got)
+	}
 }
 
 func TestTamperedArtifact(t *testing.T) {

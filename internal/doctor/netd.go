@@ -114,6 +114,12 @@ func netdCapabilities(ctx context.Context, e *Env) Finding {
 	return e.audit(ctx, invNetdCaps, true)
 }
 
+// netdPrivilegedPorts: the agent shares netd's namespace, which must not let it bind the ports
+// netd asks on.
+func netdPrivilegedPorts(ctx context.Context, e *Env) Finding {
+	return e.audit(ctx, invNetdPorts, true)
+}
+
 func short(sum string) string {
 	if len(sum) > 12 {
 		return sum[:12]

@@ -27,7 +27,7 @@ func liveWith(t *testing.T, old, repl string) []byte {
 }
 
 func TestCompareRuleset(t *testing.T) {
-	const ruleRefused = `{"rule": {"family": "inet", "table": "abox", "chain": "output", "handle": 25, "comment": "refused"`
+	const ruleRefused = `{"rule": {"family": "inet", "table": "abox", "chain": "output", "handle": 31, "comment": "refused"`
 	const natTable = `{"table": {"family": "ip", "name": "nat", "handle": 1}}`
 	tests := []struct {
 		name    string
@@ -94,8 +94,8 @@ func TestParseCounters(t *testing.T) {
 	if c.AcceptedPkts <= 0 {
 		t.Errorf("accepted = %d, want > 0 (loopback traffic)", c.AcceptedPkts)
 	}
-	if len(c.Rules) != 23 {
-		t.Errorf("%d counted rules, want 23", len(c.Rules))
+	if len(c.Rules) != 27 {
+		t.Errorf("%d counted rules, want 27", len(c.Rules))
 	}
 }
 

@@ -32,9 +32,24 @@ const (
 
 	UpstreamDNS = "127.0.0.11:53" // Docker's embedded resolver; only netd's uid may reach it
 
+	// UnprivilegedPortSysctl is the namespaced setting below which binding a port needs
+	// CAP_NET_BIND_SERVICE; netd's container sets it to UnprivilegedPortStart, netd refuses to
+	// start without it, and no uid without the capability (the agent) can then bind port 53 or
+	// any other port below it, on any address.
+	UnprivilegedPortSysctl = "net.ipv4.ip_unprivileged_port_start"
+	UnprivilegedPortStart  = 1024
+
+	// GatewayAddrFlag is the netd flag abox adds to netd's argv for each run that has MCP
+	// servers: the gateway container's IPv4 address and port on the sandbox's network, read
+	// from Docker. netd's MCP forwarder dials that address and no other.
+	GatewayAddrFlag = "--gateway-addr"
+
 	Table    = "abox"      // the nftables table, family inet
 	SetAgent = "agent_dst" // (addr . port) any uid may reach: non-TLS ports of allowed names
 	SetNetd  = "netd_dst"  // (addr . port) only netd's uid may reach: its own upstream connections
+	// SetRevoked holds (addr . port) pairs of [SetAgent] that `abox egress rm` revoked: the
+	// agent's established TCP flows to them are reset, not left to run on.
+	SetRevoked = "revoked_dst"
 )
 
 // Paths inside the netd container.

@@ -20,14 +20,24 @@ import (
 //     uid but [NetdUID] has its DNS (udp and tcp 53, whatever the address) redirected to netd's
 //     resolver, tcp/443 to the SNI proxy and tcp/80 to the HTTP proxy; except root's DNS to a
 //     non-loopback address, see below;
-//   - filter output, policy drop: established/related accepted; 127.0.0.11 only for netd's uid,
-//     refused for everyone else; the rest of 127.0.0.0/8 accepted, matched on the address because
-//     after a nat redirect oif is still the original route's device; netd's uid to the addresses
-//     it resolved itself ([SetNetd]); any uid to the non-TLS ports of allowed names ([SetAgent]);
-//     IPv6 beyond ::1 and everything else rejected (TCP reset or ICMP admin-prohibited), so a
-//     blocked connection fails at once;
+//   - filter output, policy drop: first, for every uid but netd's, the TCP flows of [SetRevoked]
+//     are reset even when established (`abox egress rm` cuts a non-TLS connection at once);
+//     then established/related accepted; 127.0.0.11 refused as a source for everyone and as a
+//     destination for every uid but netd's; netd's ports refused as a source for every other
+//     uid; the rest of 127.0.0.0/8 accepted, matched on the address because after a nat redirect
+//     oif is still the original route's device; netd's uid to the addresses it resolved itself
+//     ([SetNetd]); any uid to the non-TLS ports of allowed names ([SetAgent]); IPv6 beyond ::1
+//     and everything else rejected (TCP reset or ICMP admin-prohibited), so a blocked
+//     connection fails at once;
 //   - filter input and forward, policy drop: only replies and loopback come in, so peers on the
-//     bridge cannot connect to anything in the namespace.
+//     bridge cannot connect to anything in the namespace; replies of revoked flows are dropped.
+//
+// The agent shares this namespace, so the rules that keep netd's own traffic out of its reach
+// are as much a part of the policy as the allowlist (the netd package doc has the whole
+// argument). The two that live here: a packet from 127.0.0.11 can only be the reply of a flow
+// netd opened to Docker's resolver (established), never a new flow, so nobody can answer netd's
+// upstream queries from that address or plant conntrack state that would make a later query of
+// netd's look like a reply; and nobody but netd sends from netd's ports.
 //
 // Docker's embedded resolver answers container names itself but forwards every other name to
 // the host's resolvers from inside the container's namespace, as root. Redirected to netd, that
@@ -39,19 +49,21 @@ import (
 //
 // Every verdict is counted and carries a unique comment, which is how [ParseCounters] names it.
 // Sets hold (IPv4 address . port) pairs with a timeout; netd adds them, nothing else does. The
-// agent's set opens TCP only; netd's set opens TCP and UDP (DNS to the host's resolvers).
+// agent's set opens TCP only; netd's set opens TCP and UDP (DNS to the host's resolvers, the
+// gateway).
 func Ruleset() []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, rulesetTemplate, Table, SetAgent, SetNetd, setSize, NetdUID, DNSPort, SNIPort, HTTPPort)
+	fmt.Fprintf(&b, rulesetTemplate, Table, SetAgent, SetNetd, setSize, NetdUID, DNSPort, SNIPort, HTTPPort, SetRevoked, MCPPort)
 	return b.Bytes()
 }
 
 // setSize bounds each set, so a flood of resolved addresses cannot grow kernel memory unbounded.
+// netd's own budgets ([netd]) stay well below it, so a set is never full.
 const setSize = 65536
 
 // rulesetTemplate is written the way `nft list` prints it, so the rendered file and a listing of
-// the live table read the same. Its indexed verbs are, in order: table, agent set, netd set, set size, netd uid, DNS, SNI
-// and HTTP ports.
+// the live table read the same. Its indexed verbs are, in order: table, agent set, netd set, set
+// size, netd uid, DNS, SNI and HTTP ports, revoked set, MCP port.
 const rulesetTemplate = `# netpolicy.nft: the sandbox's network policy, rendered by abox and loaded by netd with nft -f.
 # One transaction: declare, delete and recreate table inet %[1]s; Docker's own nat rules for
 # its embedded resolver (127.0.0.11) in other tables are left alone.
@@ -71,6 +83,12 @@ table inet %[1]s {
 		flags timeout
 	}
 
+	set %[9]s {
+		type ipv4_addr . inet_service
+		size %[4]d
+		flags timeout
+	}
+
 	chain nat_output {
 		type nat hook output priority -110; policy accept;
 		meta skuid 0 ip daddr != 127.0.0.0/8 udp dport 53 counter accept comment "docker dns forwarding not redirected"
@@ -83,8 +101,11 @@ table inet %[1]s {
 
 	chain output {
 		type filter hook output priority 0; policy drop;
+		meta skuid != %[5]d ip daddr . tcp dport @%[9]s counter reject with tcp reset comment "revoked"
 		ct state established,related counter accept comment "established"
 		ct state invalid counter drop comment "invalid"
+		ip saddr 127.0.0.11 counter reject with icmpx type admin-prohibited comment "docker dns as a source refused"
+		meta skuid != %[5]d meta l4proto { tcp, udp } th sport { %[6]d, %[7]d, %[8]d, %[10]d } counter reject with icmpx type admin-prohibited comment "netd ports as a source refused"
 		ip daddr 127.0.0.11 meta skuid %[5]d counter accept comment "netd to docker dns"
 		ip daddr 127.0.0.11 meta l4proto tcp counter reject with tcp reset comment "docker dns refused tcp"
 		ip daddr 127.0.0.11 counter reject with icmpx type admin-prohibited comment "docker dns refused"
@@ -100,6 +121,7 @@ table inet %[1]s {
 
 	chain input {
 		type filter hook input priority 0; policy drop;
+		ip saddr . tcp sport @%[9]s counter drop comment "in revoked"
 		ct state established,related counter accept comment "in established"
 		iif "lo" counter accept comment "in loopback"
 		counter drop comment "in refused"

@@ -50,6 +50,7 @@ type Container struct {
 	Memory      string
 	CPUs        string
 	Tmpfs       []string
+	Sysctls     map[string]string // namespaced kernel settings; netd's apply to the agent too
 	Mounts      []Mount
 	Env         map[string]string // non-secret values only
 	Labels      map[string]string
@@ -94,6 +95,9 @@ func (c Container) Args() []string {
 	}
 	for _, t := range c.Tmpfs {
 		a = append(a, "--tmpfs", t)
+	}
+	for _, k := range sortedKeys(c.Sysctls) {
+		a = append(a, "--sysctl", k+"="+c.Sysctls[k])
 	}
 	for _, m := range c.Mounts {
 		a = append(a, "--mount", m.Arg())

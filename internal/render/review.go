@@ -45,6 +45,7 @@ type composeService struct {
 	MemSwap     string            `yaml:"memswap_limit,omitempty"`
 	CPUs        string            `yaml:"cpus,omitempty"`
 	Tmpfs       []string          `yaml:"tmpfs,omitempty"`
+	Sysctls     map[string]string `yaml:"sysctls,omitempty"`
 	Volumes     []composeVolume   `yaml:"volumes,omitempty"`
 	Environment map[string]string `yaml:"environment,omitempty"`
 	Labels      map[string]string `yaml:"labels,omitempty"`
@@ -64,7 +65,7 @@ func service(c Container) composeService {
 		Image: c.Image, ContainerNm: strings.ReplaceAll(c.Name, RunToken, "review"),
 		User: c.User, WorkingDir: c.Workdir, CapDrop: c.CapDrop, CapAdd: c.CapAdd,
 		SecurityOpt: c.SecurityOpt, Init: c.Init, ReadOnly: c.ReadOnly, PidsLimit: c.PidsLimit,
-		MemLimit: c.Memory, MemSwap: c.Memory, CPUs: c.CPUs, Tmpfs: c.Tmpfs, Environment: c.Env, Labels: c.Labels, Command: c.Command,
+		MemLimit: c.Memory, MemSwap: c.Memory, CPUs: c.CPUs, Tmpfs: c.Tmpfs, Sysctls: c.Sysctls, Environment: c.Env, Labels: c.Labels, Command: c.Command,
 	}
 	for _, mt := range c.Mounts {
 		s.Volumes = append(s.Volumes, composeVolume(mt))

@@ -16,7 +16,11 @@ import (
 //	docker <Agent.Args> [--mount <mask>…] <Agent.Image> <Agent.Command> -p [--resume ID | --continue] -- <prompt>
 //
 // The masks are recomputed at every run from mounts.mask, so a file created since the last
-// render is masked too.
+// render is masked too. netd's argv is completed only for a project with MCP servers, with the
+// gateway container's address as the daemon reports it at that run (the gateway may have been
+// recreated since the render):
+//
+//	docker <Netd.Args> <Netd.Image> <Netd.Command> [--gateway-addr <ip>:<port>]
 type RunSpec struct {
 	Version     string     `json:"abox_version"`
 	Project     string     `json:"project"`
@@ -56,6 +60,13 @@ func (r RunCommand) Argv() []string {
 // DAC_READ_SEARCH to read the profile token, which is private to the host user.
 var NetdCaps = []string{"NET_ADMIN", "SETUID", "SETGID", "DAC_READ_SEARCH"}
 
+// NetdSysctls are the kernel settings of netd's network namespace, which the agent joins.
+// Docker starts a container's namespace with every port unprivileged
+// (ip_unprivileged_port_start=0), so without this the zero-capability agent could bind
+// 127.0.0.11:53, or port 53 of any address, and answer what netd asks there. From 1024 on ports
+// stay free for the agent's own servers; netd's ports are above and held by netd from the start.
+var NetdSysctls = map[string]string{policy.UnprivilegedPortSysctl: strconv.Itoa(policy.UnprivilegedPortStart)}
+
 func (m *model) netdContainer() Container {
 	mounts := []Mount{
 		{Type: "bind", Source: m.s.Project.Artifacts() + "/" + NetdDir, Target: policy.Dir, ReadOnly: true},
@@ -76,6 +87,7 @@ func (m *model) netdContainer() Container {
 		PidsLimit:   256,
 		Memory:      "256m",
 		Tmpfs:       []string{"/run:rw,nosuid,nodev,size=1m", "/tmp:rw,nosuid,nodev,noexec,size=16m"},
+		Sysctls:     NetdSysctls,
 		Mounts:      mounts,
 		Labels:      m.labels("netd"),
 		Image:       m.netdImage,

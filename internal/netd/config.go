@@ -2,6 +2,7 @@ package netd
 
 import (
 	"fmt"
+	"net/netip"
 	"net/url"
 	"sync/atomic"
 
@@ -17,10 +18,14 @@ type config struct {
 	mcpUpstream *url.URL
 	token       string   // the gateway token; "" until the supervisor sends one
 	resolvers   []string // the host's resolvers, asked when Docker's cannot answer
+	// gateway is the only address the MCP forwarder dials, and so the only peer that ever
+	// receives the token; zero when the run has none.
+	gateway netip.AddrPort
 }
 
-// newConfig parses a netd policy (policy.File) and pairs it with the gateway token.
-func newConfig(raw []byte, token string) (*config, error) {
+// newConfig parses a netd policy (policy.File) and pairs it with the gateway token and address.
+// The supervisor checked the address when it read its flag ([parseGateway]).
+func newConfig(raw []byte, token, gateway string) (*config, error) {
 	p, err := policy.Parse(raw)
 	if err != nil {
 		return nil, err
@@ -33,7 +38,13 @@ func newConfig(raw []byte, token string) (*config, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &config{list: list, mcp: p.MCP, token: token}
+	var gw netip.AddrPort
+	if gateway != "" {
+		if gw, err = netip.ParseAddrPort(gateway); err != nil {
+			return nil, fmt.Errorf("gateway address %q: %v", gateway, err)
+		}
+	}
+	c := &config{list: list, mcp: p.MCP, token: token, gateway: gw}
 	for _, a := range addrs {
 		c.resolvers = append(c.resolvers, a.String())
 	}

@@ -41,9 +41,12 @@ type message struct {
 	Set    *setRequest     `json:"set,omitempty"`
 	Policy json.RawMessage `json:"policy,omitempty"`
 	Token  string          `json:"token,omitempty"` // never logged
-	Event  string          `json:"event,omitempty"`
-	Detail string          `json:"detail,omitempty"`
-	Error  string          `json:"error,omitempty"`
+	// Gateway (opConfig) is the MCP gateway's address and port, the only peer the MCP forwarder
+	// dials and sends the token to; "" when the run has none.
+	Gateway string `json:"gateway,omitempty"`
+	Event   string `json:"event,omitempty"`
+	Detail  string `json:"detail,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 // ctlConn reads and writes messages on one end of the control channel. send is safe for

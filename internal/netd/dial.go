@@ -24,19 +24,26 @@ type upstreamDialer struct {
 	res     lookuper
 	sets    setAdder
 	timeout time.Duration // for resolving, opening and connecting together
+	// allowed decides whether netd may connect to an address a name resolved to; nil allows
+	// all (tests, whose servers are on loopback). netd's is [destinationCheck].
+	allowed func(netip.Addr) error
 }
 
 // dialTimeout bounds how long netd spends reaching an upstream.
 const dialTimeout = 10 * time.Second
 
-// dial connects to name:port and returns the connection. name is canonical, or an IP literal
-// (for an MCP gateway given by address); loopback addresses are not opened, the ruleset accepts
+// dial connects to name:port and returns the connection. name is canonical, or an IP literal.
+// Addresses [upstreamDialer.allowed] refuses are skipped; a name that resolves to nothing else
+// is not connected to at all. Loopback addresses (in tests) are not opened: the ruleset accepts
 // them anyway.
 func (d *upstreamDialer) dial(ctx context.Context, name string, port int) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
 	addrs, ttl, err := d.resolve(ctx, name)
 	if err != nil {
+		return nil, err
+	}
+	if addrs, err = d.filter(name, addrs); err != nil {
 		return nil, err
 	}
 	var open []netip.Addr
@@ -46,7 +53,7 @@ func (d *upstreamDialer) dial(ctx context.Context, name string, port int) (net.C
 		}
 	}
 	if len(open) > 0 {
-		req := setRequest{Set: policy.SetNetd, Addrs: open[:min(len(open), maxReqAddrs)], Ports: []int{port},
+		req := setRequest{Set: policy.SetNetd, Name: name, Addrs: open[:min(len(open), maxReqAddrs)], Ports: []int{port},
 			Timeout: clampTTL(ttl, minElemTimeout, maxElemTimeout)}
 		if err := d.sets.addElements(ctx, req); err != nil {
 			return nil, fmt.Errorf("opening %s: %w", name, err)
@@ -62,6 +69,39 @@ func (d *upstreamDialer) dial(ctx context.Context, name string, port int) (net.C
 		errs = append(errs, err)
 	}
 	return nil, fmt.Errorf("connecting to %s:%d: %w", name, port, errors.Join(errs...))
+}
+
+// filter drops the addresses netd may not connect to, and fails when none is left.
+func (d *upstreamDialer) filter(name string, addrs []netip.Addr) ([]netip.Addr, error) {
+	if d.allowed == nil {
+		return addrs, nil
+	}
+	var ok []netip.Addr
+	var errs []error
+	for _, a := range addrs {
+		if err := d.allowed(a); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ok = append(ok, a)
+	}
+	if len(ok) == 0 {
+		return nil, fmt.Errorf("%s resolves to no address netd may connect to: %w", name, errors.Join(errs...))
+	}
+	return ok, nil
+}
+
+// destinationCheck is what netd allows as a destination of a name it resolved: an address a set
+// may hold ([checkElemAddr]: no loopback, link-local, multicast, broadcast…), and none of the
+// reserved ones — the namespace's own addresses (the agent listens there) and the gateway's,
+// whose only client is the MCP forwarder.
+func destinationCheck(cfg *current, own []netip.Addr) func(netip.Addr) error {
+	return func(a netip.Addr) error {
+		if err := checkElemAddr(a); err != nil {
+			return err
+		}
+		return reservedAddrs(own, cfg.get().gateway).check(a)
+	}
 }
 
 func (d *upstreamDialer) resolve(ctx context.Context, name string) ([]netip.Addr, time.Duration, error) {

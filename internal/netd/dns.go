@@ -24,6 +24,9 @@ type dnsHandler struct {
 	sets setAdder
 	log  *jsonl
 	now  func() time.Time
+	// allowed decides which answered addresses may be opened on the name's non-TLS ports; nil
+	// allows all. netd's is [destinationCheck].
+	allowed func(netip.Addr) error
 }
 
 // exchanger asks the upstream resolver one question for a canonical name: [resolver] in netd,
@@ -100,6 +103,15 @@ func (h *dnsHandler) forward(ctx context.Context, m *dns.Msg, q dns.Question, na
 	addrs, ttl := answerA(m.Answer)
 	rec.TTL = uint32(ttl / time.Second)
 	direct := slices.DeleteFunc(slices.Clone(ports), func(p int) bool { return p == 443 || p == 80 })
+	if len(direct) > 0 && h.allowed != nil {
+		addrs = slices.DeleteFunc(addrs, func(a netip.Addr) bool {
+			if err := h.allowed(a); err != nil {
+				rec.Reason = "not opened: " + err.Error()
+				return true
+			}
+			return false
+		})
+	}
 	if len(direct) > 0 && len(addrs) > 0 {
 		err := h.sets.addElements(ctx, setRequest{
 			Set:     policy.SetAgent,

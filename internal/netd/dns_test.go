@@ -80,6 +80,10 @@ func zone(m *dns.Msg, q dns.Question) {
 		m.Answer = append(m.Answer, rr("git.example.com. 10 IN A 192.0.2.30"), rr("git.example.com. 10 IN A 192.0.2.31"))
 	case "cdn.example.com.":
 		m.Answer = append(m.Answer, rr("cdn.example.com. 300 IN CNAME edge.example.net."), rr("edge.example.net. 60 IN A 192.0.2.20"))
+	case "rebind.example.com.": // a zone its owner points at places netd must never open
+		for _, a := range []string{"127.0.0.1", "172.18.0.2", "169.254.169.254", "192.0.2.40"} {
+			m.Answer = append(m.Answer, rr("rebind.example.com. 60 IN A "+a))
+		}
 	case "big.example.com.":
 		for i := range 60 {
 			m.Answer = append(m.Answer, rr(fmt.Sprintf("big.example.com. 60 IN A 198.51.100.%d", i+1)))
@@ -100,7 +104,7 @@ func startDNS(t *testing.T, upstreamAddr string) *dnsFixture {
 	t.Helper()
 	f := &dnsFixture{sets: &fakeSets{}, log: &syncBuffer{}}
 	f.handler = &dnsHandler{
-		cfg:  testConfig(t, []string{"api.example.com", "*.example.org", "git.example.com:22", "cdn.example.com", "big.example.com", "web.example.com:80"}, nil, ""),
+		cfg:  testConfig(t, []string{"api.example.com", "*.example.org", "git.example.com:22", "cdn.example.com", "big.example.com", "web.example.com:80", "rebind.example.com:22"}, nil, ""),
 		res:  newResolver(upstreamAddr),
 		sets: f.sets,
 		log:  newJSONL(f.log, maxLogBytes),
@@ -219,6 +223,26 @@ func TestDNSOpensNonTLSPorts(t *testing.T) {
 	reqs := f.sets.requests()
 	if len(reqs) != 1 || fmt.Sprint(reqs[0]) != fmt.Sprint(want) {
 		t.Errorf("set requests = %v, want [%v]", reqs, want)
+	}
+}
+
+// TestDNSOpensNoReservedAddress: an allowed name whose zone answers with loopback, the gateway's
+// address or link-local (cloud metadata) still resolves for the agent, but only the ordinary
+// address is opened on its non-TLS port; the log says what was left out.
+func TestDNSOpensNoReservedAddress(t *testing.T) {
+	f := startDNS(t, startUpstream(t).addr)
+	f.handler.allowed = destinationCheck(testConfig(t, nil, nil, "", "172.18.0.2:8811"), nil)
+	in := f.ask(t, "udp", "rebind.example.com.", dns.TypeA)
+	if len(in.Answer) != 4 {
+		t.Errorf("answer = %v, want the zone's answer as it came", in.Answer)
+	}
+	want := setRequest{Set: policy.SetAgent, Name: "rebind.example.com", Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.40")}, Ports: []int{22}, Timeout: 60}
+	if reqs := f.sets.requests(); len(reqs) != 1 || fmt.Sprint(reqs[0]) != fmt.Sprint(want) {
+		t.Errorf("set requests = %v, want only [%v]", reqs, want)
+	}
+	r := waitRecords[policy.DNSRecord](t, f.log, 1)[0]
+	if !strings.Contains(r.Reason, "not opened") {
+		t.Errorf("logged %+v, want the addresses left out named", r)
 	}
 }
 

@@ -86,11 +86,12 @@ func (f *fakeSets) requests() []setRequest {
 	return append([]setRequest(nil), f.reqs...)
 }
 
-// testConfig builds a config from a policy with the given egress entries and MCP section.
-func testConfig(t testing.TB, egress []string, mcp *policy.MCP, token string) *current {
+// testConfig builds a config from a policy with the given egress entries and MCP section, and
+// an optional gateway address.
+func testConfig(t testing.TB, egress []string, mcp *policy.MCP, token string, gateway ...string) *current {
 	t.Helper()
 	p := policy.Netd{Version: policy.Version, Project: "test", Egress: egress, MCP: mcp}
-	cfg, err := newConfig(p.Marshal(), token)
+	cfg, err := newConfig(p.Marshal(), token, strings.Join(gateway, ""))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,11 @@ import (
 // Without a mode it is the supervisor, started as root in the netd container:
 //
 //	abox netd [--dir /etc/abox] [--log-dir /var/log/abox] [--token-file /run/abox/gateway/token]
-//	          [--upstream-dns 127.0.0.11:53]
+//	          [--upstream-dns 127.0.0.11:53] [--gateway-addr IP:PORT]
+//
+// --gateway-addr is the MCP gateway container's address on the sandbox's network, which abox
+// reads from Docker for every run; the MCP forwarder dials exactly that and never resolves the
+// gateway's name, which the agent could try to answer.
 //
 // It prints lifecycle events ([policy.Event]) as JSON lines on stdout, exactly one of them
 // "ready", once the ruleset is loaded and verified and the self-test has passed; the agent may
@@ -50,12 +54,19 @@ func mainSupervisor(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.StringVar(&o.logDir, "log-dir", policy.LogDir, "directory for the decision logs and counters")
 	fs.StringVar(&o.tokenFile, "token-file", policy.TokenFile, "the MCP gateway token (optional)")
 	fs.StringVar(&o.upstreamDNS, "upstream-dns", policy.UpstreamDNS, "resolver netd asks for allowed names")
+	gateway := fs.String(policy.GatewayAddrFlag[2:], "", "the MCP gateway's IPv4 address and port (from Docker)")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		if err == nil {
 			fmt.Fprintf(stderr, "abox netd: error: unexpected argument %q\n", fs.Arg(0))
 		}
 		return 2
 	}
+	var err error
+	if o.gateway, err = parseGateway(*gateway); err != nil {
+		fmt.Fprintf(stderr, "abox netd: error: %v\n", err)
+		return 2
+	}
+	o.procSys, o.own = "/proc/sys", ownAddrs
 	nft := execNFT{path: nftPath}
 	addrs := defaultAddrs()
 	st := selfTest{

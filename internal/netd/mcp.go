@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -44,15 +45,32 @@ var (
 	mcpResponseHeaders = []string{"Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version", "Cache-Control"}
 )
 
-func newMCPForwarder(cfg *current, dial *upstreamDialer, log *jsonl) *mcpForwarder {
+func newMCPForwarder(cfg *current, log *jsonl) *mcpForwarder {
 	tr := &http.Transport{
-		DialContext:         dial.dialContext,
+		DialContext:         gatewayDialer(cfg),
 		Proxy:               nil,
 		DisableCompression:  true,
 		MaxIdleConnsPerHost: 16,
 		IdleConnTimeout:     90 * time.Second,
 	}
 	return &mcpForwarder{cfg: cfg, client: &http.Client{Transport: tr}, log: log, now: time.Now}
+}
+
+// gatewayDialer returns the MCP forwarder's only way out: a dial of the gateway's address as the
+// supervisor was given it. The upstream URL's host is ignored (it names the gateway for the
+// Host header only), so nothing netd resolves, and nothing the agent could answer, decides
+// where the token goes.
+func gatewayDialer(cfg *current) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, _, _ string) (net.Conn, error) {
+		gw := cfg.get().gateway
+		if !gw.IsValid() {
+			return nil, errors.New("netd has no gateway address")
+		}
+		ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+		defer cancel()
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp4", gw.String())
+	}
 }
 
 // ServeHTTP handles one request of the agent's MCP client.
@@ -70,6 +88,8 @@ func (f *mcpForwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusServiceUnavailable, "this project has no MCP servers")
 	case cfg.token == "":
 		refuse(http.StatusServiceUnavailable, "netd has no gateway token")
+	case !cfg.gateway.IsValid():
+		refuse(http.StatusServiceUnavailable, "netd has no gateway address")
 	case r.Method == http.MethodPost:
 		f.post(w, r, cfg, start)
 	case r.Method == http.MethodGet || r.Method == http.MethodDelete:

@@ -95,15 +95,16 @@ type mcpFixture struct {
 	log *syncBuffer
 }
 
-// startForwarder runs a forwarder to the gateway, reached by the container name abox-gw-test.
+// startForwarder runs a forwarder to the gateway, named abox-gw-test in the upstream URL and
+// reached at the address the supervisor hands the child (here the test gateway's, on loopback).
 func startForwarder(t *testing.T, g *gateway, m *policy.MCP, token string) *mcpFixture {
 	t.Helper()
 	if m != nil && m.Upstream == "" {
 		m.Upstream = fmt.Sprintf("http://abox-gw-test:%d/mcp", g.port)
 	}
 	f := &mcpFixture{log: &syncBuffer{}}
-	dial := &upstreamDialer{res: fakeDNS{"abox-gw-test": loopback}, sets: &fakeSets{}, timeout: 2 * time.Second}
-	fw := newMCPForwarder(testConfig(t, []string{"api.example.com"}, m, token), dial, newJSONL(f.log, maxLogBytes))
+	gw := fmt.Sprintf("127.0.0.1:%d", g.port)
+	fw := newMCPForwarder(testConfig(t, []string{"api.example.com"}, m, token, gw), newJSONL(f.log, maxLogBytes))
 	ts := httptest.NewServer(fw)
 	t.Cleanup(ts.Close)
 	f.url = ts.URL + mcpPath
@@ -335,5 +336,56 @@ func TestMCPForwarderUnavailable(t *testing.T) {
 				t.Errorf("status = %d (WWW-Authenticate %q), want %d and none", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), tc.status)
 			}
 		})
+	}
+}
+
+// TestMCPForwarderDialsOnlyTheGateway: the token goes to the gateway's address as the
+// supervisor gave it, and nowhere else. The upstream URL here names a listener of "the agent"
+// on loopback, as a spoofed answer for the gateway's name once did; it never sees a connection.
+// Without an address the forwarder refuses and dials nothing.
+func TestMCPForwarderDialsOnlyTheGateway(t *testing.T) {
+	g := startGateway(t, false)
+	trap, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer trap.Close()
+	caught := make(chan struct{}, 1)
+	go func() {
+		if c, err := trap.Accept(); err == nil {
+			caught <- struct{}{}
+			c.Close()
+		}
+	}()
+	m := projectMCP()
+	m.Upstream = "http://" + trap.Addr().String() + "/mcp"
+	gw := fmt.Sprintf("127.0.0.1:%d", g.port)
+	for _, tc := range []struct {
+		name, gateway string
+		want          int
+	}{{"to the gateway's address", gw, http.StatusOK}, {"no address", "", http.StatusServiceUnavailable}} {
+		t.Run(tc.name, func(t *testing.T) {
+			log := &syncBuffer{}
+			var gwArg []string
+			if tc.gateway != "" {
+				gwArg = []string{tc.gateway}
+			}
+			ts := httptest.NewServer(newMCPForwarder(testConfig(t, nil, m, gatewayToken, gwArg...), newJSONL(log, maxLogBytes)))
+			defer ts.Close()
+			_, _, before := g.seen()
+			status, body := postMCP(t, ts.URL+mcpPath, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+			_, _, after := g.seen()
+			if status != tc.want {
+				t.Errorf("status = %d (%s), want %d", status, body, tc.want)
+			}
+			if n := after - before; (tc.gateway != "") != (n > 0) {
+				t.Errorf("the gateway saw %d requests", n)
+			}
+		})
+	}
+	select {
+	case <-caught:
+		t.Error("the forwarder connected to the host its upstream URL names")
+	case <-time.After(100 * time.Millisecond):
 	}
 }

@@ -87,7 +87,7 @@ func (c *child) firstConfig() error {
 	if m.Op != opConfig {
 		return fmt.Errorf("first control message is %q, want %q", m.Op, opConfig)
 	}
-	cfg, err := newConfig(m.Policy, m.Token)
+	cfg, err := newConfig(m.Policy, m.Token, m.Gateway)
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (c *child) control() error {
 
 // reconfigure applies a new configuration, or keeps the current one if it is invalid.
 func (c *child) reconfigure(m message) {
-	cfg, err := newConfig(m.Policy, m.Token)
+	cfg, err := newConfig(m.Policy, m.Token, m.Gateway)
 	if err != nil {
 		c.ctl.send(message{Op: opEvent, Event: policy.EventError, Detail: "reload refused, keeping the current policy: " + err.Error()})
 		return
@@ -161,15 +161,17 @@ func (ls *listeners) close() {
 
 // start runs every service on its listener; each reports to errc when it stops.
 func (c *child) start(ls *listeners, res *resolver, errc chan<- error) {
-	dial := &upstreamDialer{res: res, sets: c.sets, timeout: dialTimeout}
-	h := &dnsHandler{cfg: &c.cur, res: res, sets: c.sets, log: c.logs.dns, now: time.Now}
+	own, _ := ownAddrs() // the supervisor refuses them too; this spares a request it would refuse
+	allowed := destinationCheck(&c.cur, own)
+	dial := &upstreamDialer{res: res, sets: c.sets, timeout: dialTimeout, allowed: allowed}
+	h := &dnsHandler{cfg: &c.cur, res: res, sets: c.sets, log: c.logs.dns, now: time.Now, allowed: allowed}
 	udp, tcp := dnsServers(h, ls.dnsUDP, ls.dnsTCP)
 	sni := &sniProxy{cfg: &c.cur, dial: dial, log: c.logs.conn, port: 443, helloTimeout: helloTimeout,
 		slots: make(chan struct{}, maxProxyConns), now: time.Now}
 	c.sni = sni
 	web := newHTTPServer(newHTTPProxy(&c.cur, dial, c.logs.conn, 80))
 	web.ConnContext = withOrigDst
-	mcp := newHTTPServer(newMCPForwarder(&c.cur, dial, c.logs.mcp))
+	mcp := newHTTPServer(newMCPForwarder(&c.cur, c.logs.mcp))
 	run := func(name string, f func() error) {
 		go func() { errc <- fmt.Errorf("%s stopped: %w", name, stopped(f())) }()
 	}

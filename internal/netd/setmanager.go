@@ -50,21 +50,41 @@ var errRefused = errors.New("refused")
 // old rules lands after new rules revoked what it asks for. It remembers when each element it
 // added expires, and refreshes an element only when the request would keep it for noticeably
 // longer, so a busy proxy does not run nft for every connection.
+//
+// It also keeps the sets from being filled: requests are refused (and the refusal reported to
+// the child, which logs it) once a set holds [maxLive] elements added on request, or once one
+// name holds [maxPerName] addresses in a set. The kernel's sets hold [policy] 65,536 elements,
+// so the supervisor's own fixed openings (the host's resolvers, the gateway) always fit, and
+// nothing the agent can make netd resolve ever crowds them out.
 type setManager struct {
 	nft nftRunner
 	now func() time.Time
 
-	mu    sync.Mutex
-	rules setRules
-	elems map[elemKey]*elemState
+	mu       sync.Mutex
+	rules    setRules
+	reserved reserved // never opened on request, whatever the name
+	elems    map[elemKey]*elemState
+	fixed    map[elemKey]bool // the supervisor's own openings: not counted, never revoked
+	revoked  map[elemKey]bool // in policy.SetRevoked
 }
 
 func newSetManager(nft nftRunner) *setManager {
-	return &setManager{nft: nft, now: time.Now, elems: map[elemKey]*elemState{}}
+	return &setManager{nft: nft, now: time.Now, elems: map[elemKey]*elemState{}, fixed: map[elemKey]bool{},
+		revoked: map[elemKey]bool{}}
 }
 
-// maxTracked bounds the element map; past it, expired entries are pruned.
-const maxTracked = 8192
+// Budgets of the elements added on request.
+const (
+	maxLive    = 8192 // per set, unexpired
+	maxPerName = 64   // per name and set, unexpired
+)
+
+// setReserved replaces the addresses no request may open.
+func (m *setManager) setReserved(r reserved) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reserved = r
+}
 
 // add validates a request against the current rules and applies it. A refusal wraps
 // [errRefused].
@@ -74,7 +94,15 @@ func (m *setManager) add(ctx context.Context, r setRequest) error {
 	if err := r.validate(m.rules); err != nil {
 		return fmt.Errorf("%w: %w", errRefused, err)
 	}
+	for _, a := range r.Addrs {
+		if err := m.reserved.check(a); err != nil {
+			return fmt.Errorf("%w: %w", errRefused, err)
+		}
+	}
 	now := m.now()
+	if err := m.withinBudget(r, now); err != nil {
+		return fmt.Errorf("%w: %w", errRefused, err)
+	}
 	keep := time.Duration(r.Timeout) * time.Second
 	var stale []elemKey
 	for _, a := range r.Addrs {
@@ -87,7 +115,8 @@ func (m *setManager) add(ctx context.Context, r setRequest) error {
 		}
 	}
 	if len(stale) > 0 {
-		if _, err := m.nft.run(ctx, setBatch(stale, r.Timeout), "-f", "-"); err != nil {
+		batch := append(m.unrevoke(stale), setBatch(stale, r.Timeout)...)
+		if _, err := m.nft.run(ctx, batch, "-f", "-"); err != nil {
 			return fmt.Errorf("adding to set %s: %w", r.Set, err)
 		}
 	}
@@ -102,57 +131,88 @@ func (m *setManager) add(ctx context.Context, r setRequest) error {
 			m.elems[elemKey{r.Set, a, p}].remember(r.Name)
 		}
 	}
-	m.prune(now)
 	return nil
 }
 
-// openFixed adds addrs on port to set for timeout seconds without a request to validate: the
-// supervisor's own openings, from the policy it read itself (the host's resolvers).
-func (m *setManager) openFixed(ctx context.Context, set string, addrs []netip.Addr, port, timeout int) error {
+// withinBudget refuses a request that would take its set past [maxLive] unexpired elements, or
+// its name past [maxPerName] addresses in the set. Expired elements are forgotten on the way.
+func (m *setManager) withinBudget(r setRequest, now time.Time) error {
+	live, perName := 0, map[netip.Addr]bool{}
+	for k, st := range m.elems {
+		if !st.until.After(now) {
+			delete(m.elems, k)
+			continue
+		}
+		if k.set != r.Set {
+			continue
+		}
+		live++
+		if r.Name != "" && slices.Contains(st.names, r.Name) {
+			perName[k.addr] = true
+		}
+	}
+	added := 0
+	for _, a := range r.Addrs {
+		for _, p := range r.Ports {
+			if m.elems[elemKey{r.Set, a, p}] == nil {
+				added++
+			}
+		}
+		if r.Name != "" {
+			perName[a] = true
+		}
+	}
+	if live+added > maxLive {
+		return fmt.Errorf("set %s is at its budget of %d elements", r.Set, maxLive)
+	}
+	if len(perName) > maxPerName {
+		return fmt.Errorf("%s would hold %d addresses in set %s, more than %d", r.Name, len(perName), r.Set, maxPerName)
+	}
+	return nil
+}
+
+// openFixed adds addrs on port to set, for as long as netd runs, without a request to validate:
+// the supervisor's own openings, from what it read itself (the host's resolvers, the gateway's
+// address abox gave it). They count against no budget and are never revoked.
+func (m *setManager) openFixed(ctx context.Context, set string, addrs []netip.Addr, port int) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	keys := make([]elemKey, 0, len(addrs))
+	var keys []elemKey
 	for _, a := range addrs {
-		keys = append(keys, elemKey{set, a, port})
+		if k := (elemKey{set, a, port}); !m.fixed[k] {
+			keys = append(keys, k)
+		}
 	}
-	if _, err := m.nft.run(ctx, setBatch(keys, timeout), "-f", "-"); err != nil {
+	if len(keys) == 0 {
+		return nil
+	}
+	if _, err := m.nft.run(ctx, setBatch(keys, 0), "-f", "-"); err != nil {
 		return fmt.Errorf("adding to set %s: %w", set, err)
 	}
-	until := m.now().Add(time.Duration(timeout) * time.Second)
 	for _, k := range keys {
-		if m.elems[k] == nil {
-			m.elems[k] = &elemState{}
-		}
-		m.elems[k].until = until
+		m.fixed[k] = true
+		delete(m.elems, k)
 	}
 	return nil
-}
-
-func (m *setManager) prune(now time.Time) {
-	if len(m.elems) <= maxTracked {
-		return
-	}
-	for k, st := range m.elems {
-		if st.until.Before(now) {
-			delete(m.elems, k)
-		}
-	}
 }
 
 // setRules replaces the rules and revokes every agent-set element that no name still allowed on
 // its port asked for: after `abox egress rm`, an address the agent resolved earlier is closed at
-// once instead of when its DNS TTL runs out. If the precise removal fails, the whole agent set is
-// flushed (the agent's next lookups open what is still allowed); only if that fails too is the
-// error returned, with the elements left in place.
+// once instead of when its DNS TTL runs out, and it moves to [policy.SetRevoked], where the
+// ruleset resets the agent's connections to it that are already established (conntrack would
+// let them run on). If the precise removal fails, the whole agent set is flushed and everything
+// it held is revoked (the agent's next lookups open what is still allowed); only if that fails
+// too is the error returned, with the elements left in place.
 func (m *setManager) setRules(ctx context.Context, rules setRules) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.rules = rules
-	var gone []elemKey
+	var gone, all []elemKey
 	for k, st := range m.elems {
 		if k.set != policy.SetAgent {
 			continue
 		}
+		all = append(all, k)
 		st.names = slices.DeleteFunc(st.names, func(n string) bool { return !rules.list.Allows(n, k.port) })
 		if len(st.names) == 0 {
 			gone = append(gone, k)
@@ -161,23 +221,61 @@ func (m *setManager) setRules(ctx context.Context, rules setRules) error {
 	if len(gone) == 0 {
 		return nil
 	}
-	slices.SortFunc(gone, func(a, b elemKey) int { return cmp.Or(a.addr.Compare(b.addr), a.port-b.port) })
-	_, err := m.nft.run(ctx, deleteBatch(gone), "-f", "-")
+	sortKeys(gone)
+	_, err := m.nft.run(ctx, append(deleteBatch(gone), revokeBatch(gone)...), "-f", "-")
 	if err == nil {
-		for _, k := range gone {
-			delete(m.elems, k)
-		}
+		m.forget(gone)
 		return nil
 	}
-	if _, ferr := m.nft.run(ctx, nil, "flush", "set", "inet", policy.Table, policy.SetAgent); ferr != nil {
+	sortKeys(all)
+	if _, ferr := m.nft.run(ctx, append([]byte(fmt.Sprintf("flush set inet %s %s\n", policy.Table, policy.SetAgent)), revokeBatch(all)...), "-f", "-"); ferr != nil {
 		return fmt.Errorf("revoking %d elements of set %s: %w; flushing it: %w", len(gone), policy.SetAgent, err, ferr)
 	}
-	for k := range m.elems {
-		if k.set == policy.SetAgent {
-			delete(m.elems, k)
+	m.forget(all)
+	return fmt.Errorf("revoking %d elements of set %s: %w (flushed the set instead)", len(gone), policy.SetAgent, err)
+}
+
+// revokedTimeout is how long a revoked element keeps resetting established connections: as long
+// as a run may last.
+const revokedTimeout = maxTimeout
+
+// forget drops revoked agent-set elements from the bookkeeping and remembers them as revoked.
+func (m *setManager) forget(keys []elemKey) {
+	for _, k := range keys {
+		delete(m.elems, k)
+		m.revoked[elemKey{policy.SetRevoked, k.addr, k.port}] = true
+	}
+}
+
+// unrevoke returns the transaction that takes the pairs of the agent-set keys out of
+// [policy.SetRevoked] again (a name still allowed resolved to them), and forgets them there.
+func (m *setManager) unrevoke(keys []elemKey) []byte {
+	var back []elemKey
+	for _, k := range keys {
+		rk := elemKey{policy.SetRevoked, k.addr, k.port}
+		if k.set == policy.SetAgent && m.revoked[rk] {
+			back = append(back, rk)
+			delete(m.revoked, rk)
 		}
 	}
-	return fmt.Errorf("revoking %d elements of set %s: %w (flushed the set instead)", len(gone), policy.SetAgent, err)
+	if len(back) == 0 {
+		return nil
+	}
+	return deleteBatch(back)
+}
+
+// revokeBatch renders the transaction that puts the pairs of agent-set keys into
+// [policy.SetRevoked].
+func revokeBatch(keys []elemKey) []byte {
+	rev := make([]elemKey, len(keys))
+	for i, k := range keys {
+		rev[i] = elemKey{policy.SetRevoked, k.addr, k.port}
+	}
+	return setBatch(rev, revokedTimeout)
+}
+
+func sortKeys(keys []elemKey) {
+	slices.SortFunc(keys, func(a, b elemKey) int { return cmp.Or(a.addr.Compare(b.addr), a.port-b.port) })
 }
 
 // elemList renders elems, which all belong to one set, as an nft element list, each element
@@ -200,8 +298,13 @@ func deleteBatch(elems []elemKey) []byte {
 
 // setBatch renders an nft transaction that (re)sets the timeout of elems, which all belong to
 // one set: nft 1.0.6 cannot change the timeout of an existing element, so delete it as
-// [deleteBatch] does and add it again, all at once.
+// [deleteBatch] does and add it again, all at once. Timeout 0 adds them without one: they stay
+// until netd ends.
 func setBatch(elems []elemKey, timeout int) []byte {
 	prefix := fmt.Sprintf("element inet %s %s", policy.Table, elems[0].set)
-	return fmt.Appendf(deleteBatch(elems), "add %s { %s }\n", prefix, elemList(elems, fmt.Sprintf(" timeout %ds", timeout)))
+	suffix := ""
+	if timeout > 0 {
+		suffix = fmt.Sprintf(" timeout %ds", timeout)
+	}
+	return fmt.Appendf(deleteBatch(elems), "add %s { %s }\n", prefix, elemList(elems, suffix))
 }

@@ -46,7 +46,11 @@ func TestSetManagerRevokes(t *testing.T) {
 	}
 	b := nft.batches()[before:]
 	want := "add element inet abox agent_dst { 192.0.2.1 . 22 timeout 1s, 192.0.2.2 . 22 timeout 1s }\n" +
-		"delete element inet abox agent_dst { 192.0.2.1 . 22, 192.0.2.2 . 22 }\n"
+		"delete element inet abox agent_dst { 192.0.2.1 . 22, 192.0.2.2 . 22 }\n" +
+		// …and moved, in the same transaction, to the set whose established flows are reset.
+		"add element inet abox revoked_dst { 192.0.2.1 . 22 timeout 1s, 192.0.2.2 . 22 timeout 1s }\n" +
+		"delete element inet abox revoked_dst { 192.0.2.1 . 22, 192.0.2.2 . 22 }\n" +
+		"add element inet abox revoked_dst { 192.0.2.1 . 22 timeout 86400s, 192.0.2.2 . 22 timeout 86400s }\n"
 	if len(b) != 1 || b[0] != want {
 		t.Fatalf("revoking batches = %q\nwant %q", b, want)
 	}
@@ -81,16 +85,17 @@ func TestSetManagerRevokeFallsBackToFlush(t *testing.T) {
 	db := setRequest{Set: policy.SetAgent, Name: "db.example.com", Addrs: addrs("192.0.2.3"), Ports: []int{5432}, Timeout: 60}
 	m.add(ctx, setRequest{Set: policy.SetAgent, Name: "git.example.com", Addrs: addrs("192.0.2.1"), Ports: []int{22}, Timeout: 60})
 	m.add(ctx, db)
-	nft.batchErr = errFake
+	nft.batchErr, nft.failIf = errFake, "delete element inet abox agent_dst" // the precise removal fails
 	err := m.setRules(ctx, testRules(t, "db.example.com:5432"))
 	if err == nil || !strings.Contains(err.Error(), "flushed the set instead") {
 		t.Errorf("setRules with a failing batch = %v, want the flush reported", err)
 	}
-	if c := nft.calls[len(nft.calls)-1]; c != "flush set inet abox agent_dst\n" {
-		t.Errorf("last nft call = %q, want the flush", c)
+	if c := nft.calls[len(nft.calls)-1]; !strings.HasPrefix(c, "-f -\nflush set inet abox agent_dst\n") ||
+		!strings.Contains(c, "add element inet abox revoked_dst { 192.0.2.1 . 22 timeout 86400s, 192.0.2.3 . 5432 timeout 86400s }") {
+		t.Errorf("last nft call = %q, want the flush with every element revoked", c)
 	}
 	// The flush forgot every element, so the still-allowed one is opened again on request.
-	nft.batchErr = nil
+	nft.batchErr, nft.failIf = nil, ""
 	n := len(nft.batches())
 	if err := m.add(ctx, db); err != nil || len(nft.batches()) != n+1 {
 		t.Errorf("add after the flush = %v with %d new batches, want the element added again", err, len(nft.batches())-n)

@@ -61,8 +61,8 @@ type setRules struct {
 }
 
 // rulesFromPolicy derives [setRules]: the agent set gets every allowed port but 443 and 80 (those
-// always go through netd's proxies); netd's own set gets 443 and 80 when allowed, and the MCP
-// gateway's port.
+// always go through netd's proxies); netd's own set gets 443 and 80 when allowed. The MCP
+// gateway's address is no request's business: the supervisor opens it itself.
 func rulesFromPolicy(p *policy.Netd) (setRules, error) {
 	list, err := p.List()
 	if err != nil {
@@ -83,12 +83,9 @@ func rulesFromPolicy(p *policy.Netd) (setRules, error) {
 		}
 	}
 	if p.MCP != nil {
-		u, err := mcpUpstream(p.MCP)
-		if err != nil {
+		if _, err := mcpUpstream(p.MCP); err != nil {
 			return setRules{}, err
 		}
-		port, _ := strconv.Atoi(u.Port())
-		netd[port] = true
 	}
 	return setRules{ports: map[string]map[int]bool{policy.SetAgent: agent, policy.SetNetd: netd}, list: list}, nil
 }

@@ -41,9 +41,10 @@ func TestSetRequestValidate(t *testing.T) {
 		{"no name", func(r *setRequest) { r.Name = "" }, "not a canonical host name"},
 		{"name not allowed", func(r *setRequest) { r.Name = "evil.example.com" }, "evil.example.com is not allowed on port 22"},
 		{"name not canonical", func(r *setRequest) { r.Name = "Git.example.com." }, "not a canonical host name"},
-		{"netd set needs no name", func(r *setRequest) { r.Set, r.Name, r.Ports = policy.SetNetd, "", []int{8811} }, ""},
+		{"netd set needs no name", func(r *setRequest) { r.Set, r.Name, r.Ports = policy.SetNetd, "", []int{443} }, ""},
 		{"netd to 443", func(r *setRequest) { r.Set, r.Ports = policy.SetNetd, []int{443} }, ""},
-		{"netd to the gateway", func(r *setRequest) { r.Set, r.Ports = policy.SetNetd, []int{8811} }, ""},
+		// The supervisor opens the gateway's address itself; no request of the child can.
+		{"netd to the gateway's port", func(r *setRequest) { r.Set, r.Ports = policy.SetNetd, []int{8811} }, "port 8811 is not allowed in set netd_dst"},
 		{"private address", func(r *setRequest) { r.Addrs = addrs("172.18.0.5") }, ""},
 		{"unknown set", func(r *setRequest) { r.Set = "output" }, "unknown set"},
 		{"injection in set name", func(r *setRequest) { r.Set = "agent_dst { 0.0.0.0/0 }" }, "unknown set"},
@@ -106,6 +107,7 @@ type fakeNFT struct {
 	table    []byte   // -j list table inet abox
 	loadErr  error    // for -f <file>
 	batchErr error    // for -f -
+	failIf   string   // when set, batchErr only for batches holding this
 }
 
 func (f *fakeNFT) run(_ context.Context, stdin []byte, args ...string) ([]byte, error) {
@@ -119,6 +121,9 @@ func (f *fakeNFT) run(_ context.Context, stdin []byte, args ...string) ([]byte, 
 	case cmd == "-j list table inet abox":
 		return f.table, nil
 	case cmd == "-f -":
+		if f.failIf != "" && !strings.Contains(string(stdin), f.failIf) {
+			return nil, nil
+		}
 		return nil, f.batchErr
 	case len(args) == 2 && args[0] == "-f":
 		return nil, f.loadErr

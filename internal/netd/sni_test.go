@@ -151,7 +151,7 @@ func TestSNIProxyOpensWhatItResolved(t *testing.T) {
 	if _, err := getVia(f.addr, "api.example.com", nil); err != nil {
 		t.Fatal(err)
 	}
-	want := setRequest{Set: policy.SetNetd, Addrs: []netip.Addr{other}, Ports: []int{port}, Timeout: 45}
+	want := setRequest{Set: policy.SetNetd, Name: "api.example.com", Addrs: []netip.Addr{other}, Ports: []int{port}, Timeout: 45}
 	if got := f.sets.requests(); len(got) != 1 || fmt.Sprint(got[0]) != fmt.Sprint(want) {
 		t.Errorf("set requests = %v, want [%v]", got, want)
 	}

@@ -21,6 +21,9 @@ type options struct {
 	logDir      string
 	tokenFile   string
 	upstreamDNS string
+	gateway     netip.AddrPort // the MCP gateway's container address; zero: none
+	procSys     string         // /proc/sys, where the namespace's settings are read; "": not checked
+	own         func() ([]netip.Addr, error)
 }
 
 // childStarter starts the serving child, handing it the other end of the control channel and
@@ -81,6 +84,9 @@ func (s *supervisor) serve(ctx context.Context, sigs <-chan os.Signal, logs []*o
 	}
 	if _, err := s.nft.run(ctx, nil, "-f", s.path(policy.RulesFile)); err != nil {
 		return fmt.Errorf("loading the ruleset: %w", err)
+	}
+	if err := s.guardNamespace(ctx); err != nil {
+		return err
 	}
 	if err := s.openResolvers(ctx); err != nil {
 		return err
@@ -240,10 +246,18 @@ func errText(err error) string {
 
 // sendConfig sends the current policy and token to the child.
 func (s *supervisor) sendConfig(rc *runningChild) error {
+	return rc.ctl.send(s.configMessage())
+}
+
+// configMessage is the child's configuration: the policy, the token and the gateway's address.
+func (s *supervisor) configMessage() message {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	m := message{Op: opConfig, Policy: s.policy, Token: s.token}
-	s.mu.Unlock()
-	return rc.ctl.send(m)
+	if s.o.gateway.IsValid() {
+		m.Gateway = s.o.gateway.String()
+	}
+	return m
 }
 
 // reload re-reads the token and the policy (keeping the current one if the new one is invalid)
@@ -267,6 +281,33 @@ func (s *supervisor) reload(rc *runningChild) {
 	s.ev.emit(policy.EventReload, s.readyDetail())
 }
 
+// guardNamespace checks the shared namespace's port setting, reserves the addresses no name may
+// open (the namespace's own, the gateway's), and opens the gateway's address for netd's uid: the
+// MCP forwarder dials it and nothing else, and nothing the agent can answer is ever asked where
+// the gateway is.
+func (s *supervisor) guardNamespace(ctx context.Context) error {
+	if s.o.procSys != "" {
+		if err := checkNamespace(s.o.procSys); err != nil {
+			return err
+		}
+	}
+	var own []netip.Addr
+	if s.o.own != nil {
+		var err error
+		if own, err = s.o.own(); err != nil {
+			return err
+		}
+	}
+	s.sets.setReserved(reservedAddrs(own, s.o.gateway))
+	if !s.o.gateway.IsValid() {
+		return nil
+	}
+	if err := s.sets.openFixed(ctx, policy.SetNetd, []netip.Addr{s.o.gateway.Addr()}, int(s.o.gateway.Port())); err != nil {
+		return fmt.Errorf("opening the gateway's address: %w", err)
+	}
+	return nil
+}
+
 // openResolvers lets netd's uid reach the policy's resolvers on port 53, UDP and TCP, for the
 // names Docker's resolver cannot answer. Nothing else may send DNS out of the namespace.
 func (s *supervisor) openResolvers(ctx context.Context) error {
@@ -276,7 +317,7 @@ func (s *supervisor) openResolvers(ctx context.Context) error {
 	if len(addrs) == 0 {
 		return nil
 	}
-	if err := s.sets.openFixed(ctx, policy.SetNetd, addrs, 53, maxTimeout); err != nil {
+	if err := s.sets.openFixed(ctx, policy.SetNetd, addrs, 53); err != nil {
 		return fmt.Errorf("opening the host's resolvers: %w", err)
 	}
 	return nil

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -78,7 +80,7 @@ func writePolicy(t *testing.T, dir string, egress ...string) {
 	}
 }
 
-func startSupervisor(t *testing.T, nft *fakeNFT, crash chan error) *supFixture {
+func startSupervisor(t *testing.T, nft *fakeNFT, crash chan error, opts ...func(*options)) *supFixture {
 	t.Helper()
 	f := &supFixture{dir: t.TempDir(), logDir: filepath.Join(t.TempDir(), "logs"), addrs: freeAddrs(t), nft: nft,
 		sigs: make(chan os.Signal, 1), stdout: &syncBuffer{}, result: make(chan error, 1)}
@@ -87,6 +89,9 @@ func startSupervisor(t *testing.T, nft *fakeNFT, crash chan error) *supFixture {
 	f.child = &inProcChild{addrs: f.addrs, upstream: startUpstream(t).addr, exited: crash}
 	st := selfTest{resolvers: []string{f.addrs.dns}, addrs: f.addrs, nft: nft, expected: policy.ExpectedRuleset()}
 	o := options{dir: f.dir, logDir: f.logDir, tokenFile: filepath.Join(f.dir, "token"), upstreamDNS: "unused"}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	s := newSupervisor(o, nft, f.child, st, f.stdout)
 	go func() { f.result <- s.run(context.Background(), f.sigs) }()
 	t.Cleanup(func() {
@@ -201,7 +206,7 @@ func TestSupervisorLifecycle(t *testing.T) {
 		t.Fatalf("run after SIGTERM = %v", err)
 	}
 	var c policy.Counters
-	if err := json.Unmarshal(readFile(t, filepath.Join(f.logDir, policy.CountersLog)), &c); err != nil || len(c.Rules) != 23 || c.TS == "" {
+	if err := json.Unmarshal(readFile(t, filepath.Join(f.logDir, policy.CountersLog)), &c); err != nil || len(c.Rules) != 27 || c.TS == "" {
 		t.Errorf("counters.json = %+v, %v", c, err)
 	}
 	checkLogFiles(t, f.logDir)
@@ -267,6 +272,17 @@ func TestSupervisorFailsClosed(t *testing.T) {
 		}
 		if strings.Contains(f.stdout.String(), `"ready"`) {
 			t.Error("ready despite a wrong ruleset")
+		}
+	})
+	t.Run("ports unprivileged in the namespace", func(t *testing.T) {
+		procSys := t.TempDir()
+		writeSysctl(t, procSys, "0") // Docker's default in a container
+		f := startSupervisor(t, okNFT(t), nil, func(o *options) { o.procSys = procSys })
+		if err := <-f.result; err == nil || !strings.Contains(err.Error(), "ip_unprivileged_port_start is 0") {
+			t.Errorf("run = %v", err)
+		}
+		if strings.Contains(f.stdout.String(), `"ready"`) {
+			t.Error("ready in a namespace where the agent could bind port 53")
 		}
 	})
 	t.Run("child dies", func(t *testing.T) {
@@ -354,5 +370,54 @@ func TestSupervisorControlLineLimit(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("an endless line was buffered")
+	}
+}
+
+// writeSysctl writes net.ipv4.ip_unprivileged_port_start under a fake /proc/sys.
+func writeSysctl(t *testing.T, procSys, value string) {
+	t.Helper()
+	dir := filepath.Join(procSys, "net", "ipv4")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ip_unprivileged_port_start"), []byte(value+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSupervisorGuardsTheNamespace: with the setting right, netd opens the gateway's address
+// for itself, with no timeout and outside every budget, reserves it and the namespace's own
+// address against every request of the child, and hands the child the gateway's address.
+func TestSupervisorGuardsTheNamespace(t *testing.T) {
+	procSys := t.TempDir()
+	writeSysctl(t, procSys, "1024")
+	nft := okNFT(t)
+	own := netip.MustParseAddr("172.18.0.9")
+	gw := netip.MustParseAddrPort("172.18.0.2:8811")
+	f := startSupervisor(t, nft, nil, func(o *options) {
+		o.procSys, o.gateway = procSys, gw
+		o.own = func() ([]netip.Addr, error) { return []netip.Addr{own}, nil }
+	})
+	f.waitEvent(t, policy.EventReady, 1)
+	want := "add element inet abox netd_dst { 172.18.0.2 . 8811 }\n"
+	if b := nft.batches(); !slices.ContainsFunc(b, func(s string) bool { return strings.HasSuffix(s, want) }) {
+		t.Errorf("batches = %q, want the gateway opened without a timeout", b)
+	}
+	sup := newSupervisor(options{gateway: gw}, nft, nil, selfTest{}, &syncBuffer{})
+	if got := sup.configMessage().Gateway; got != gw.String() {
+		t.Errorf("the child is given gateway %q, want %v", got, gw)
+	}
+	sup.o.own = func() ([]netip.Addr, error) { return []netip.Addr{own}, nil }
+	if err := sup.guardNamespace(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sup.sets.setRules(context.Background(), testRules(t, "git.example.com:22", "api.example.com"))
+	for _, r := range []setRequest{
+		{Set: policy.SetNetd, Name: "api.example.com", Addrs: []netip.Addr{gw.Addr()}, Ports: []int{443}, Timeout: 60},
+		{Set: policy.SetAgent, Name: "git.example.com", Addrs: []netip.Addr{own}, Ports: []int{22}, Timeout: 60},
+	} {
+		if err := sup.sets.add(context.Background(), r); !errors.Is(err, errRefused) || !errors.Is(err, errReserved) {
+			t.Errorf("add %v = %v, want it refused as reserved", r.Addrs, err)
+		}
 	}
 }

@@ -1,0 +1,162 @@
+package netd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aboxhq/abox/internal/policy"
+)
+
+func TestCheckNamespace(t *testing.T) {
+	tests := []struct {
+		value   string // "" = no file
+		wantErr string
+	}{
+		{"1024", ""},
+		{"15080", ""}, // netd's lowest port: its child can still bind all of them
+		{"0", "ip_unprivileged_port_start is 0"},
+		{"53", "is 53"},
+		{"1023", "is 1023"},
+		{"15081", "is 15081"},
+		{"", "needs --sysctl net.ipv4.ip_unprivileged_port_start=1024"},
+		{"many", "not a number"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.value, func(t *testing.T) {
+			dir := t.TempDir()
+			if tc.value != "" {
+				writeSysctl(t, dir, tc.value)
+			}
+			err := checkNamespace(dir)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("checkNamespace = %v, want nil", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("checkNamespace = %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestParseGateway(t *testing.T) {
+	for in, wantOK := range map[string]bool{
+		"": true, "172.18.0.2:8811": true, "10.0.0.5:80": true,
+		"127.0.0.1:8811": false, "127.0.0.11:53": false, "0.0.0.0:8811": false, "169.254.169.254:80": false,
+		"224.0.0.1:8811": false, "[::1]:8811": false, "172.18.0.2:0": false, "abox-gw-dev:8811": false, "172.18.0.2": false,
+	} {
+		_, err := parseGateway(in)
+		if (err == nil) != wantOK {
+			t.Errorf("parseGateway(%q) = %v, want ok %v", in, err, wantOK)
+		}
+	}
+}
+
+// TestSetManagerBudgets: one name cannot hold more than maxPerName addresses in a set, and a
+// set takes no more than maxLive elements on request however many names ask; expired elements
+// free the budget. The supervisor's own openings count against neither.
+func TestSetManagerBudgets(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := newSetManager(&fakeNFT{})
+	m.now = func() time.Time { return now }
+	m.setRules(ctx, testRules(t, "*.wild.example.com:22"))
+	addrsFrom := func(base, n int) []netip.Addr {
+		var out []netip.Addr
+		for i := range n {
+			out = append(out, netip.AddrFrom4([4]byte{10, byte((base + i) >> 16), byte((base + i) >> 8), byte(base + i)}))
+		}
+		return out
+	}
+	req := func(name string, as []netip.Addr) setRequest {
+		return setRequest{Set: policy.SetAgent, Name: name, Addrs: as, Ports: []int{22}, Timeout: 60}
+	}
+	// One name: 32 + 32 addresses fit, the 65th does not; the same addresses again do.
+	for i := range 2 {
+		if err := m.add(ctx, req("a.wild.example.com", addrsFrom(i*32, 32))); err != nil {
+			t.Fatalf("add %d: %v", i, err)
+		}
+	}
+	if err := m.add(ctx, req("a.wild.example.com", addrsFrom(64, 1))); !errors.Is(err, errRefused) || !strings.Contains(err.Error(), "more than 64") {
+		t.Errorf("the 65th address of one name = %v, want a refusal", err)
+	}
+	if err := m.add(ctx, req("a.wild.example.com", addrsFrom(0, 32))); err != nil {
+		t.Errorf("refreshing addresses the name holds = %v", err)
+	}
+	// Many names: the set fills to maxLive and then refuses.
+	n := 64
+	for i := 0; n < maxLive; i++ {
+		if err := m.add(ctx, req(fmt.Sprintf("n%d.wild.example.com", i), addrsFrom(1000+n, 32))); err != nil {
+			t.Fatalf("filling the set at %d elements: %v", n, err)
+		}
+		n += 32
+	}
+	if err := m.add(ctx, req("late.wild.example.com", addrsFrom(900000, 1))); !errors.Is(err, errRefused) || !strings.Contains(err.Error(), "budget") {
+		t.Errorf("past maxLive = %v, want a refusal", err)
+	}
+	if err := m.openFixed(ctx, policy.SetNetd, addrsFrom(950000, 2), 53); err != nil {
+		t.Errorf("the supervisor's own opening with the agent set full = %v", err)
+	}
+	// Once they expire, the budget is free again.
+	now = now.Add(61 * time.Second)
+	if err := m.add(ctx, req("late.wild.example.com", addrsFrom(900000, 1))); err != nil {
+		t.Errorf("after expiry = %v", err)
+	}
+}
+
+// TestSetManagerUnrevokes: a revoked pair that a still-allowed name resolves to again leaves the
+// revoked set in the same transaction that reopens it, so its new connections are not reset.
+func TestSetManagerUnrevokes(t *testing.T) {
+	ctx := context.Background()
+	nft := &fakeNFT{}
+	m := newSetManager(nft)
+	m.setRules(ctx, testRules(t, "old.example.com:22", "new.example.com:22"))
+	a := addrs("192.0.2.5")
+	m.add(ctx, setRequest{Set: policy.SetAgent, Name: "old.example.com", Addrs: a, Ports: []int{22}, Timeout: 60})
+	m.setRules(ctx, testRules(t, "new.example.com:22"))
+	if b := nft.batches(); !strings.Contains(b[len(b)-1], "add element inet abox revoked_dst { 192.0.2.5 . 22 timeout 86400s }") {
+		t.Fatalf("revocation = %q", b[len(b)-1])
+	}
+	if err := m.add(ctx, setRequest{Set: policy.SetAgent, Name: "new.example.com", Addrs: a, Ports: []int{22}, Timeout: 60}); err != nil {
+		t.Fatal(err)
+	}
+	b := nft.batches()
+	last := b[len(b)-1]
+	if !strings.Contains(last, "delete element inet abox revoked_dst { 192.0.2.5 . 22 }") ||
+		!strings.Contains(last, "add element inet abox agent_dst { 192.0.2.5 . 22 timeout 60s }") {
+		t.Errorf("reopening = %q, want it taken out of revoked_dst and added to agent_dst at once", last)
+	}
+}
+
+// TestDialRefusesReservedDestinations: a name that resolves only to addresses netd must not
+// connect to (loopback, where the agent listens; the gateway's; link-local) is not dialed and
+// opens nothing; with an ordinary address among them, only that one is opened.
+func TestDialRefusesReservedDestinations(t *testing.T) {
+	cfg := testConfig(t, nil, nil, "", "172.18.0.2:8811")
+	sets := &fakeSets{}
+	d := &upstreamDialer{sets: sets, timeout: time.Second, allowed: destinationCheck(cfg, addrs("172.18.0.9")),
+		res: fakeDNS{
+			"evil.example.com":  addrs("127.0.0.1", "172.18.0.2", "169.254.169.254", "172.18.0.9"),
+			"mixed.example.com": addrs("127.0.0.1", "192.0.2.50"),
+		}}
+	if c, err := d.dial(context.Background(), "evil.example.com", 443); err == nil || !strings.Contains(err.Error(), "no address netd may connect to") {
+		if c != nil {
+			c.Close()
+		}
+		t.Errorf("dial = %v, want a refusal", err)
+	}
+	if len(sets.requests()) != 0 {
+		t.Errorf("opened %v for a name with only reserved addresses", sets.requests())
+	}
+	sets.err = errFake // stops the dial before it connects: nothing leaves this machine
+	if _, err := d.dial(context.Background(), "mixed.example.com", 443); !errors.Is(err, errFake) {
+		t.Errorf("dial = %v, want it stopped at the opening", err)
+	}
+	if reqs := sets.requests(); len(reqs) != 1 || len(reqs[0].Addrs) != 1 || reqs[0].Addrs[0] != netip.MustParseAddr("192.0.2.50") {
+		t.Errorf("opened %v, want only 192.0.2.50", reqs)
+	}
+}

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
+	"net/url"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/aboxhq/abox/internal/artifact"
@@ -22,6 +25,7 @@ import (
 type preflighted struct {
 	runSpec  *render.RunSpec
 	baseline []byte
+	gateway  netip.AddrPort // where netd reaches the gateway; zero without MCP servers
 }
 
 // preflight checks, before anything is started, that the sandbox about to run is the approved
@@ -43,6 +47,7 @@ func (a *App) preflight(ctx context.Context, p *project) (*preflighted, error) {
 	if err != nil {
 		return nil, err
 	}
+	var gwAddr netip.AddrPort
 	if np.MCP != nil {
 		gw, err := a.gatewayManager().Inspect(ctx, rs.Profile)
 		if err != nil {
@@ -52,6 +57,9 @@ func (a *App) preflight(ctx context.Context, p *project) (*preflighted, error) {
 			return nil, err
 		}
 		if err := checkGatewayUp(rs.Profile, gw); err != nil {
+			return nil, err
+		}
+		if gwAddr, err = gatewayAddress(gw, rs.Profile, rs.Network, np.MCP.Upstream); err != nil {
 			return nil, err
 		}
 	}
@@ -77,7 +85,23 @@ func (a *App) preflight(ctx context.Context, p *project) (*preflighted, error) {
 			return nil, errorf("create it, or remove it from mounts.context and run `abox up`", "context directory %s does not exist", path)
 		}
 	}
-	return &preflighted{runSpec: rs, baseline: policy.ExpectedRuleset()}, nil
+	return &preflighted{runSpec: rs, baseline: policy.ExpectedRuleset(), gateway: gwAddr}, nil
+}
+
+// gatewayAddress is where netd will dial the gateway: the container's address on the sandbox's
+// network and the port of netd's upstream URL. Without one the agent's MCP tools cannot work,
+// and netd never looks the gateway up by name, so the run is refused.
+func gatewayAddress(gw *docker.Container, profile, network, upstream string) (netip.AddrPort, error) {
+	u, err := url.Parse(upstream)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("netd policy: mcp upstream %q: %w", upstream, err)
+	}
+	port, _ := strconv.Atoi(u.Port())
+	addr, err := gateway.Address(gw, network, port)
+	if err != nil {
+		return netip.AddrPort{}, withHint(err, "recreate it with `abox gateway up --force "+profile+"`")
+	}
+	return addr, nil
 }
 
 // checkGatewayUp refuses to start an agent whose MCP servers have no running gateway behind

@@ -116,7 +116,7 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 	}
 	so := sandbox.Options{
 		Prompt: opts.prompt, Resume: opts.resume, Continue: opts.cont, Keep: opts.keep, Shell: opts.shell,
-		Timeout: opts.timeout, Masks: pre.runSpec.Masks, SecretEnv: secretEnv,
+		Timeout: opts.timeout, Masks: pre.runSpec.Masks, SecretEnv: secretEnv, Gateway: pre.gateway,
 	}
 	if so.Timeout == 0 && !opts.shell {
 		so.Timeout = time.Duration(p.manifest.Run.Timeout) * time.Second

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -141,7 +142,11 @@ func (e *Env) runProbes(ctx context.Context) (*probeRun, error) {
 	args.gwName, args.gwIP, args.gwPort = e.gatewayTarget(ctx, rs.Network)
 	w := &probeWriter{e: e, ctx: ctx, rs: rs, run: &probeRun{results: map[string]probeResult{}}}
 	sb := &sandbox.Sandbox{Docker: e.Docker, Project: e.Project, Spec: rs, Baseline: policy.ExpectedRuleset(), Now: e.clock, Progress: e.progress()}
-	_, err = sb.Run(ctx, sandbox.Options{Command: args.argv(), Timeout: ProbeTimeout - 30*time.Second, Output: w, Masks: rs.Masks})
+	so := sandbox.Options{Command: args.argv(), Timeout: ProbeTimeout - 30*time.Second, Output: w, Masks: rs.Masks}
+	if a, err := netip.ParseAddr(args.gwIP); err == nil && args.gwPort > 0 {
+		so.Gateway = netip.AddrPortFrom(a, uint16(args.gwPort)) // as a run's netd gets it
+	}
+	_, err = sb.Run(ctx, so)
 	w.flush()
 	if err != nil {
 		return nil, fmt.Errorf("the probe sandbox: %w", err)

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/statefs"
 	"github.com/aboxhq/abox/internal/telemetry"
@@ -60,6 +62,10 @@ type Options struct {
 	Command []string
 	// ReadyTimeout bounds netd's start-up and self-test.
 	ReadyTimeout time.Duration
+	// Gateway is the MCP gateway container's address on the sandbox's network, as the daemon
+	// reported it before the run ([gateway.Address]); zero when the project has no MCP servers.
+	// It completes netd's argv ([policy.GatewayAddrFlag]): netd dials it and nothing else.
+	Gateway netip.AddrPort
 }
 
 // ErrBoundary marks a run refused because the sandbox could not be verified. No agent started.
@@ -172,7 +178,7 @@ func maxTime(a, b time.Time) time.Time {
 
 // startNetd runs netd and, meanwhile, creates the agent container.
 func (s *Sandbox) startNetd(ctx context.Context, o Options, out *Outcome, c *clock) error {
-	netdArgv := replaceRun(s.Spec.Netd.Argv(), out.ID)
+	netdArgv := s.netdArgv(o, out)
 	agentArgv := s.agentArgv(o, out)
 	out.Argv = [][]string{netdArgv, agentArgv}
 	writeJSON(filepath.Join(out.Dir, "argv.json"), out.Argv)
@@ -198,6 +204,16 @@ func (s *Sandbox) createAgent(ctx context.Context, argv []string, env []byte) er
 	}
 	_, err := s.Docker.CreateWithInput(ctx, argv, stdin)
 	return err
+}
+
+// netdArgv completes the runspec's netd argv for this run: the gateway's address, if any, after
+// netd's command.
+func (s *Sandbox) netdArgv(o Options, out *Outcome) []string {
+	argv := replaceRun(s.Spec.Netd.Argv(), out.ID)
+	if o.Gateway.IsValid() {
+		argv = append(argv, policy.GatewayAddrFlag, o.Gateway.String())
+	}
+	return argv
 }
 
 // agentArgv completes the runspec's agent argv for this run: masks, then the image, then the

@@ -68,6 +68,17 @@ type probeResult struct {
 	Reply   string   `json:"reply"`
 	RCode   string   `json:"rcode"`
 	Answers []string `json:"answers"`
+	// Namespace attacks (e2e/standin/ns.go).
+	Bound          []string `json:"bound"`
+	BindRefused    []string `json:"bind_refused"`
+	Sent           int64    `json:"sent"`
+	SendErrors     int64    `json:"send_errors"`
+	FirstSendError string   `json:"first_send_error"`
+	Queries        []string `json:"queries"`
+	Conns          int      `json:"conns"`
+	Authorization  bool     `json:"authorization"`
+	Rounds         int      `json:"rounds"`
+	BrokeAfter     float64  `json:"broke_after_s"`
 }
 
 // probes parses the lines of the agent's output that start with "name " followed by a probe's

@@ -47,8 +47,11 @@ func netProbe(args []string, stdout, stderr io.Writer) int {
 	case "http":
 		res = probeHTTP(args[1:])
 	default:
-		fmt.Fprintln(stderr, netUsage)
-		return 2
+		var ok bool
+		if res, ok = nsProbe(args); !ok {
+			fmt.Fprintln(stderr, netUsage+"\n"+nsUsage)
+			return 2
+		}
 	}
 	b, _ := json.Marshal(res)
 	fmt.Fprintln(stdout, string(b))

@@ -5,8 +5,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"net"
 	"strings"
+	"sync"
 
 	"github.com/miekg/dns"
 )
@@ -39,6 +41,30 @@ type dnsHandler struct {
 	s      *server
 	answer net.IP
 	ttl    uint32
+	spread int // >0: that many addresses per answer, see -dns-spread
+
+	mu      sync.Mutex
+	queries uint32 // of names starting with "rot", which get new addresses every time
+}
+
+// spreadAnswer returns n addresses in 198.18.0.0/15 (the benchmarking range: never a real host,
+// and nothing connects to them) that depend on the name, and for a "rot" name on the query too.
+func (h *dnsHandler) spreadAnswer(name string) []net.IP {
+	sum := fnv.New32a()
+	sum.Write([]byte(strings.ToLower(name)))
+	base := sum.Sum32()
+	if strings.HasPrefix(strings.ToLower(name), "rot") {
+		h.mu.Lock()
+		h.queries++
+		base += h.queries * uint32(h.spread)
+		h.mu.Unlock()
+	}
+	out := make([]net.IP, h.spread)
+	for i := range out {
+		v := (base*uint32(h.spread) + uint32(i)) % (1 << 17)
+		out[i] = net.IPv4(198, 18+byte(v>>16), byte(v>>8), byte(v))
+	}
+	return out
 }
 
 func (h *dnsHandler) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
@@ -48,21 +74,36 @@ func (h *dnsHandler) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 	for _, q := range req.Question {
 		h.s.log.Info("dns", "proto", "dns/"+w.RemoteAddr().Network(), "name", strings.TrimSuffix(q.Name, "."),
 			"type", dns.TypeToString[q.Qtype], "remote", w.RemoteAddr().String())
-		if q.Qtype == dns.TypeA && q.Qclass == dns.ClassINET {
+		if q.Qtype != dns.TypeA || q.Qclass != dns.ClassINET {
+			continue
+		}
+		answers := []net.IP{h.answer}
+		if h.spread > 0 {
+			answers = h.spreadAnswer(q.Name)
+		}
+		for _, a := range answers {
 			m.Answer = append(m.Answer, &dns.A{
 				Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: h.ttl},
-				A:   h.answer,
+				A:   a,
 			})
 		}
+	}
+	if _, udp := w.RemoteAddr().(*net.UDPAddr); udp {
+		// As a real server does: what does not fit the client's buffer is cut and marked
+		// truncated, so the client asks again over TCP.
+		size := dns.MinMsgSize
+		if opt := req.IsEdns0(); opt != nil {
+			size = max(int(opt.UDPSize()), dns.MinMsgSize)
+		}
+		m.Truncate(size)
 	}
 	_ = w.WriteMsg(m)
 }
 
 // serveDNS serves DNS on pc (udp) and l (tcp) until ctx ends. Both are already listening, so
 // the server is reachable when serveDNS returns.
-func (s *server) serveDNS(ctx context.Context, pc net.PacketConn, l net.Listener, answer net.IP, ttl uint32) {
-	h := &dnsHandler{s: s, answer: answer, ttl: ttl}
-	s.log.Info("listening", "proto", "dns", "udp", pc.LocalAddr().String(), "tcp", l.Addr().String(), "answer", answer.String())
+func (s *server) serveDNS(ctx context.Context, pc net.PacketConn, l net.Listener, h *dnsHandler) {
+	s.log.Info("listening", "proto", "dns", "udp", pc.LocalAddr().String(), "tcp", l.Addr().String(), "answer", h.answer.String(), "spread", h.spread)
 	for _, srv := range []*dns.Server{{PacketConn: pc, Handler: h}, {Listener: l, Handler: h}} {
 		go func() { _ = srv.ActivateAndServe() }()
 		go func() {

@@ -49,6 +49,7 @@ type options struct {
 	dnsPort   int
 	dnsAnswer string
 	dnsTTL    uint
+	dnsSpread int
 }
 
 func parseFlags(args []string) (options, error) {
@@ -65,6 +66,8 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.dnsPort, "dns-port", 53, "DNS port, udp and tcp (0: off)")
 	fs.StringVar(&o.dnsAnswer, "dns-answer", "", "IPv4 address every A query gets (default: this server's)")
 	fs.UintVar(&o.dnsTTL, "dns-ttl", 60, "TTL of DNS answers")
+	fs.IntVar(&o.dnsSpread, "dns-spread", 0, "answer each A query with this many addresses of 198.18.0.0/15 instead, "+
+		"different for every name (and for every query of a name starting with \"rot\"); nothing ever connects to them")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -174,7 +177,7 @@ func (s *server) listen(ctx context.Context, o options) error {
 		if err != nil {
 			return err
 		}
-		s.serveDNS(ctx, pc, l, answer, uint32(o.dnsTTL))
+		s.serveDNS(ctx, pc, l, &dnsHandler{s: s, answer: answer, ttl: uint32(o.dnsTTL), spread: o.dnsSpread})
 	}
 	return nil
 }

@@ -108,7 +108,7 @@ func startServer(t *testing.T, names []string) *testServer {
 	go s.serveUDP(pc)
 	pc, l = packet(), listen()
 	ts.dnsU, ts.dnsTCP = pc.LocalAddr().String(), l.Addr().String()
-	s.serveDNS(ctx, pc, l, net.IPv4(10, 9, 8, 7), 30)
+	s.serveDNS(ctx, pc, l, &dnsHandler{s: s, answer: net.IPv4(10, 9, 8, 7), ttl: 30})
 	t.Cleanup(cancel)
 	return ts
 }
@@ -272,5 +272,25 @@ func TestParseFlags(t *testing.T) {
 		if _, err := parseFlags(bad); err == nil {
 			t.Errorf("parseFlags(%q) = nil error, want one", bad)
 		}
+	}
+}
+
+// TestDNSSpread: -dns-spread answers n addresses of 198.18.0.0/15 per name, the same for a name
+// every time, new ones for every query of a "rot" name.
+func TestDNSSpread(t *testing.T) {
+	h := &dnsHandler{spread: 32}
+	a, b := h.spreadAnswer("n1.flood.test."), h.spreadAnswer("n1.flood.test.")
+	if len(a) != 32 || a[0].String() != b[0].String() {
+		t.Fatalf("spreadAnswer = %v then %v, want 32 stable addresses", a, b)
+	}
+	seen := map[string]bool{}
+	for _, ip := range append(h.spreadAnswer("rot.flood.test."), h.spreadAnswer("rot.flood.test.")...) {
+		if !(&net.IPNet{IP: net.IPv4(198, 18, 0, 0), Mask: net.CIDRMask(15, 32)}).Contains(ip) {
+			t.Errorf("%v is outside 198.18.0.0/15", ip)
+		}
+		seen[ip.String()] = true
+	}
+	if len(seen) != 64 {
+		t.Errorf("two queries of a rot name gave %d distinct addresses, want 64", len(seen))
 	}
 }

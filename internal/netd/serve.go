@@ -100,7 +100,7 @@ func (c *child) firstConfig() error {
 // waits for the supervisor's answer to its set request.
 func (c *child) control(stop chan<- struct{}) error {
 	defer c.sets.shut()
-	stopped := false
+	asked := false
 	for {
 		m, err := c.ctl.recv()
 		if err != nil {
@@ -112,8 +112,8 @@ func (c *child) control(stop chan<- struct{}) error {
 		case opConfig:
 			c.reconfigure(m)
 		case opStop:
-			if !stopped {
-				stopped = true
+			if !asked {
+				asked = true
 				close(stop)
 			}
 		}

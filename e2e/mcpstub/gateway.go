@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -87,6 +88,7 @@ type gateway struct {
 	tools []string
 	env   map[string]string
 	log   *slog.Logger
+	open  atomic.Int64 // MCP sessions initialized and not closed
 }
 
 func newGateway(f gatewayFlags, log *slog.Logger, stderr io.Writer) (*gateway, error) {
@@ -202,6 +204,28 @@ func (s *statusRecorder) WriteHeader(code int) {
 func (s *statusRecorder) Flush() {
 	if f, ok := s.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
+	}
+}
+
+// countSessions logs each MCP session once its initialize succeeded, and again when it closes,
+// with the number then open: a "session" line with event "open" or "close". Sessions are the
+// go-sdk handler's, as in the real gateway: they live until a DELETE (204) closes them, with no
+// timeout, and a request naming an unknown or closed session gets the handler's 404 "session not
+// found". A session whose first request was not an initialize is closed by the handler at once
+// and is never counted.
+func (g *gateway) countSessions(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		ss, ok := req.GetSession().(*mcp.ServerSession)
+		if method != "initialize" || err != nil || !ok {
+			return res, err
+		}
+		g.log.Info("session", "event", "open", "session", ss.ID(), "open", g.open.Add(1))
+		go func() {
+			ss.Wait()
+			g.log.Info("session", "event", "close", "session", ss.ID(), "open", g.open.Add(-1))
+		}()
+		return res, err
 	}
 }
 

@@ -10,8 +10,9 @@
 // but GET /health, accepts the real gateway's flags, and serves the tools of its built-in servers
 // (echo: echo; math: add; whoami: whoami; secrets: secret_env) narrowed by --servers and --tools
 // as the real one narrows its catalog. secret_env returns what a spawned server would find in its
-// environment given --catalog and --secrets. Every HTTP request and tool call is logged as a
-// JSON line on stdout.
+// environment given --catalog and --secrets. MCP sessions are stateful as in the real gateway:
+// opened by initialize, closed only by DELETE. Every HTTP request, tool call and session opened
+// or closed (with the number then open) is logged as a JSON line on stdout.
 //
 //	mcpstub server
 //

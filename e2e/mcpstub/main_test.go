@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,20 +15,22 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // startGateway runs a stub gateway for args on an httptest server and returns its URL and log.
-func startGateway(t *testing.T, args ...string) (string, *bytes.Buffer) {
+func startGateway(t *testing.T, args ...string) (string, *syncBuffer) {
 	t.Helper()
 	t.Setenv("MCP_GATEWAY_AUTH_TOKEN", "tok")
 	f, err := parseGatewayFlags(append([]string{"--transport=streaming"}, args...), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs bytes.Buffer
+	var logs syncBuffer
 	g, err := newGateway(f, slog.New(slog.NewJSONHandler(&logs, nil)), io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -35,6 +38,24 @@ func startGateway(t *testing.T, args ...string) (string, *bytes.Buffer) {
 	srv := httptest.NewServer(g.handler())
 	t.Cleanup(srv.Close)
 	return srv.URL, &logs
+}
+
+// syncBuffer is a bytes.Buffer the test may read while the gateway's goroutines log.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 type bearer struct{ token string }
@@ -242,4 +263,64 @@ func TestStdioServer(t *testing.T) {
 	if got, _ := callText(t, cs, "echo", map[string]any{"text": "x"}); got != "x" {
 		t.Errorf("echo = %q", got)
 	}
+}
+
+// TestGatewaySessions: sessions are opened by initialize and closed only by DELETE, each logged
+// with the number then open; a closed or unknown session gets the go-sdk handler's 404.
+func TestGatewaySessions(t *testing.T) {
+	url, logs := startGateway(t)
+	a, err := connect(t, url, "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := connect(t, url, "tok"); err != nil {
+		t.Fatal(err)
+	}
+	id := a.ID()
+	if err := a.Close(); err != nil { // the go-sdk client sends the DELETE
+		t.Fatal(err)
+	}
+	var events []string
+	for deadline := time.Now().Add(5 * time.Second); len(events) < 3 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		events = sessionEvents(t, logs.String())
+	}
+	if want := []string{"open 1", "open 2", "close 1"}; !slices.Equal(events, want) {
+		t.Errorf("session events = %q, want %q", events, want)
+	}
+	for _, method := range []string{http.MethodDelete, http.MethodGet} {
+		for _, sid := range []string{id, "never-issued"} {
+			req, _ := http.NewRequest(method, url+"/mcp", nil)
+			req.Header.Set("Authorization", "Bearer tok")
+			req.Header.Set("Accept", "text/event-stream")
+			req.Header.Set("Mcp-Session-Id", sid)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "session not found") {
+				t.Errorf("%s of session %q = %d %q, want 404 session not found", method, sid, resp.StatusCode, body)
+			}
+		}
+	}
+}
+
+// sessionEvents returns the stub's session log lines as "<event> <open>".
+func sessionEvents(t *testing.T, logs string) []string {
+	t.Helper()
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
+		var ev struct {
+			Msg, Event string
+			Open       int
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if ev.Msg == "session" {
+			out = append(out, fmt.Sprintf("%s %d", ev.Event, ev.Open))
+		}
+	}
+	return out
 }

@@ -220,6 +220,7 @@ type noIn struct{}
 // newMCPServer builds the MCP server of one session with the enabled tools.
 func (g *gateway) newMCPServer(c caller) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "abox e2e gateway stub", Version: "1.0.0"}, nil)
+	s.AddReceivingMiddleware(g.countSessions)
 	for _, st := range g.tools {
 		_, tool, _ := strings.Cut(st, ":")
 		switch tool {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -227,6 +228,14 @@ func TestRequireAuth(t *testing.T) {
 // mcpTestServer serves one echo tool over streamable HTTP behind a bearer token.
 func mcpTestServer(t *testing.T, token string) string {
 	t.Helper()
+	url, _ := mcpCountingServer(t, token)
+	return url
+}
+
+// mcpCountingServer is mcpTestServer that also counts the DELETEs it receives.
+func mcpCountingServer(t *testing.T, token string) (string, *atomic.Int64) {
+	t.Helper()
+	deletes := &atomic.Int64{}
 	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	type in struct {
 		Text string `json:"text"`
@@ -243,10 +252,13 @@ func mcpTestServer(t *testing.T, token string) string {
 			http.Error(w, "Unauthorized", http.StatusUnauthorized)
 			return
 		}
+		if r.Method == http.MethodDelete {
+			deletes.Add(1)
+		}
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	return srv.URL + "/mcp"
+	return srv.URL + "/mcp", deletes
 }
 
 func writeMCPConfig(t *testing.T, url, token string) string {
@@ -287,6 +299,31 @@ func TestMCPCall(t *testing.T) {
 	out, _, code := claude(t, "mcp-call", "--mcp-config", bad, "raw", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	if code != 0 || !strings.Contains(out, `"status":401`) {
 		t.Errorf("raw without a token = %q %d, want status 401", out, code)
+	}
+}
+
+// TestMCPNoDelete: with STANDIN_MCP_NO_DELETE=1 the stand-in leaves its sessions open as Claude
+// Code does, both in the start-up probe and in mcp-call; by default the go-sdk client DELETEs.
+func TestMCPNoDelete(t *testing.T) {
+	isolate(t)
+	url, deletes := mcpCountingServer(t, "sekrit")
+	cfg := writeMCPConfig(t, url, "sekrit")
+	t.Setenv("STANDIN_MCP_CONFIG", cfg)
+	for _, tc := range []struct {
+		env  string
+		want int64
+	}{{"1", 0}, {"", 2}} {
+		t.Setenv("STANDIN_MCP_NO_DELETE", tc.env)
+		deletes.Store(0)
+		if _, errOut, code := claude(t, "mcp-call", "list"); code != 0 {
+			t.Fatalf("mcp-call list: %d %s", code, errOut)
+		}
+		if _, errOut, code := claude(t, "-p", "--mcp-config", cfg, "--", "true"); code != 0 {
+			t.Fatalf("claude -p: %d %s", code, errOut)
+		}
+		if got := deletes.Load(); got != tc.want {
+			t.Errorf("STANDIN_MCP_NO_DELETE=%q: %d DELETEs, want %d", tc.env, got, tc.want)
+		}
 	}
 }
 

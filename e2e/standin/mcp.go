@@ -138,6 +138,16 @@ func connect(ctx context.Context, s mcpServer) (*mcp.ClientSession, error) {
 	return c.Connect(ctx, t, nil)
 }
 
+// release ends a client session. By default it is the go-sdk client's Close, which DELETEs a
+// streamable-HTTP session; with STANDIN_MCP_NO_DELETE=1 an HTTP session is left open, as the real
+// Claude Code (2.1.3xx) leaves its sessions when it exits: no DELETE ever reaches the server.
+func release(s mcpServer, cs *mcp.ClientSession) {
+	if os.Getenv("STANDIN_MCP_NO_DELETE") == "1" && s.URL != "" {
+		return
+	}
+	cs.Close()
+}
+
 // mcpStatus is one entry of the init event's mcp_servers.
 type mcpStatus struct {
 	Name   string `json:"name"`
@@ -189,7 +199,7 @@ func probeOne(s mcpServer, timeout time.Duration) (string, []string) {
 		}
 		return "failed", nil
 	}
-	defer cs.Close()
+	defer release(s, cs)
 	res, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		return "failed", nil

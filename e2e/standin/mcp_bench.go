@@ -34,7 +34,7 @@ func mcpBench(ctx context.Context, s mcpServer, args []string, n int, stdout, st
 		fmt.Fprintf(stderr, "mcp-call: connecting to %s: %v\n", s.URL, err)
 		return 1
 	}
-	defer cs.Close()
+	defer release(s, cs)
 	rep := mcpBenchReport{ConnectUS: time.Since(start).Microseconds()}
 	rep.benchReport = timed(n, 1, func(int) error { return op(ctx, cs) })
 	rep.Mode = "mcp-" + args[0]

@@ -25,7 +25,8 @@ const mcpCallUsage = `usage: claude mcp-call [--mcp-config PATH]... [--server NA
        claude mcp-call [...] raw JSON-RPC
        claude mcp-call [...] --repeat N list | call TOOL [JSON-ARGS]   latencies as JSON (mcp_bench.go)
 The configuration defaults to $STANDIN_MCP_CONFIG, else ` + defaultMCPConfig + `; the server to the
-first by name. Results are printed as JSON; call exits 1 when the tool reports an error.`
+first by name. Results are printed as JSON; call exits 1 when the tool reports an error. With
+STANDIN_MCP_NO_DELETE=1 the session is left open at exit, as Claude Code leaves it (no DELETE).`
 
 // mcpCall is the stand-in's MCP client for tests: it talks to the server an agent would use,
 // with the headers of its configuration, and prints what came back as JSON.
@@ -133,7 +134,7 @@ func listTools(ctx context.Context, s mcpServer) (*mcp.ListToolsResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", s.URL, err)
 	}
-	defer cs.Close()
+	defer release(s, cs)
 	return cs.ListTools(ctx, nil)
 }
 
@@ -146,7 +147,7 @@ func callTool(ctx context.Context, s mcpServer, tool, args string) (*mcp.CallToo
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", s.URL, err)
 	}
-	defer cs.Close()
+	defer release(s, cs)
 	return cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: arguments})
 }
 

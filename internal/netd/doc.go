@@ -18,7 +18,8 @@
 //     serves on loopback only: a DNS resolver that answers only allowed names, a TLS proxy that
 //     decides on the ClientHello's server name without terminating TLS, a plain-HTTP proxy that
 //     decides on the Host header, and the MCP forwarder that adds the gateway token the agent
-//     never sees and narrows the project's tools.
+//     never sees, narrows the project's tools, and closes at stop the gateway sessions the agent
+//     left open.
 //
 // Whenever netd connects out, it resolves the name itself and dials the address it resolved: the
 // agent never chooses an IP. Every decision is a JSON line under policy.LogDir. If netd dies,

@@ -29,8 +29,9 @@ import (
 //
 // It prints lifecycle events ([policy.Event]) as JSON lines on stdout, exactly one of them
 // "ready", once the ruleset is loaded and verified and the self-test has passed; the agent may
-// start only after it. SIGHUP reloads the policy and token; SIGTERM or SIGINT writes the
-// counters and exits 0. Any failure, including the serving child's death, exits 1 (2 for bad
+// start only after it. SIGHUP reloads the policy and token; SIGTERM or SIGINT stops the serving
+// child, which first closes the gateway sessions the agent left open, writes the counters and
+// exits 0. Any failure, including the serving child's death, exits 1 (2 for bad
 // flags).
 //
 // `abox netd serve` is the serving child, which the supervisor starts itself; it is not for

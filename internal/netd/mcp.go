@@ -24,10 +24,11 @@ import (
 // profile, the forwarder narrows tools to the project's own: tools/list results are filtered and
 // a tools/call of another tool is answered with an error without reaching the gateway.
 type mcpForwarder struct {
-	cfg    *current
-	client *http.Client
-	log    *jsonl
-	now    func() time.Time
+	cfg      *current
+	client   *http.Client
+	log      *jsonl
+	now      func() time.Time
+	sessions mcpSessions // the gateway sessions to close at stop (mcpsessions.go)
 }
 
 // Limits of the forwarder.
@@ -189,7 +190,17 @@ func (f *mcpForwarder) forward(w http.ResponseWriter, r *http.Request, cfg *conf
 	}
 	copyHeaders(req.Header, r.Header, mcpRequestHeaders)
 	req.Header.Set("Authorization", "Bearer "+cfg.token)
-	resp, err := f.client.Do(req)
+	track, err := f.sessions.track(r, msgs, req.URL.String())
+	if err != nil {
+		f.refuseSession(w, body, msgs, start, err)
+		return
+	}
+	ctx, cancel := track.context(r.Context())
+	defer cancel()
+	resp, err := f.client.Do(req.WithContext(ctx))
+	if problem := track.answered(resp); problem != "" {
+		f.logOne(start, "initialize", policy.Error, problem, statusOf(resp))
+	}
 	if err != nil && agentGone(r, err) {
 		f.logAll(start, msgs, policy.Allowed, "the agent closed the connection before the gateway answered", 0)
 		return

@@ -36,11 +36,13 @@ type child struct {
 	ctl  *ctlConn
 	sets *ctlSets
 	logs logs
-	sni  *sniProxy // set by start; reconfigure closes its tunnels a new policy revokes
+	sni  *sniProxy     // set by start; reconfigure closes its tunnels a new policy revokes
+	mcp  *mcpForwarder // set by start; closes the agent's gateway sessions when serve ends
 }
 
-// serve runs the serving child until ctx ends, a listener fails or the supervisor goes away. It
-// starts listening only once it holds a valid configuration from the supervisor.
+// serve runs the serving child until ctx ends, a listener fails or the supervisor asks it to
+// stop or goes away. It starts listening only once it holds a valid configuration from the
+// supervisor, and on the way out it closes the gateway sessions the agent left open.
 func serve(ctx context.Context, o serveOptions) error {
 	c := &child{ctl: newCtlConn(o.ctl)}
 	defer c.ctl.close()
@@ -60,23 +62,21 @@ func serve(ctx context.Context, o serveOptions) error {
 	res := newResolver(o.upstreamDNS)
 	res.fallbacks = func() []string { return c.cur.get().resolvers }
 	c.start(ls, res, errc)
+	defer c.mcp.closeSessions(mcpCloseTimeout)
 	if err := c.ctl.send(message{Op: opListening}); err != nil {
 		return err
 	}
-	go func() { errc <- c.control() }()
+	stop := make(chan struct{})
+	go func() { errc <- c.control(stop) }()
 	select {
 	case <-ctx.Done():
 		return nil
+	case <-stop:
+		return nil
 	case err := <-errc:
-		if errors.Is(err, errStopped) {
-			return nil
-		}
 		return err
 	}
 }
-
-// errStopped ends the control loop when the supervisor asks the child to stop.
-var errStopped = errors.New("stopped by the supervisor")
 
 // firstConfig waits for the supervisor's first configuration.
 func (c *child) firstConfig() error {
@@ -95,9 +95,12 @@ func (c *child) firstConfig() error {
 	return nil
 }
 
-// control handles the supervisor's messages until the channel closes.
-func (c *child) control() error {
+// control handles the supervisor's messages until the channel closes. A stop closes stop and
+// does not end the loop: closing the gateway sessions on the way out still dials, and each dial
+// waits for the supervisor's answer to its set request.
+func (c *child) control(stop chan<- struct{}) error {
 	defer c.sets.shut()
+	asked := false
 	for {
 		m, err := c.ctl.recv()
 		if err != nil {
@@ -109,7 +112,10 @@ func (c *child) control() error {
 		case opConfig:
 			c.reconfigure(m)
 		case opStop:
-			return errStopped
+			if !asked {
+				asked = true
+				close(stop)
+			}
 		}
 	}
 }
@@ -171,7 +177,8 @@ func (c *child) start(ls *listeners, res *resolver, errc chan<- error) {
 	c.sni = sni
 	web := newHTTPServer(newHTTPProxy(&c.cur, dial, c.logs.conn, 80))
 	web.ConnContext = withOrigDst
-	mcp := newHTTPServer(newMCPForwarder(&c.cur, c.logs.mcp))
+	c.mcp = newMCPForwarder(&c.cur, c.logs.mcp)
+	mcp := newHTTPServer(c.mcp)
 	run := func(name string, f func() error) {
 		go func() { errc <- fmt.Errorf("%s stopped: %w", name, stopped(f())) }()
 	}

@@ -323,35 +323,50 @@ func (s *supervisor) openResolvers(ctx context.Context) error {
 	return nil
 }
 
-// shutdown writes the counters and stops the child.
+// shutdown stops the child, which first closes the agent's gateway sessions, then writes the
+// counters, so that they count that traffic too. abox gives `docker stop` 5 s before it kills
+// netd, and both steps fit in it: the child has stopTimeout, then escalateTimeout, and the
+// counters' deadline starts only when they do.
 func (s *supervisor) shutdown(rc *runningChild) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	s.stopChild(rc)
+	ctx, cancel := context.WithTimeout(context.Background(), countersTimeout)
 	defer cancel()
 	if err := s.writeCounters(ctx); err != nil {
 		s.ev.emit(policy.EventError, "counters: "+err.Error())
 	}
-	s.stopChild(rc)
 }
 
-// stopChild asks the child to stop over the control channel, then closes the channel (the
-// child exits when it loses its supervisor) and tries to kill it. It gives up after
-// stopTimeout: the supervisor's own exit then kills the child (Pdeathsig).
+// stopChild asks the child to stop over the control channel and waits stopTimeout, keeping the
+// channel open meanwhile (the child's last dials still need set requests answered); then it
+// closes the channel (the child exits when it loses its supervisor), tries to kill it and waits
+// escalateTimeout more. It then gives up: the supervisor's own exit kills the child (Pdeathsig).
 func (s *supervisor) stopChild(rc *runningChild) {
 	defer rc.ctl.close()
 	rc.ctl.send(message{Op: opStop})
-	for _, escalate := range []func(){func() {}, func() { rc.ctl.close(); rc.kill() }} {
-		escalate()
+	steps := []struct {
+		escalate func()
+		wait     time.Duration
+	}{{func() {}, stopTimeout}, {func() { rc.ctl.close(); rc.kill() }, escalateTimeout}}
+	for _, step := range steps {
+		step.escalate()
 		select {
 		case <-rc.done:
 			return
-		case <-time.After(stopTimeout):
+		case <-time.After(step.wait):
 		}
 	}
 	s.ev.emit(policy.EventError, "the serving child did not stop")
 }
 
-// stopTimeout is how long the child gets to stop after SIGTERM.
-const stopTimeout = 5 * time.Second
+// Deadlines of the shutdown, each from the start of its step.
+const (
+	// stopTimeout is how long the child gets to stop: it closes the gateway sessions within
+	// mcpCloseTimeout, then exits.
+	stopTimeout     = mcpCloseTimeout + time.Second
+	escalateTimeout = 500 * time.Millisecond
+	// countersTimeout bounds reading the counters with nft, which takes milliseconds.
+	countersTimeout = time.Second
+)
 
 // readyDetail summarises what netd enforces, for the ready and reload events.
 func (s *supervisor) readyDetail() string {

@@ -14,9 +14,9 @@ import (
 
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/gateway"
-	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/telemetry"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 type logsOptions struct {
@@ -188,7 +188,7 @@ func (a *App) showMCP(ctx context.Context, p *project, runs []telemetry.RunRecor
 		if l.Tool != "" {
 			target = " " + mcpTarget(l.MCPRecord)
 		}
-		fmt.Fprintf(a.Out, "%-7s %s %s%s %s run %s%s\n", l.Verdict, l.TS, manifest.Printable(l.Method), target,
+		fmt.Fprintf(a.Out, "%-7s %s %s%s %s run %s%s\n", l.Verdict, l.TS, termtext.Line(l.Method), target,
 			millis(l.DurMS), l.Run, reasonSuffix(l.Reason))
 	}
 	a.showGatewayLog(ctx, p, o.limit)

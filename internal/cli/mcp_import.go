@@ -16,6 +16,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // Answers of `mcp import` for one server found on the host.
@@ -232,7 +233,7 @@ func importTable(rows []hostServer) [][]string {
 		case importNo, importHave:
 			answer = r.Import + ": " + r.Reason
 		}
-		out = append(out, []string{manifest.Printable(r.Name), r.Where, answer})
+		out = append(out, []string{termtext.Line(r.Name), r.Where, answer})
 	}
 	return out
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/telemetry"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // preflighted is what a run starts from once every check passed.
@@ -182,7 +183,7 @@ func formatCounts(list []telemetry.NameCount, n int) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(list)-n))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s (x%d)", manifest.Printable(c.Name), c.Count))
+		parts = append(parts, fmt.Sprintf("%s (x%d)", termtext.Line(c.Name), c.Count))
 	}
 	return strings.Join(parts, ", ")
 }

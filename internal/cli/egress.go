@@ -262,11 +262,11 @@ func (a *App) printEgress(rep egressReport) {
 		if h.Mandatory {
 			mark = "  (mandatory)"
 		}
-		fmt.Fprintf(a.Out, "  %s%s\n", h.Entry, mark)
+		linef(a.Out, "  %s%s", h.Entry, mark)
 	}
 	fmt.Fprintln(a.Out, "ignored:")
 	for _, h := range rep.Ignored {
-		fmt.Fprintf(a.Out, "  %s\n", h)
+		linef(a.Out, "  %s", h) // agentbox.yaml is in the workspace, which the agent writes
 	}
 	if len(rep.Ignored) == 0 {
 		fmt.Fprintln(a.Out, "  none")

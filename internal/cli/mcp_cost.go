@@ -196,7 +196,7 @@ func (a *App) printCost(rep costReport) {
 	table(a.Out, rows)
 	for _, s := range rep.Servers {
 		if !s.Narrowed && s.Server != "?" && s.Tools > 1 {
-			fmt.Fprintf(a.Out, "hint: %s costs ~%d tokens per turn; narrow it to the tools the agent needs: `abox mcp add %s --tool %s`\n",
+			linef(a.Out, "hint: %s costs ~%d tokens per turn; narrow it to the tools the agent needs: `abox mcp add %s --tool %s`",
 				s.Server, s.Tokens, s.Server, strings.Join(s.toolNames[:1], " --tool "))
 			break
 		}

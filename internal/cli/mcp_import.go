@@ -98,9 +98,9 @@ func runMCPImport(ctx context.Context, a *App, dir string, apply bool) error {
 		return err
 	}
 	for _, r := range todo {
-		fmt.Fprintf(a.Out, "declared %s (%s)\n", r.Name, r.Import)
+		linef(a.Out, "declared %s (%s)", r.Name, r.Import) // names and URLs may come from the workspace's .mcp.json
 		if r.headers {
-			fmt.Fprintf(a.Out, "  its headers were not imported: add them from a secret with `abox mcp add-remote %s --url %s --header 'Name: ${VAR}' --secret NAME=VAR`\n", r.Name, r.URL)
+			linef(a.Out, "  its headers were not imported: add them from a secret with `abox mcp add-remote %s --url %s --header 'Name: ${VAR}' --secret NAME=VAR`", r.Name, r.URL)
 		}
 	}
 	fmt.Fprintln(a.Out, "next: `abox up` starts them in the gateway")

@@ -110,7 +110,7 @@ func (a *App) checkApproved(p *project) error {
 	if sameManifest(prev, p.manifest) {
 		return nil
 	}
-	fmt.Fprintf(a.Err, "agentbox.yaml changed since it was approved by `abox up`:\n%s", manifest.LineDiff(string(old), string(p.raw)))
+	fmt.Fprintf(a.Err, "agentbox.yaml changed since it was approved by `abox up`:\n%s", termtext.Text(manifest.LineDiff(string(old), string(p.raw))))
 	return boundary(errorf("review the change; `abox up` approves it", "refusing to run an unapproved manifest"))
 }
 

@@ -29,6 +29,9 @@ type App struct {
 	Out, Err io.Writer
 	// TTY is true when stdin and stderr are terminals: prompts and pickers are allowed.
 	TTY bool
+	// OutTTY is true when stdout is a terminal: a person reads it, so `abox run` shows its
+	// escaped pretty view there, never the agent's raw stream.
+	OutTTY bool
 	// Color is true when stderr is a terminal and NO_COLOR is unset.
 	Color   bool
 	Env     func(string) (string, bool)
@@ -70,6 +73,7 @@ func Main() int {
 	app := &App{
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		TTY:        isTTY,
+		OutTTY:     term.IsTerminal(int(os.Stdout.Fd())),
 		Color:      term.IsTerminal(int(os.Stderr.Fd())) && !noColor,
 		Env:        os.LookupEnv,
 		Now:        time.Now,

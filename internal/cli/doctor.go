@@ -15,6 +15,7 @@ import (
 	"github.com/aboxhq/abox/internal/doctor"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 type doctorOptions struct {
@@ -174,7 +175,7 @@ func (a *App) checkBoundary(ctx context.Context, p *project) error {
 	}
 	var b strings.Builder
 	for _, r := range failed {
-		fmt.Fprintf(&b, "\n%s: %s", r.ID, manifest.Printable(r.Detail))
+		fmt.Fprintf(&b, "\n%s: %s", r.ID, termtext.Line(r.Detail))
 	}
 	return boundary(errorf("fix what `abox doctor` reports, or set run.permission_mode to another mode and run `abox up`",
 		"refusing bypassPermissions: %s failed:%s", plural(len(failed), "boundary check", "boundary checks"), b.String()))

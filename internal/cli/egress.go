@@ -16,6 +16,7 @@ import (
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/telemetry"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 func newEgressCmd(a *App) *cobra.Command {
@@ -261,11 +262,11 @@ func (a *App) printEgress(rep egressReport) {
 		if h.Mandatory {
 			mark = "  (mandatory)"
 		}
-		fmt.Fprintf(a.Out, "  %s%s\n", h.Entry, mark)
+		linef(a.Out, "  %s%s", h.Entry, mark)
 	}
 	fmt.Fprintln(a.Out, "ignored:")
 	for _, h := range rep.Ignored {
-		fmt.Fprintf(a.Out, "  %s\n", h)
+		linef(a.Out, "  %s", h) // agentbox.yaml is in the workspace, which the agent writes
 	}
 	if len(rep.Ignored) == 0 {
 		fmt.Fprintln(a.Out, "  none")
@@ -282,7 +283,7 @@ func (a *App) printEgress(rep egressReport) {
 			kind = "connected to"
 		}
 		// Queue names come from the agent (a TLS server name may hold any byte): escape them.
-		rows = append(rows, []string{"  " + manifest.Printable(q.Name), kind, fmt.Sprint(q.Count), fmt.Sprint(q.Runs), q.LastSeen})
+		rows = append(rows, []string{"  " + termtext.Line(q.Name), kind, fmt.Sprint(q.Count), fmt.Sprint(q.Runs), q.LastSeen})
 	}
 	table(a.Out, rows)
 	fmt.Fprintln(a.Out, "  ↳ allow with `abox egress add <host>`, or silence with `abox egress ignore <host>`")

@@ -101,6 +101,9 @@ func interrupted(ctx context.Context, err error) error {
 //
 //	error: <what went wrong>
 //	  ↳ <the command or change that fixes it>
+//
+// Every line is escaped: an error may quote a workspace file name, a docker message or the
+// agent's output.
 func report(w io.Writer, err error) int {
 	code := ExitError
 	var ec *exitCode
@@ -114,27 +117,29 @@ func report(w io.Writer, err error) int {
 	if errors.As(err, &me) {
 		printProblems(w, me)
 		if h := hintOf(err); h != "" && !allHinted(me) {
-			fmt.Fprintf(w, "  ↳ %s\n", h)
+			linef(w, "  ↳ %s", h)
 		}
 		return code
 	}
 	msg := strings.TrimSpace(err.Error())
 	lines := strings.Split(msg, "\n")
-	fmt.Fprintf(w, "error: %s\n", lines[0])
+	linef(w, "error: %s", lines[0])
 	for _, l := range lines[1:] {
-		fmt.Fprintf(w, "  %s\n", l)
+		linef(w, "  %s", l)
 	}
 	if h := hintOf(err); h != "" {
-		fmt.Fprintf(w, "  ↳ %s\n", h)
+		linef(w, "  ↳ %s", h)
 	}
 	return code
 }
 
+// printProblems prints a manifest's problems, escaped: they quote the file, which the agent
+// can write.
 func printProblems(w io.Writer, me *manifest.Error) {
 	for _, p := range me.Problems {
-		fmt.Fprintf(w, "error: %s: %s: %s\n", me.Source, p.Loc, p.Msg)
+		linef(w, "error: %s: %s: %s", me.Source, p.Loc, p.Msg)
 		if p.Hint != "" {
-			fmt.Fprintf(w, "  ↳ %s\n", p.Hint)
+			linef(w, "  ↳ %s", p.Hint)
 		}
 	}
 }

@@ -9,9 +9,9 @@ import (
 	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/gateway"
-	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/policy"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // One gateway serves the union of every project on its profile, and each project's netd narrows
@@ -51,7 +51,7 @@ func leakLines(l gateway.Leak) []string {
 	if len(l.Borrowed) > 0 {
 		var tools []string
 		for _, t := range slices.Sorted(maps.Keys(l.Borrowed)) {
-			tools = append(tools, fmt.Sprintf("%s (a tool of %s)", manifest.Printable(t), l.Borrowed[t]))
+			tools = append(tools, fmt.Sprintf("%s (a tool of %s)", termtext.Line(t), l.Borrowed[t]))
 		}
 		out = append(out, fmt.Sprintf("project %s's tools: lets through %s, a server it does not declare",
 			l.Project, strings.Join(tools, ", ")))

@@ -9,8 +9,8 @@ import (
 
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/gateway"
-	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 type gatewayStatusOptions struct {
@@ -152,7 +152,7 @@ func (a *App) printStatus(st gatewayStatus) {
 		line("remote", strings.Join(st.Remote, ", ")+" (proxied by the gateway)")
 	}
 	if st.Tools != nil {
-		line(fmt.Sprintf("tools (%d)", len(st.Tools)), manifest.Printable(listOrNone(st.Tools)))
+		line(fmt.Sprintf("tools (%d)", len(st.Tools)), termtext.Line(listOrNone(st.Tools)))
 	}
 	if len(st.PublishedPorts) > 0 {
 		line("published", a.paint("red", strings.Join(st.PublishedPorts, ", ")+": the gateway must publish nothing; recreate it with `abox gateway up --force "+st.Profile+"`"))

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,9 +16,9 @@ import (
 
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/gateway"
-	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/telemetry"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 type logsOptions struct {
@@ -34,6 +36,9 @@ func newLogsCmd(a *App) *cobra.Command {
 		Long: `Logs reads the project's local telemetry: the runs index (default), the DNS queries netd
 answered, the MCP requests netd forwarded to the gateway or refused, or one run's transcript.
 Everything shown was harvested from netd at teardown, never from the agent's container.
+
+With --transcript --json, every line is one JSON value: a stream-json event as recorded, or a
+line of the agent's output that is not JSON as a JSON string.
 
 With --gateway, when the profile's gateway runs, the last lines of its own log follow (not with
 --json), with the gateway token and every bearer credential removed.`,
@@ -150,7 +155,7 @@ func (a *App) showDNS(runs []telemetry.RunRecord, o logsOptions) error {
 		return a.writeJSON(lines)
 	}
 	for _, l := range lines {
-		fmt.Fprintf(a.Out, "%-7s %s %s (%s) run %s\n", l.Verdict, l.TS, l.Name, l.Type, l.Run)
+		linef(a.Out, "%-7s %s %s (%s) run %s", l.Verdict, l.TS, l.Name, l.Type, l.Run)
 	}
 	if len(denied) > 0 {
 		fmt.Fprintf(a.Out, "denied names, with their counts:\n")
@@ -188,7 +193,7 @@ func (a *App) showMCP(ctx context.Context, p *project, runs []telemetry.RunRecor
 		if l.Tool != "" {
 			target = " " + mcpTarget(l.MCPRecord)
 		}
-		fmt.Fprintf(a.Out, "%-7s %s %s%s %s run %s%s\n", l.Verdict, l.TS, manifest.Printable(l.Method), target,
+		linef(a.Out, "%-7s %s %s%s %s run %s%s", l.Verdict, l.TS, l.Method, target,
 			millis(l.DurMS), l.Run, reasonSuffix(l.Reason))
 	}
 	a.showGatewayLog(ctx, p, o.limit)
@@ -220,7 +225,8 @@ func (a *App) showGatewayLog(ctx context.Context, p *project, lines int) {
 		gateway.Name(profile), profile, text)
 }
 
-// showTranscript pretty-prints a run's transcript, found by path, id or id prefix.
+// showTranscript pretty-prints a run's transcript, found by path, id or id prefix; with --json
+// it prints it as JSON lines.
 func (a *App) showTranscript(p *project, runs []telemetry.RunRecord, o logsOptions) error {
 	path := o.transcript
 	if _, err := os.Stat(path); err != nil {
@@ -245,7 +251,9 @@ func (a *App) showTranscript(p *project, runs []telemetry.RunRecord, o logsOptio
 	var sum telemetry.Summary
 	for sc.Scan() {
 		if o.jsonl {
-			fmt.Fprintln(a.Out, sc.Text())
+			if _, err := a.Out.Write(transcriptJSON(sc.Bytes())); err != nil {
+				return err
+			}
 			continue
 		}
 		if ev, ok := sum.Observe(sc.Bytes()); ok {
@@ -253,4 +261,22 @@ func (a *App) showTranscript(p *project, runs []telemetry.RunRecord, o logsOptio
 		}
 	}
 	return sc.Err()
+}
+
+// transcriptJSON is one transcript line as one line of JSON that decodes to what was recorded:
+// a stream-json event compacted (JSON's own whitespace may hold a carriage return), anything
+// else the agent printed as a JSON string. termtext.JSON escapes what JSON leaves raw.
+func transcriptJSON(line []byte) []byte {
+	var b bytes.Buffer
+	if json.Valid(line) {
+		json.Compact(&b, line)
+	} else {
+		enc := json.NewEncoder(&b) // writes the newline itself
+		enc.SetEscapeHTML(false)
+		enc.Encode(string(line))
+	}
+	if !bytes.HasSuffix(b.Bytes(), []byte("\n")) {
+		b.WriteByte('\n')
+	}
+	return termtext.JSON(b.Bytes())
 }

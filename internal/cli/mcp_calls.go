@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/policy"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // maxSummaryCalls is how many MCP tool calls a run's summary lists.
@@ -49,11 +49,11 @@ func printMCPCalls(w io.Writer, records []policy.MCPRecord) {
 func mcpTarget(r policy.MCPRecord) string {
 	switch {
 	case r.Tool != "" && r.Server != "":
-		return manifest.Printable(r.Server + ":" + r.Tool)
+		return termtext.Line(r.Server + ":" + r.Tool)
 	case r.Tool != "":
-		return manifest.Printable(r.Tool)
+		return termtext.Line(r.Tool)
 	}
-	return manifest.Printable(r.Method)
+	return termtext.Line(r.Method)
 }
 
 func millis(ms int64) string { return strconv.FormatInt(ms, 10) + "ms" }
@@ -63,5 +63,5 @@ func reasonSuffix(reason string) string {
 	if reason == "" {
 		return ""
 	}
-	return "  (" + manifest.Printable(reason) + ")"
+	return "  (" + termtext.Line(reason) + ")"
 }

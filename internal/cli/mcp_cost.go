@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/gateway"
-	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // toolCost is one tool the agent sees and what its definition costs per turn.
@@ -184,7 +184,7 @@ func (a *App) printCost(rep costReport) {
 	}
 	rows := [][]string{{"TOOL", "SERVER", "~TOKENS"}}
 	for _, t := range rep.Tools {
-		rows = append(rows, []string{manifest.Printable(t.Tool), t.Server, fmt.Sprint(t.Tokens)})
+		rows = append(rows, []string{termtext.Line(t.Tool), t.Server, fmt.Sprint(t.Tokens)})
 	}
 	table(a.Out, rows)
 	fmt.Fprintln(a.Out)
@@ -196,7 +196,7 @@ func (a *App) printCost(rep costReport) {
 	table(a.Out, rows)
 	for _, s := range rep.Servers {
 		if !s.Narrowed && s.Server != "?" && s.Tools > 1 {
-			fmt.Fprintf(a.Out, "hint: %s costs ~%d tokens per turn; narrow it to the tools the agent needs: `abox mcp add %s --tool %s`\n",
+			linef(a.Out, "hint: %s costs ~%d tokens per turn; narrow it to the tools the agent needs: `abox mcp add %s --tool %s`",
 				s.Server, s.Tokens, s.Server, strings.Join(s.toolNames[:1], " --tool "))
 			break
 		}

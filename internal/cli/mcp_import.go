@@ -16,6 +16,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // Answers of `mcp import` for one server found on the host.
@@ -97,9 +98,9 @@ func runMCPImport(ctx context.Context, a *App, dir string, apply bool) error {
 		return err
 	}
 	for _, r := range todo {
-		fmt.Fprintf(a.Out, "declared %s (%s)\n", r.Name, r.Import)
+		linef(a.Out, "declared %s (%s)", r.Name, r.Import) // names and URLs may come from the workspace's .mcp.json
 		if r.headers {
-			fmt.Fprintf(a.Out, "  its headers were not imported: add them from a secret with `abox mcp add-remote %s --url %s --header 'Name: ${VAR}' --secret NAME=VAR`\n", r.Name, r.URL)
+			linef(a.Out, "  its headers were not imported: add them from a secret with `abox mcp add-remote %s --url %s --header 'Name: ${VAR}' --secret NAME=VAR`", r.Name, r.URL)
 		}
 	}
 	fmt.Fprintln(a.Out, "next: `abox up` starts them in the gateway")
@@ -232,7 +233,7 @@ func importTable(rows []hostServer) [][]string {
 		case importNo, importHave:
 			answer = r.Import + ": " + r.Reason
 		}
-		out = append(out, []string{manifest.Printable(r.Name), r.Where, answer})
+		out = append(out, []string{termtext.Line(r.Name), r.Where, answer})
 	}
 	return out
 }

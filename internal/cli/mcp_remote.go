@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 type mcpAddRemoteOptions struct {
@@ -69,7 +70,7 @@ func (o mcpAddRemoteOptions) remote() (manifest.RemoteServer, error) {
 	for _, h := range o.headers {
 		k, v, ok := strings.Cut(h, ":")
 		if !ok || strings.TrimSpace(k) == "" {
-			ps = append(ps, manifest.Problem{Loc: "--header", Msg: fmt.Sprintf("%q is not 'Name: value'", manifest.Printable(h)),
+			ps = append(ps, manifest.Problem{Loc: "--header", Msg: fmt.Sprintf("%q is not 'Name: value'", termtext.Line(h)),
 				Hint: "write --header 'Authorization: Bearer ${TOKEN}'"})
 			continue
 		}
@@ -81,7 +82,7 @@ func (o mcpAddRemoteOptions) remote() (manifest.RemoteServer, error) {
 	for _, s := range o.secrets {
 		name, env, ok := strings.Cut(s, "=")
 		if !ok || name == "" || env == "" {
-			ps = append(ps, manifest.Problem{Loc: "--secret", Msg: fmt.Sprintf("%q is not name=ENV", manifest.Printable(s)),
+			ps = append(ps, manifest.Problem{Loc: "--secret", Msg: fmt.Sprintf("%q is not name=ENV", termtext.Line(s)),
 				Hint: "write --secret docs.token=DOCS_TOKEN"})
 			continue
 		}

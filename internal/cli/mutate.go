@@ -10,6 +10,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/statefs"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // mutate applies a CLI edit to the manifest: the whole result is re-validated, written
@@ -32,7 +33,7 @@ func (a *App) mutate(ctx context.Context, p *project, edit func(*manifest.Doc) e
 	}
 	if hasApproval {
 		if prev, err := manifest.Parse(approved, "approved manifest"); err != nil || !sameManifest(prev, p.manifest) {
-			fmt.Fprintf(a.Err, "agentbox.yaml changed since it was approved by `abox up`:\n%s", manifest.LineDiff(string(approved), string(p.raw)))
+			fmt.Fprintf(a.Err, "agentbox.yaml changed since it was approved by `abox up`:\n%s", termtext.Text(manifest.LineDiff(string(approved), string(p.raw))))
 			return nil, errorf("review the change and approve it with `abox up` first", "refusing to edit an unapproved manifest")
 		}
 	}

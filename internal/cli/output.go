@@ -4,45 +4,72 @@ package cli
 //
 //   - results go to stdout; progress, warnings and errors go to stderr;
 //   - glyphs and colour only on a terminal, and never when NO_COLOR is set;
-//   - --json output is stable, indented, and never mixed with prose;
+//   - --json output is stable, indented, never mixed with prose, and exact: values are what was
+//     recorded, with the characters a terminal acts on written as JSON escapes (termtext.JSON);
+//   - text the agent may have influenced (its output, names it looked up, workspace file names,
+//     tool names, anything quoted in an error) never reaches a person raw: it goes through
+//     termtext.Line (a field, or a whole one-line record with linef) or termtext.Text (free text
+//     of several lines). warnf, progressf, table and the error report do that themselves;
 //   - an error is one "error: …" line, then "  ↳ …" naming the command or change that fixes it;
 //   - a warning is "warning: …", with the same hint line;
 //   - messages are lower-case and end without a period; no stack trace ever reaches the user.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
-// warnf prints a warning and an optional hint to the error stream.
+// warnf prints a warning and an optional hint to the error stream, escaped.
 func (a *App) warnf(hint, format string, args ...any) {
-	fmt.Fprintf(a.Err, "warning: "+format+"\n", args...)
+	fmt.Fprintln(a.Err, termtext.Text("warning: "+fmt.Sprintf(format, args...)))
 	if hint != "" {
-		fmt.Fprintf(a.Err, "  ↳ %s\n", hint)
+		fmt.Fprintln(a.Err, "  ↳ "+termtext.Text(hint))
 	}
 }
 
-// progressf prints one line of progress to the error stream.
+// progressf prints one line of progress to the error stream, escaped.
 func (a *App) progressf(format string, args ...any) {
-	fmt.Fprintf(a.Err, format+"\n", args...)
+	fmt.Fprintln(a.Err, termtext.Text(fmt.Sprintf(format, args...)))
 }
 
-// writeJSON prints v as indented JSON on stdout.
+// linef prints one line to w with the whole of it escaped by termtext.Line, for a record whose
+// fields the agent may have chosen: no field can end the line early, forge the next one or
+// drive the terminal.
+func linef(w io.Writer, format string, args ...any) {
+	fmt.Fprintln(w, termtext.Line(fmt.Sprintf(format, args...)))
+}
+
+// writeJSON prints v as indented JSON on stdout. encoding/json escapes C0 controls and
+// U+2028/U+2029 in strings whatever SetEscapeHTML says; termtext.JSON escapes what it leaves
+// raw (DEL, C1, bidi and other format characters), so the output stays exact and valid.
 func (a *App) writeJSON(v any) error {
-	enc := json.NewEncoder(a.Out)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := a.Out.Write(termtext.JSON(b.Bytes()))
+	return err
 }
 
-// table writes aligned columns to w. The first row is the header.
+// table writes aligned columns to w. The first row is the header. Every cell is escaped by
+// termtext.Line: a tab or a newline in a name would move the columns or forge a row.
 func table(w io.Writer, rows [][]string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = termtext.Line(c)
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	tw.Flush()
 }

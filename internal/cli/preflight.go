@@ -19,6 +19,7 @@ import (
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/telemetry"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // preflighted is what a run starts from once every check passed.
@@ -133,7 +134,7 @@ func (a *App) checkApproved(p *project) error {
 	if sameManifest(prev, p.manifest) {
 		return nil
 	}
-	fmt.Fprintf(a.Err, "agentbox.yaml changed since it was approved by `abox up`:\n%s", manifest.LineDiff(string(old), string(p.raw)))
+	fmt.Fprintf(a.Err, "agentbox.yaml changed since it was approved by `abox up`:\n%s", termtext.Text(manifest.LineDiff(string(old), string(p.raw))))
 	return boundary(errorf("review the change; `abox up` approves it", "refusing to run an unapproved manifest"))
 }
 
@@ -206,7 +207,7 @@ func formatCounts(list []telemetry.NameCount, n int) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(list)-n))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s (x%d)", manifest.Printable(c.Name), c.Count))
+		parts = append(parts, fmt.Sprintf("%s (x%d)", termtext.Line(c.Name), c.Count))
 	}
 	return strings.Join(parts, ", ")
 }

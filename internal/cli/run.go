@@ -35,8 +35,8 @@ func newRunCmd(a *App) *cobra.Command {
 netd starts first and loads the network policy; abox reads the loaded ruleset back and compares
 it with netpolicy.nft, and only then starts the agent, with no capabilities, in netd's network
 namespace. Every line the agent prints is kept in the run's transcript. On a terminal, events are
-shown as they come (session, assistant text, → tool calls, result); otherwise the raw stream-json
-goes to stdout.
+shown as they come (session, assistant text, → tool calls, result), with every control character
+the agent printed made visible; otherwise the raw stream-json goes to stdout.
 
 Teardown always happens — on success, failure, timeout or Ctrl-C: netd's logs are harvested
 from netd, the run is recorded in runs.jsonl, a summary is printed and both containers are
@@ -122,7 +122,7 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 		so.Timeout = time.Duration(p.manifest.Run.Timeout) * time.Second
 	}
 	if !opts.quiet && !opts.shell {
-		so.Output, so.Pretty = a.Out, a.TTY
+		so.Output, so.Pretty = a.Out, a.TTY || a.OutTTY
 	}
 	out, runErr := sb.Run(ctx, so)
 	if err := sb.Record(so, out, p.manifest.Profile, p.manifest.Run.PermissionMode, p.manifest.Servers); err != nil {
@@ -159,40 +159,43 @@ func checkRecordable(dir string) error {
 	return nil
 }
 
-// printSummary prints what happened in a run to stderr.
+// printSummary prints what happened in a run to stderr. Every line goes through linef: the
+// session id, the names netd logged and the notes (the agent's last stderr line among them)
+// come from the agent, which must not be able to rewrite the summary on the terminal.
 func (a *App) printSummary(out *sandbox.Outcome, shell bool) {
 	w := a.Err
 	kind := "run"
 	if shell {
 		kind = "shell"
 	}
-	fmt.Fprintf(w, "\n%s %s · %s · exit %d · %.1fs", kind, out.ID, out.Result, out.ExitCode, out.Duration.Seconds())
+	head := fmt.Sprintf("%s %s · %s · exit %d · %.1fs", kind, out.ID, out.Result, out.ExitCode, out.Duration.Seconds())
 	if out.Summary.SessionID != "" {
-		fmt.Fprintf(w, " · session %s", out.Summary.SessionID)
+		head += " · session " + out.Summary.SessionID
 	}
 	fmt.Fprintln(w)
+	linef(w, "%s", head)
 	if out.Transcript != "" {
-		fmt.Fprintf(w, "  transcript: %s\n", out.Transcript)
+		linef(w, "  transcript: %s", out.Transcript)
 	}
 	if n := len(out.Summary.ToolCalls); n > 0 {
-		fmt.Fprintf(w, "  tool calls: %d\n", n)
+		linef(w, "  tool calls: %d", n)
 	}
 	if h := out.Harvest; h != nil {
 		printMCPCalls(w, h.MCP)
 		if d := h.DeniedNames(); len(d) > 0 {
-			fmt.Fprintf(w, "  denied DNS names: %s\n", formatCounts(d, 10))
+			linef(w, "  denied DNS names: %s", formatCounts(d, 10))
 		}
 		if r := h.RefusedConnections(); len(r) > 0 {
-			fmt.Fprintf(w, "  refused connections (SNI/Host): %s\n", formatCounts(r, 10))
+			linef(w, "  refused connections (SNI/Host): %s", formatCounts(r, 10))
 		}
 		if n := h.Dropped(); n > 0 {
-			fmt.Fprintf(w, "  dropped packets: %d\n", n)
+			linef(w, "  dropped packets: %d", n)
 		}
 		if d, r := h.DeniedNames(), h.RefusedConnections(); len(d)+len(r) > 0 {
-			fmt.Fprintf(w, "  ↳ review them with `abox egress list`; allow one with `abox egress add <host>`\n")
+			linef(w, "  ↳ review them with `abox egress list`; allow one with `abox egress add <host>`")
 		}
 	}
 	for _, n := range out.Notes {
-		fmt.Fprintf(w, "  note: %s\n", n)
+		linef(w, "  note: %s", n)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/secrets"
 	"github.com/aboxhq/abox/internal/statefs"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 const secretsLong = `Secrets reach MCP servers through the gateway, never the agent, unless you attach one.
@@ -143,14 +144,14 @@ func checkSecretName(name string) error {
 		return nil
 	}
 	return errorf("use letters, digits, '.', '_' and '-', starting with a letter or digit (for example github.personal_access_token)",
-		"%q is not a valid secret name", manifest.Printable(name))
+		"%q is not a valid secret name", termtext.Line(name))
 }
 
 // secretRowsTable prints sync and check rows as a table.
 func (a *App) secretRowsTable(rows []secrets.Row) {
 	out := [][]string{{"secret", "status", "source", "detail"}}
 	for _, r := range rows {
-		out = append(out, []string{r.Secret, r.Status, orDash(r.Source), orDash(manifest.Printable(r.Detail))})
+		out = append(out, []string{r.Secret, r.Status, orDash(r.Source), orDash(termtext.Line(r.Detail))})
 	}
 	table(a.Out, out)
 }

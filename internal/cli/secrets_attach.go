@@ -11,6 +11,7 @@ import (
 	"github.com/aboxhq/abox/internal/artifact"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/secrets"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 type secretsAttachOptions struct{ dir string }
@@ -43,19 +44,19 @@ func parseAttachPairs(args []string) ([]attachPair, error) {
 	var pairs []attachPair
 	var problems []manifest.Problem
 	for i, arg := range args {
-		loc := fmt.Sprintf("argument %d (%s)", i+1, manifest.Printable(arg))
+		loc := fmt.Sprintf("argument %d (%s)", i+1, termtext.Line(arg))
 		env, name, ok := strings.Cut(arg, "=")
 		switch {
 		case !ok || env == "" || name == "":
 			problems = append(problems, manifest.Problem{Loc: loc, Msg: "is not ENV=NAME", Hint: "write the variable, '=', and the secret's name: API_KEY=acme.api_key"})
 		case !manifest.IsEnvName(env):
-			problems = append(problems, manifest.Problem{Loc: loc, Msg: fmt.Sprintf("%q is not a valid environment variable name", manifest.Printable(env)),
+			problems = append(problems, manifest.Problem{Loc: loc, Msg: fmt.Sprintf("%q is not a valid environment variable name", termtext.Line(env)),
 				Hint: "use letters, digits and '_', not starting with a digit"})
 		case slices.Contains(manifest.ReservedEnv, env) || strings.HasPrefix(env, "ABOX_"):
 			problems = append(problems, manifest.Problem{Loc: loc, Msg: fmt.Sprintf("%s is set by abox itself and cannot carry a secret", env),
 				Hint: "choose another variable name"})
 		case !manifest.IsSecretName(name):
-			problems = append(problems, manifest.Problem{Loc: loc, Msg: fmt.Sprintf("%q is not a valid secret name", manifest.Printable(name)),
+			problems = append(problems, manifest.Problem{Loc: loc, Msg: fmt.Sprintf("%q is not a valid secret name", termtext.Line(name)),
 				Hint: "use letters, digits, '.', '_' and '-', starting with a letter or digit"})
 		default:
 			pairs = append(pairs, attachPair{env: env, name: name})
@@ -167,7 +168,7 @@ func runSecretsDetach(ctx context.Context, a *App, o secretsDetachOptions, envs 
 	for i, env := range envs {
 		if !manifest.IsEnvName(env) {
 			return &manifest.Error{Source: "abox secrets detach", Problems: []manifest.Problem{{
-				Loc: fmt.Sprintf("argument %d", i+1), Msg: fmt.Sprintf("%q is not a valid environment variable name", manifest.Printable(env)),
+				Loc: fmt.Sprintf("argument %d", i+1), Msg: fmt.Sprintf("%q is not a valid environment variable name", termtext.Line(env)),
 				Hint: "name the variable only, without =NAME: abox secrets detach API_KEY"}}}
 		}
 	}

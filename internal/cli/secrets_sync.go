@@ -15,6 +15,7 @@ import (
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/secrets"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 type secretsSyncOptions struct {
@@ -86,8 +87,8 @@ func selectMappings(cfg *config.Secrets, only []string) ([]config.SecretMapping,
 	for _, name := range only {
 		mp, ok := cfg.Lookup(name)
 		if !ok {
-			return nil, errorf("map it in secrets.yaml, or store it directly with `abox secrets set "+manifest.Printable(name)+"`",
-				"--only %q: secrets.yaml does not map it", manifest.Printable(name))
+			return nil, errorf("map it in secrets.yaml, or store it directly with `abox secrets set "+termtext.Line(name)+"`",
+				"--only %q: secrets.yaml does not map it", termtext.Line(name))
 		}
 		out = append(out, mp)
 	}

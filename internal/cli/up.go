@@ -133,7 +133,7 @@ func (a *App) approve(p *project, yes bool) error {
 	}
 	fmt.Fprintf(a.Err, "agentbox.yaml reaches further than the manifest approved at the last `abox up`:\n")
 	for _, l := range widen {
-		fmt.Fprintf(a.Err, "  %s\n", l)
+		linef(a.Err, "  %s", l)
 	}
 	if !a.TTY {
 		return errorf("review the change, then run `abox up --yes` to approve it", "the widened manifest was not approved")

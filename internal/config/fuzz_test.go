@@ -11,6 +11,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/egress"
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // FuzzConfigParse feeds the same bytes to config.yaml, secrets.yaml and custom-servers.yaml
@@ -40,7 +41,7 @@ func FuzzConfigParse(f *testing.F) {
 		checkRefusal(t, "ParseSecrets", data, err)
 		if err == nil {
 			walkStrings(reflect.ValueOf(s), func(v string) {
-				if manifest.Printable(v) != v {
+				if termtext.Line(v) != v {
 					t.Fatalf("ParseSecrets(%q) accepted %q", data, v)
 				}
 			})
@@ -69,7 +70,7 @@ func checkRefusal(t *testing.T, fn string, data []byte, err error) {
 	}
 	for _, p := range me.Problems {
 		for _, s := range []string{p.Loc, p.Msg, p.Hint} {
-			if manifest.Printable(s) != s {
+			if termtext.Line(s) != s {
 				t.Fatalf("%s(%q) problem %+v is not printable", fn, data, p)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // MaxSize is the largest configuration file abox reads.
@@ -157,7 +158,7 @@ func located(source string, err error) error {
 				}
 			}
 		}
-		p.Msg = manifest.Printable(p.Msg) // the decoder quotes keys and values verbatim
+		p.Msg = termtext.Line(p.Msg) // the decoder quotes keys and values verbatim
 		e.Problems = append(e.Problems, p)
 	}
 	return e

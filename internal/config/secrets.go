@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // Secret sources.
@@ -162,7 +163,7 @@ func (k *checker) opRef(loc, ref string) {
 	switch {
 	case !strings.HasPrefix(ref, "op://") || len(parts) < 3 || slicesHasEmpty(parts):
 		k.add(loc, "write op://vault/item/field", "%q is not a 1Password reference", ref)
-	case manifest.Printable(ref) != ref || len(ref) > 1024:
+	case termtext.Line(ref) != ref || len(ref) > 1024:
 		k.add(loc, "", "%q is not a 1Password reference: it holds an unprintable character or is too long", ref)
 	}
 }

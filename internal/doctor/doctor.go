@@ -23,11 +23,14 @@ const (
 // Finding is what one check observed.
 type Finding struct {
 	Status Status `json:"status"`
-	// Detail is what was observed, for a person: "publishes 0.0.0.0:8811".
+	// Detail is what was observed, for a person: "publishes 0.0.0.0:8811". A check quotes text
+	// the agent chose (file names, DNS names, tool names) through [termtext.Line], so that a
+	// newline in a name cannot start a line of its own; [Report.WriteText] escapes every line
+	// again as it prints.
 	Detail string `json:"detail"`
 	// Hint is an imperative naming the abox command that fixes it; set on every warn and fail.
 	Hint string `json:"hint"`
-	// Data holds the observation for machines (--json); never a secret.
+	// Data holds the observation for machines (--json), exact, never escaped; never a secret.
 	Data map[string]any `json:"data"`
 }
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/egress"
-	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/telemetry"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // egressMandatory: the rendered netd policy, which netd enforces, allows the hosts Claude Code
@@ -70,11 +70,12 @@ func (e *Env) queueFinding(kind, what, hint string) Finding {
 	if err != nil {
 		return failf("check the permissions of abox's state directory, then run `abox doctor` again", "%v", err)
 	}
-	var names []string
+	var names, exact []string // escaped for the detail, as recorded for the data
 	total := 0
 	for _, it := range items {
 		if it.Kind == kind {
-			names = append(names, fmt.Sprintf("%s (x%d)", manifest.Printable(it.Name), it.Count))
+			names = append(names, fmt.Sprintf("%s (x%d)", termtext.Line(it.Name), it.Count))
+			exact = append(exact, fmt.Sprintf("%s (x%d)", it.Name, it.Count))
 			total += it.Count
 		}
 	}
@@ -82,7 +83,7 @@ func (e *Env) queueFinding(kind, what, hint string) Finding {
 	if len(names) > 0 {
 		f = warnf(hint, "%d name(s) %s: %s", len(names), what, firstN(names, 5))
 	}
-	f = f.with("names", len(names)).with("count", total).with("items", names)
+	f = f.with("names", len(names)).with("count", total).with("items", exact)
 	if len(bad) > 0 {
 		f = f.with("corrupt_lines", len(bad))
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // manifestSchema: agentbox.yaml decodes strictly, validates, and names a configured profile.
@@ -19,9 +20,9 @@ func manifestSchema(_ context.Context, e *Env) Finding {
 	switch {
 	case e.ManifestErr != nil:
 		return failf("fix agentbox.yaml (unknown keys are refused), then run `abox render`",
-			"%s", manifest.Printable(e.ManifestErr.Error()))
+			"%s", termtext.Line(e.ManifestErr.Error()))
 	case e.ConfigErr != nil:
-		return failf("fix config.yaml, then run `abox render`", "%s", manifest.Printable(e.ConfigErr.Error()))
+		return failf("fix config.yaml, then run `abox render`", "%s", termtext.Line(e.ConfigErr.Error()))
 	case e.Manifest == nil || e.Config == nil:
 		return skipf("run `abox init` in the project directory", "no manifest loaded")
 	}
@@ -51,12 +52,12 @@ func manifestApproved(_ context.Context, e *Env) Finding {
 	if perr == nil && sameManifest(prev, e.Manifest) {
 		return okf("agentbox.yaml is the copy approved by `abox up`")
 	}
-	diff := printableLines(manifest.LineDiff(string(old), string(e.ManifestRaw)))
+	diff := manifest.LineDiff(string(old), string(e.ManifestRaw))
 	f := failf("review the change: `abox up` approves it (asking first when it widens the sandbox); until then `abox run` refuses",
-		"agentbox.yaml changed since `abox up` approved it:\n%s", strings.TrimRight(diff, "\n")).with("diff", diff)
+		"agentbox.yaml changed since `abox up` approved it:\n%s", termtext.Text(strings.TrimRight(diff, "\n"))).with("diff", diff)
 	if prev != nil {
 		if w := manifest.Widening(prev, e.Manifest); len(w) > 0 {
-			f = f.with("widening", printableList(w))
+			f = f.with("widening", w)
 		}
 	}
 	return f
@@ -150,7 +151,7 @@ func (e *Env) needCatalog() (Finding, bool) {
 	case e.Catalog == nil:
 		detail := "the server catalog did not load"
 		if e.CatalogErr != nil {
-			detail += ": " + manifest.Printable(e.CatalogErr.Error())
+			detail += ": " + termtext.Line(e.CatalogErr.Error())
 		}
 		return failf("fix custom-servers.yaml or the Docker MCP catalog, then run `abox doctor` again", "%s", detail), false
 	}
@@ -170,25 +171,4 @@ func (e *Env) renderedCatalog() (map[string]map[string]any, error) {
 		return nil, err
 	}
 	return doc.Registry, nil
-}
-
-// printableLines makes every line of s safe for a terminal.
-func printableLines(s string) string {
-	lines := strings.SplitAfter(s, "\n")
-	for i, l := range lines {
-		nl := strings.HasSuffix(l, "\n")
-		lines[i] = manifest.Printable(strings.TrimSuffix(l, "\n"))
-		if nl {
-			lines[i] += "\n"
-		}
-	}
-	return strings.Join(lines, "")
-}
-
-func printableList(s []string) []string {
-	out := make([]string, len(s))
-	for i, v := range s {
-		out[i] = manifest.Printable(v)
-	}
-	return out
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/aboxhq/abox/internal/gateway"
-	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // gatewayProjectScope: the agent can call only this project's tools. The profile's gateway
@@ -64,7 +64,7 @@ func gatewayProjectScope(ctx context.Context, e *Env) Finding {
 		borrowed = map[string]string{}
 	}
 	for _, t := range slices.Sorted(maps.Keys(borrowed)) {
-		why = append(why, fmt.Sprintf("tools: lets through %s, a tool of %s", manifest.Printable(t), borrowed[t]))
+		why = append(why, fmt.Sprintf("tools: lets through %s, a tool of %s", termtext.Line(t), borrowed[t]))
 	}
 	return failf(hint, "%s, and the %s gateway also serves %s, so the agent can call tools of other projects",
 		strings.Join(why, "; "), profile, strings.Join(foreign, ", ")).

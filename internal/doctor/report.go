@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // Report is a whole audit, as `abox doctor --json` prints it. The shape is stable:
@@ -54,7 +54,9 @@ var colors = map[Status]string{OK: "32", Warn: "33", Fail: "31", Skip: "2"}
 
 // WriteText prints the report for a person: one line per check that did not pass (every check
 // with All), "glyph title: detail" and an indented "↳ hint" under a warn or fail; then the
-// residual risks, always; then the summary line.
+// residual risks, always; then the summary line. It is the report's printing edge: every title,
+// detail line and hint goes through [termtext.Line], so nothing a check quoted can drive the
+// terminal.
 func (r Report) WriteText(w io.Writer, o TextOptions) {
 	for _, c := range r.Checks {
 		if c.Status == OK && !o.All {
@@ -81,11 +83,11 @@ func writeItem(w io.Writer, o TextOptions, s Status, title, detail, hint string,
 		glyph = "\x1b[" + colors[s] + "m" + glyph + "\x1b[0m"
 	}
 	lines := strings.Split(strings.TrimRight(detail, "\n"), "\n")
-	fmt.Fprintf(w, "%s %s: %s\n", glyph, title, manifest.Printable(lines[0]))
+	fmt.Fprintf(w, "%s %s: %s\n", glyph, termtext.Line(title), termtext.Line(lines[0]))
 	for _, l := range lines[1:] {
-		fmt.Fprintf(w, "    %s\n", manifest.Printable(l))
+		fmt.Fprintf(w, "    %s\n", termtext.Line(l))
 	}
 	if showHint && hint != "" {
-		fmt.Fprintf(w, "  ↳ %s\n", manifest.Printable(hint))
+		fmt.Fprintf(w, "  ↳ %s\n", termtext.Line(hint))
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/secrets"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // secretStore asks, once, which store the host has. Without a daemon there is no answer: abox
@@ -94,7 +95,7 @@ func secretsPresent(ctx context.Context, e *Env) Finding {
 	var missing, names []string
 	for _, name := range secrets.Names(needs) {
 		if !slices.Contains(stored, name) {
-			missing = append(missing, fmt.Sprintf("%s (%s)", manifest.Printable(name), usersOf(needs, name)))
+			missing = append(missing, fmt.Sprintf("%s (%s)", termtext.Line(name), usersOf(needs, name)))
 			names = append(names, name)
 		}
 	}
@@ -136,7 +137,7 @@ func secretsFresh(ctx context.Context, e *Env) Finding {
 	var stale []string
 	for _, mp := range mapped {
 		if r := m.Check(ctx, mp); !r.OK() && r.Status != secrets.MissingInStore {
-			stale = append(stale, fmt.Sprintf("%s %s (%s)", r.Secret, r.Status, manifest.Printable(r.Detail)))
+			stale = append(stale, fmt.Sprintf("%s %s (%s)", r.Secret, r.Status, termtext.Line(r.Detail)))
 		}
 	}
 	if len(stale) > 0 {
@@ -280,7 +281,7 @@ func oneLine(err error) string {
 	if errors.As(err, &me) && len(me.Problems) > 0 {
 		s = me.Source + ": " + me.Problems[0].Loc + ": " + me.Problems[0].Msg
 	}
-	return manifest.Printable(s)
+	return termtext.Line(s)
 }
 
 // plural returns "1 thing" or "N things".

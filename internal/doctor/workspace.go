@@ -10,6 +10,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/termtext"
 	"github.com/aboxhq/abox/internal/watch"
 )
 
@@ -41,7 +42,7 @@ func gitTamper(_ context.Context, e *Env) Finding {
 		return e.recordGit(st, changes, counts)
 	}
 	return failf("these run code on the host when you use git: inspect .git/config and .git/hooks without running git, undo what you did not do, then `abox doctor --accept-git`",
-		"changed since the baseline of %s: %s", b.GitTS, describeGit(changes)).with("changes", printableChanges(changes))
+		"changed since the baseline of %s: %s", b.GitTS, describeGit(changes)).with("changes", changes)
 }
 
 // recordGit saves st as the git baseline and reports what it holds, or what was accepted.
@@ -52,7 +53,7 @@ func (e *Env) recordGit(st map[string]string, changes []watch.Change, counts str
 	}
 	if len(changes) > 0 {
 		return warnf("`abox doctor` compares with the new baseline from now on", "accepted and recorded again: %s", describeGit(changes)).
-			with("changes", printableChanges(changes))
+			with("changes", changes)
 	}
 	var present []string
 	for k, v := range st {
@@ -61,7 +62,7 @@ func (e *Env) recordGit(st map[string]string, changes []watch.Change, counts str
 	slices.Sort(present)
 	if len(present) > 0 {
 		return warnf("review them now; `abox doctor` reports any change from this baseline on",
-			"baseline recorded with %s: %s", counts, manifest.Printable(firstN(present, 6))).with("present", printableList(present))
+			"baseline recorded with %s: %s", counts, termtext.Line(firstN(present, 6))).with("present", present)
 	}
 	return okf("baseline recorded: nothing that runs code")
 }
@@ -76,15 +77,7 @@ func describeGit(cs []watch.Change) string {
 		}
 		parts = append(parts, s)
 	}
-	return manifest.Printable(firstN(parts, 8))
-}
-
-func printableChanges(cs []watch.Change) []watch.Change {
-	out := make([]watch.Change, len(cs))
-	for i, c := range cs {
-		out[i] = watch.Change{Name: manifest.Printable(c.Name), Old: manifest.Printable(c.Old), New: manifest.Printable(c.New)}
-	}
-	return out
+	return termtext.Line(firstN(parts, 8))
 }
 
 // execSurface: the workspace files that run code outside the sandbox — CI, make, package
@@ -113,8 +106,8 @@ func execSurface(_ context.Context, e *Env) Finding {
 		return e.recordWatch(files, changes, len(patterns), capNote).with("capped", capped)
 	}
 	return warnf("these run outside the sandbox (CI, make, an editor, the host's Claude Code): review them, then `abox doctor --accept-watch` to re-baseline; add a path to mounts.mask to stop the agent writing it",
-		"%s%s", manifest.Printable(watch.Summarize(changes, 8, describeFile(changes))), capNote).
-		with("changes", printableChanges(changes)).with("capped", capped)
+		"%s%s", termtext.Line(watch.Summarize(changes, 8, describeFile(changes))), capNote).
+		with("changes", changes).with("capped", capped)
 }
 
 func (e *Env) recordWatch(files map[string]string, changes []watch.Change, patterns int, capNote string) Finding {
@@ -124,7 +117,7 @@ func (e *Env) recordWatch(files map[string]string, changes []watch.Change, patte
 	}
 	if len(changes) > 0 {
 		return warnf("`abox doctor` compares with the new baseline from now on", "accepted and recorded again: %s",
-			manifest.Printable(watch.Summarize(changes, 8, describeFile(changes)))).with("changes", printableChanges(changes))
+			termtext.Line(watch.Summarize(changes, 8, describeFile(changes)))).with("changes", changes)
 	}
 	return okf("baseline recorded: %d file(s) for %d pattern(s)%s", len(files), patterns, capNote)
 }

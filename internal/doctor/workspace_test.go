@@ -39,13 +39,6 @@ func TestManifestNeverApproved(t *testing.T) {
 	}
 }
 
-func TestPrintableLines(t *testing.T) {
-	got := printableLines("  a\n+ \x1b]0;pwned\x07\n- b\u202e\n")
-	if want := "  a\n+ \\x1b]0;pwned\\a\n- b\\u202e\n"; got != want {
-		t.Errorf("printableLines = %q, want %q", got, want)
-	}
-}
-
 // gitRepo makes the fixture's workspace a repository with a hook and a safe config.
 func gitRepo(f *fixture) {
 	f.writeWS(".git/config", "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://example.test/r.git\n")

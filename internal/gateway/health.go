@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aboxhq/abox/internal/docker"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // probeDelays are the waits between probe attempts while a gateway starts: it lists every
@@ -96,16 +97,11 @@ func (m *Manager) sleep(ctx context.Context, d time.Duration) error {
 var bearerRe = regexp.MustCompile(`(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+`)
 
 // Redact makes text from the gateway fit for a terminal: the token and any bearer credential
-// removed, and control characters other than newline and tab replaced, since the gateway logs
-// what agents send it and an escape sequence must not reach the user's terminal.
+// removed, and every character that is not printable but newline and tab escaped
+// ([termtext.Text]), since the gateway logs what agents send it and an escape sequence must not
+// reach the user's terminal.
 func Redact(text, token string) string {
-	text = strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' || (r >= 0x20 && r != 0x7f && !(r >= 0x80 && r < 0xa0)) {
-			return r
-		}
-		return '?'
-	}, text)
-	return bearerRe.ReplaceAllString(scrub(text, token), "${1}«redacted»")
+	return bearerRe.ReplaceAllString(scrub(termtext.Text(text), token), "${1}«redacted»")
 }
 
 // scrubbed is an error whose message had the token removed; it still unwraps to the original.

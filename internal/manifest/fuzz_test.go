@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/aboxhq/abox/internal/egress"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // fuzzSeeds are added to the corpus checked into testdata/fuzz/FuzzParse.
@@ -86,7 +87,7 @@ func checkProblems(t *testing.T, data []byte, err error) {
 			t.Fatalf("Parse(%q) problem %+v lacks a location or message", data, p)
 		}
 		for _, s := range []string{p.Loc, p.Msg, p.Hint} {
-			if Printable(s) != s {
+			if termtext.Line(s) != s {
 				t.Fatalf("Parse(%q) problem %+v is not printable", data, p)
 			}
 		}

@@ -5,8 +5,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 // The charsets below are the boundary: every string from the manifest or the configuration that
@@ -104,36 +102,4 @@ func KeyLoc(parent, key string) string {
 		return parent + "." + key
 	}
 	return parent + "." + strconv.QuoteToASCII(key)
-}
-
-// Printable returns s with every character that is not printable written as a Go escape:
-// control characters (newline and escape included), format characters such as a right-to-left
-// override or a zero-width joiner, and bytes that are not UTF-8. Messages that quote text from a
-// file, such as the YAML decoder's, go through it before they reach a terminal.
-func Printable(s string) string {
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || !unicode.IsPrint(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case unicode.IsPrint(r):
-			b.WriteString(s[i : i+n])
-		default:
-			q := strconv.QuoteRuneToASCII(r)
-			b.WriteString(q[1 : len(q)-1])
-		}
-		i += n
-	}
-	return b.String()
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // MaxSize is the largest manifest abox reads.
@@ -128,7 +130,7 @@ func yamlError(source string, err error) error {
 			p.Msg = unknownField(p.Msg)
 			p.Hint = "check the spelling against the manifest reference in README.md; unknown keys are refused so a typo cannot switch a control off"
 		}
-		p.Msg = Printable(p.Msg)
+		p.Msg = termtext.Line(p.Msg)
 		e.Problems = append(e.Problems, p)
 	}
 	return e

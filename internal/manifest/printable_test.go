@@ -7,31 +7,6 @@ import (
 	"unicode"
 )
 
-func TestPrintable(t *testing.T) {
-	tests := []struct {
-		in, want string
-	}{
-		{"", ""},
-		{"plain text: 1–64 …", "plain text: 1–64 …"},
-		{"кириллица", "кириллица"},
-		{"a\nb", `a\nb`},
-		{"\x1b[2J", `\x1b[2J`},
-		{"nul\x00", `nul\x00`},
-		{"del\x7f", `del\x7f`},
-		{"c1\u0085", `c1\u0085`},
-		{"rtl\u202eoverride", `rtl\u202eoverride`},
-		{"zero\u200dwidth", `zero\u200dwidth`},
-		{"bom\ufeff", `bom\ufeff`},
-		{"bad\xffutf8", `bad\xffutf8`},
-		{"tab\there", `tab\there`},
-	}
-	for _, tc := range tests {
-		if got := Printable(tc.in); got != tc.want {
-			t.Errorf("Printable(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
 func TestKeyLoc(t *testing.T) {
 	tests := []struct {
 		key, want string

@@ -111,8 +111,9 @@ func (s *Sandbox) attachRun(ctx context.Context, o Options, out *Outcome) error 
 	return err
 }
 
-// consume tees stdout lines into the transcript and shows them. A transcript that cannot be
-// written (a full disk) becomes a note; the agent's output is still shown.
+// consume tees stdout lines into the transcript and shows them: on a terminal (Pretty) escaped
+// by telemetry's pretty view, otherwise as recorded. A transcript that cannot be written (a
+// full disk) becomes a note; the agent's output is still shown.
 func (s *Sandbox) consume(r io.Reader, transcript io.Writer, o Options, out *Outcome) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
@@ -133,7 +134,7 @@ func (s *Sandbox) consume(r io.Reader, transcript io.Writer, o Options, out *Out
 		case o.Pretty && ok:
 			telemetry.Pretty(o.Output, ev)
 		case o.Pretty:
-			o.Output.Write(append(append([]byte{}, line...), '\n'))
+			telemetry.PrettyText(o.Output, line)
 		default:
 			o.Output.Write(append(append([]byte{}, line...), '\n'))
 		}

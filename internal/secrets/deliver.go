@@ -14,6 +14,7 @@ import (
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/statefs"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // gatewayHeader opens every gateway secrets file. The gateway skips # lines.
@@ -26,7 +27,7 @@ type MissingError struct{ Needs []Need }
 func (e *MissingError) Error() string {
 	var parts []string
 	for _, n := range e.Needs {
-		parts = append(parts, fmt.Sprintf("%s (%s)", manifest.Printable(n.Secret), n))
+		parts = append(parts, fmt.Sprintf("%s (%s)", termtext.Line(n.Secret), n))
 	}
 	return "not in the secrets store: " + strings.Join(parts, ", ")
 }

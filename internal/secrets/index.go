@@ -12,6 +12,7 @@ import (
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // Use is one consumer of a secret in one registered project.
@@ -120,5 +121,5 @@ func (x *Index) addProject(ps paths.Paths, prof string, b gateway.Binding, cat *
 
 func oneLine(err error) string {
 	s, _, _ := strings.Cut(err.Error(), "\n")
-	return manifest.Printable(s)
+	return termtext.Line(s)
 }

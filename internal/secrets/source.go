@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/aboxhq/abox/internal/config"
-	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // MaxValue is the largest value abox accepts from any source.
@@ -192,7 +192,7 @@ func runOp(ctx context.Context, ref string) ([]byte, error) {
 		if msg == "" {
 			msg = err.Error()
 		}
-		return nil, fmt.Errorf("op read %s: %s", ref, manifest.Printable(msg))
+		return nil, fmt.Errorf("op read %s: %s", ref, termtext.Line(msg))
 	}
 	return stdout.Bytes(), nil
 }

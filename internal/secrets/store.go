@@ -15,6 +15,7 @@ import (
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/statefs"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // Store kinds.
@@ -214,7 +215,7 @@ func DesktopRef(name string) string { return "se://docker/mcp/" + name }
 
 func checkName(name string) error {
 	if !manifest.IsSecretName(name) {
-		return fmt.Errorf("%q is not a valid secret name (letters, digits, '.', '_', '-'; starting with a letter or digit)", manifest.Printable(name))
+		return fmt.Errorf("%q is not a valid secret name (letters, digits, '.', '_', '-'; starting with a letter or digit)", termtext.Line(name))
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // Event is the part of a Claude Code stream-json line abox reads.
@@ -74,12 +76,14 @@ func ReadSummary(r io.Reader) Summary {
 }
 
 // Pretty writes the human form of one event: the session, assistant text, "→ tool" lines and
-// the result. It writes nothing for events it does not show.
+// the result. It writes nothing for events it does not show. Every field comes from the agent,
+// so it is escaped: text with [termtext.Text] (its lines stay lines), the rest with
+// [termtext.Line].
 func Pretty(w io.Writer, ev Event) {
 	switch ev.Type {
 	case "system":
 		if ev.Subtype == "init" && ev.SessionID != "" {
-			fmt.Fprintf(w, "session %s\n", ev.SessionID)
+			fmt.Fprintf(w, "session %s\n", termtext.Line(ev.SessionID))
 		}
 	case "assistant":
 		if ev.Message == nil {
@@ -89,13 +93,20 @@ func Pretty(w io.Writer, ev Event) {
 			switch c.Type {
 			case "text":
 				if t := strings.TrimRight(c.Text, "\n"); t != "" {
-					fmt.Fprintln(w, t)
+					fmt.Fprintln(w, termtext.Text(t))
 				}
 			case "tool_use":
-				fmt.Fprintf(w, "→ %s\n", c.Name)
+				fmt.Fprintf(w, "→ %s\n", termtext.Line(c.Name))
 			}
 		}
 	case "result":
-		fmt.Fprintf(w, "result: %s\n", ev.Subtype)
+		fmt.Fprintf(w, "result: %s\n", termtext.Line(ev.Subtype))
 	}
+}
+
+// PrettyText writes a line of the agent's output that is not a stream-json event, escaped with
+// [termtext.Text]: whatever the agent prints reaches the terminal visible, never as a control
+// sequence.
+func PrettyText(w io.Writer, line []byte) {
+	fmt.Fprintln(w, termtext.Text(string(line)))
 }

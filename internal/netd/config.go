@@ -17,6 +17,7 @@ type config struct {
 	mcpUpstream *url.URL
 	token       string   // the gateway token; "" until the supervisor sends one
 	resolvers   []string // the host's resolvers, asked when Docker's cannot answer
+	logLimit    int64    // each decision log's cap; only the first configuration's counts
 }
 
 // newConfig parses a netd policy (policy.File) and pairs it with the gateway token.
@@ -33,7 +34,7 @@ func newConfig(raw []byte, token string) (*config, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &config{list: list, mcp: p.MCP, token: token}
+	c := &config{list: list, mcp: p.MCP, token: token, logLimit: p.LogLimitBytes()}
 	for _, a := range addrs {
 		c.resolvers = append(c.resolvers, a.String())
 	}

@@ -191,6 +191,7 @@ func (a *App) printSummary(out *sandbox.Outcome, shell bool) {
 		if d, r := h.DeniedNames(), h.RefusedConnections(); len(d)+len(r) > 0 {
 			fmt.Fprintf(w, "  ↳ review them with `abox egress list`; allow one with `abox egress add <host>`\n")
 		}
+		printLogCaps(w, "  ", out.ID, h.LogCaps())
 	}
 	for _, n := range out.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)

@@ -80,8 +80,9 @@ type ConnRecord struct {
 	BytesUp   int64  `json:"bytes_up"`
 	BytesDown int64  `json:"bytes_down"`
 	DurMS     int64  `json:"dur_ms"`
-	// Count and Last make the line an aggregate of refusals identical in kind, name, port and
-	// reason, as for [DNSRecord]; OrigDst, the byte counts and the duration are then empty.
+	// Count and Last make the line an aggregate of refusals identical in kind, name, port,
+	// reason and OrigDst, as for [DNSRecord]; Upstream, the byte counts and the duration are
+	// then empty.
 	Count int64  `json:"count,omitempty"`
 	Last  string `json:"last,omitempty"`
 }

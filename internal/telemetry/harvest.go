@@ -99,16 +99,18 @@ func (h *Harvest) dropSelfTest() {
 	if h.Stats == nil {
 		return
 	}
-	if st, ok := h.Stats.Logs[policy.DNSLog]; ok {
+	for log, st := range h.Stats.Logs {
 		names := st.Denied[:0]
 		for _, d := range st.Denied {
-			d.Name = strings.TrimSuffix(d.Name, ".")
+			if log == policy.DNSLog {
+				d.Name = strings.TrimSuffix(d.Name, ".")
+			}
 			if d.Name != policy.SelfTestName {
 				names = append(names, d)
 			}
 		}
 		st.Denied = names
-		h.Stats.Logs[policy.DNSLog] = st
+		h.Stats.Logs[log] = st
 	}
 }
 

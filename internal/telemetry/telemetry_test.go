@@ -138,7 +138,7 @@ func TestHarvestPastTheCap(t *testing.T) {
 "dns.jsonl":{"limit":1048576,"dropped":5000,"dropped_denied":1,"denied":[
   {"name":"abox-selftest.invalid.","count":1},{"name":"evil.test.","count":45},
   {"name":"kept.test.","count":1},{"name":"wanted.test.","count":1}]},
-"conn.jsonl":{"limit":1048576,"denied":[{"name":"","count":2},{"name":"sni.test","count":3}]},
+"conn.jsonl":{"limit":1048576,"denied":[{"name":"","count":2},{"name":"abox-selftest.invalid","count":2},{"name":"sni.test","count":3}]},
 "mcp.jsonl":{"limit":1048576,"denied":[]}}}`)
 	h, err := ReadHarvest(dir)
 	if err != nil || len(h.Corrupt) != 0 {

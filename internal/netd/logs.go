@@ -17,9 +17,10 @@ import (
 // each log is bounded, no bound can hide a denial silently, and every bound says when it was hit:
 //
 //   - repeats of one decision (DNS: name, type, verdict, rcode and reason; a refused connection:
-//     kind, name, port, reason and the address aimed at) are written once, then counted, and written as one aggregate
-//     line per decision every flushInterval; a flood of one pattern costs a line every two
-//     seconds. At most maxRepeatKeys decisions are counted at a time; others are written whole;
+//     kind, name, port, reason and the address aimed at) are written once, then counted, and
+//     written as one aggregate line per decision every flushInterval; a flood of one pattern
+//     costs a line every two seconds. At most maxRepeatKeys decisions are counted at a time;
+//     others are written whole;
 //   - each log has a byte cap (policy.Netd.LogLimit). Lines that are not denials may fill only
 //     the part of it not kept for denials (1/deniedShare), so a flood of allowed decisions (as
 //     many distinct names as it likes under an allowed wildcard) cannot push a denial out. The
@@ -35,13 +36,13 @@ import (
 // most a few hundred bytes each, and maxDeniedBytes of names (the charge per name covers the
 // map's own overhead). Both full, with names of the longest kind, take about 5 MiB of heap.
 const (
-	deniedShare     = 4               // 1/deniedShare of each cap is kept for denials
-	markerRoom      = 256             // bytes of each cap always left for the truncation line
-	maxRepeatKeys   = 4096            // decisions whose repeats are counted at a time, per log
-	maxDeniedBytes  = 4 << 20         // JSON size of the distinct denied names kept, per log
-	deniedEntryCost = 64              // bytes charged per denied name besides its JSON text
-	flushInterval   = 2 * time.Second // how often aggregates and the statistics are written
-	maxLogBytes     = policy.DefaultLogLimit
+	deniedShare     = 4                      // 1/deniedShare of each cap is kept for denials
+	markerRoom      = 256                    // bytes of each cap always left for the truncation line
+	maxRepeatKeys   = 4096                   // decisions whose repeats are counted at a time, per log
+	maxDeniedBytes  = 4 << 20                // JSON size of the distinct denied names kept, per log
+	deniedEntryCost = 64                     // bytes charged per denied name besides its JSON text
+	flushInterval   = 2 * time.Second        // how often aggregates and the statistics are written
+	maxLogBytes     = policy.DefaultLogLimit // the cap when the policy sets none
 )
 
 // jsonl is one decision log: JSON lines appended to a writer up to a byte cap, with repeats
@@ -259,6 +260,7 @@ type logs struct {
 
 	mu        sync.Mutex // one flush at a time
 	decisions int64      // decisions at the last statistics written
+	final     bool       // the final statistics are written: no snapshot may replace them
 	failed    bool       // writing the statistics failed once
 }
 
@@ -285,12 +287,16 @@ func (l *logs) keep(ctx context.Context, every time.Duration, report func(error)
 }
 
 // flush writes the aggregate lines and then the statistics, when anything changed since the
-// last ones or when final (at stop). An error is returned only the first time.
+// last ones or when final (at stop); after the final ones it does nothing. An error is
+// returned only the first time.
 func (l *logs) flush(final bool) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	all := []*jsonl{l.dns, l.conn, l.mcp}
-	for _, j := range all {
+	if l.final {
+		return nil
+	}
+	l.final = final
+	for _, j := range []*jsonl{l.dns, l.conn, l.mcp} {
 		j.flush()
 	}
 	s := policy.LogStats{TS: policy.Timestamp(l.now()), Final: final, Logs: map[string]policy.LogStat{

@@ -267,6 +267,10 @@ func TestLogStatsFile(t *testing.T) {
 	if s := read(); !s.Final || s.Logs[policy.DNSLog].Decisions != 3 {
 		t.Errorf("final statistics = %+v", s)
 	}
+	l.dns.write(deniedA("late.example.net."))
+	if err := l.flush(false); err != nil || !read().Final {
+		t.Errorf("a snapshot after the final statistics replaced them (%v)", err)
+	}
 }
 
 // TestSupervisorFloodKeepsDenials drives the flood of issue 15 through a whole netd with a

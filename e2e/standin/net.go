@@ -20,6 +20,7 @@ const netUsage = `usage: claude net dns SERVER:PORT NAME [TYPE] [tcp]    one DNS
        claude net udp ADDR:PORT DATA                      send one datagram, wait for a reply
        claude net tls ADDR:PORT [SNI|-] [HOST]            TLS with that server name (- for none), GET /
        claude net http ADDR:PORT HOST                     plain HTTP GET / with that Host header
+       claude net dnsflood SERVER:PORT NAME N [TYPE] [CONC]  N queries of one type, see net_flood.go
        claude net dnsbench|tlsbench|getbench …            bench modes, see net_bench.go
 The adversary's network toolkit for the e2e attack tests: every probe prints one JSON line
 {"ok":…,"error":…,…} and exits 0 when it got through, 1 when it did not.`
@@ -38,6 +39,8 @@ func netProbe(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "dns":
 		res = probeDNS(args[1:])
+	case "dnsflood":
+		res = probeDNSFlood(args[1:])
 	case "tcp":
 		res = probeTCP(args[1:])
 	case "udp":

@@ -110,3 +110,34 @@ func TestMCPBench(t *testing.T) {
 		t.Errorf("--repeat with raw exited %d, want 2", code)
 	}
 }
+
+func TestDNSFlood(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	asked := map[string]bool{}
+	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		mu.Lock()
+		asked[dns.TypeToString[r.Question[0].Qtype]+" "+r.Question[0].Name] = true
+		mu.Unlock()
+		w.WriteMsg(new(dns.Msg).SetReply(r))
+	})}
+	go srv.ActivateAndServe()
+	t.Cleanup(func() { srv.Shutdown() })
+	out, _, code := claude(t, "net", "dnsflood", pc.LocalAddr().String(), "q%d.flood.test", "50", "AAAA", "3")
+	var r struct {
+		OK       bool           `json:"ok"`
+		Answered int            `json:"answered"`
+		RCodes   map[string]int `json:"rcodes"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 || !r.OK || r.Answered != 50 || r.RCodes["NOERROR"] != 50 {
+		t.Errorf("dnsflood = %s (exit %d), want 50 answered", out, code)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 50 || !asked["AAAA q49.flood.test."] {
+		t.Errorf("asked %d distinct AAAA names, want 50 up to q49", len(asked))
+	}
+}

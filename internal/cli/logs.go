@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -124,7 +125,23 @@ func (a *App) showRuns(runs []telemetry.RunRecord, o logsOptions) error {
 			fmt.Sprintf("%.1f", r.DurationS), strconv.Itoa(r.DeniedDomains), strconv.Itoa(r.RefusedConns), dropped, r.SessionID})
 	}
 	table(a.Out, rows)
+	for _, r := range recent {
+		for _, c := range r.LogCaps {
+			fmt.Fprintf(a.Out, "run %s: log cap: %s\n", r.ID, c)
+		}
+	}
 	return nil
+}
+
+// printLogCaps says which of a run's decision logs hit a bound of netd's, each on a line of
+// its own after indent, with a hint when any did.
+func printLogCaps(w io.Writer, indent, run string, caps []telemetry.LogCap) {
+	for _, c := range caps {
+		fmt.Fprintf(w, "%slog cap: %s\n", indent, c)
+	}
+	if len(caps) > 0 {
+		fmt.Fprintf(w, "%s↳ the agent's decisions outgrew netd's logs; read what it did with `abox logs --transcript %s`\n", indent, run)
+	}
 }
 
 // dnsLine is one DNS query of a run, as shown and as JSON.
@@ -136,6 +153,7 @@ type dnsLine struct {
 func (a *App) showDNS(runs []telemetry.RunRecord, o logsOptions) error {
 	var lines []dnsLine
 	var denied []string // per run with denials: "run ID: name (xN), …"
+	var caps []string   // per decision log that hit a bound: "run ID: dns.jsonl: …"
 	for _, r := range newest(runs, o.limit) {
 		h, err := telemetry.ReadHarvest(filepath.Join(r.RunDir, "netd"))
 		if err != nil {
@@ -147,6 +165,9 @@ func (a *App) showDNS(runs []telemetry.RunRecord, o logsOptions) error {
 		if c := h.DeniedNames(); len(c) > 0 {
 			denied = append(denied, fmt.Sprintf("run %s: %s", r.ID, formatCounts(c, 10)))
 		}
+		for _, c := range h.LogCaps() {
+			caps = append(caps, fmt.Sprintf("run %s: %s", r.ID, c))
+		}
 	}
 	if o.jsonl {
 		if lines == nil {
@@ -155,7 +176,7 @@ func (a *App) showDNS(runs []telemetry.RunRecord, o logsOptions) error {
 		return a.writeJSON(lines)
 	}
 	for _, l := range lines {
-		linef(a.Out, "%-7s %s %s (%s) run %s", l.Verdict, l.TS, l.Name, l.Type, l.Run)
+		linef(a.Out, "%-7s %s %s (%s) run %s%s", l.Verdict, l.TS, l.Name, l.Type, l.Run, repeats(l.Count, l.Last))
 	}
 	if len(denied) > 0 {
 		fmt.Fprintf(a.Out, "denied names, with their counts:\n")
@@ -163,7 +184,22 @@ func (a *App) showDNS(runs []telemetry.RunRecord, o logsOptions) error {
 			fmt.Fprintf(a.Out, "  %s\n", d)
 		}
 	}
+	if len(caps) > 0 {
+		fmt.Fprintf(a.Out, "netd's logs hit a bound:\n")
+		for _, c := range caps {
+			fmt.Fprintf(a.Out, "  %s\n", c)
+		}
+	}
 	return nil
+}
+
+// repeats describes an aggregate line, which stands for count decisions up to last:
+// " (x40 until <last>)", or "" for a line of one decision.
+func repeats(count int64, last string) string {
+	if count == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (x%d until %s)", count, last)
 }
 
 type mcpLine struct {

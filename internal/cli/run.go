@@ -194,6 +194,7 @@ func (a *App) printSummary(out *sandbox.Outcome, shell bool) {
 		if d, r := h.DeniedNames(), h.RefusedConnections(); len(d)+len(r) > 0 {
 			linef(w, "  ↳ review them with `abox egress list`; allow one with `abox egress add <host>`")
 		}
+		printLogCaps(w, "  ", out.ID, h.LogCaps())
 	}
 	for _, n := range out.Notes {
 		linef(w, "  note: %s", n)

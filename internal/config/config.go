@@ -56,11 +56,22 @@ type Profile struct {
 	Description string `yaml:"description,omitempty"`
 }
 
-// Limits bound the agent container.
+// Limits bound the agent container, and what a run may cost netd's log volume.
 type Limits struct {
 	Pids   int    `yaml:"pids"`
 	Memory string `yaml:"memory"` // docker --memory syntax: 512m, 4g
 	CPUs   string `yaml:"cpus,omitempty"`
+	// NetdLogs caps each of netd's decision logs of a run (dns, conn, mcp), in the syntax of
+	// Memory, from 1m to 16g; empty means netd's default, 256m. (Omitted from JSON when empty,
+	// so that the digest of a configuration without it stays what it was.)
+	NetdLogs string `yaml:"netd_logs,omitempty" json:",omitempty"`
+}
+
+// NetdLogBytes returns NetdLogs in bytes, or 0 (netd's default) when it is empty or not a size;
+// Validate reports a size that is not, or is out of bounds.
+func (l Limits) NetdLogBytes() int64 {
+	n, _ := parseSize(l.NetdLogs)
+	return n
 }
 
 // RTK configures the optional rtk output filter.

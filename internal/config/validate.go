@@ -2,13 +2,16 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/aboxhq/abox/internal/egress"
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/policy"
 )
 
 var (
@@ -173,6 +176,36 @@ func (k *checker) limits(l Limits) {
 	if l.CPUs != "" && !cpusRe.MatchString(l.CPUs) {
 		k.add("limits.cpus", "write a number such as 2 or 1.5", "%q is not a CPU count", l.CPUs)
 	}
+	if l.NetdLogs == "" {
+		return
+	}
+	if n, ok := parseSize(l.NetdLogs); !ok {
+		k.add("limits.netd_logs", "write a size such as 256m or 1g", "%q is not a size", l.NetdLogs)
+	} else if n < policy.MinLogLimit || n > policy.MaxLogLimit {
+		k.add("limits.netd_logs", "choose a cap from 1m to 16g; the default is 256m", "%s is outside 1m–16g", l.NetdLogs)
+	}
+}
+
+// parseSize reads a size in docker's --memory syntax (512m, 4g, 1048576) as bytes. A size too
+// large for an int64 reads as the largest one.
+func parseSize(s string) (int64, bool) {
+	if !memoryRe.MatchString(s) {
+		return 0, false
+	}
+	unit := int64(1)
+	switch s[len(s)-1] {
+	case 'k':
+		unit = 1 << 10
+	case 'm':
+		unit = 1 << 20
+	case 'g':
+		unit = 1 << 30
+	}
+	n, err := strconv.ParseInt(strings.TrimRight(s, "bkmg"), 10, 64)
+	if err != nil || n > math.MaxInt64/unit {
+		return math.MaxInt64, true
+	}
+	return n * unit, true
 }
 
 func (k *checker) rtk(r RTK) {

@@ -267,6 +267,14 @@ func TestValidateLimitsAndRTK(t *testing.T) {
 		{"memory hostile", `limits: {memory: "4g --privileged"}`, ph("limits.memory", `"4g --privileged" is not a memory size`, "write a size such as 4g or 512m")},
 		{"cpus", "limits: {cpus: two}", ph("limits.cpus", `"two" is not a CPU count`, "write a number such as 2 or 1.5")},
 		{"cpus precision", "limits: {cpus: '1.555'}", ph("limits.cpus", `"1.555" is not a CPU count`, "write a number such as 2 or 1.5")},
+		{"netd logs", "limits: {netd_logs: 1m}", nil},
+		{"netd logs max", "limits: {netd_logs: 16g}", nil},
+		{"netd logs bytes", "limits: {netd_logs: 1048576}", nil},
+		{"netd logs low", "limits: {netd_logs: 1023k}", ph("limits.netd_logs", "1023k is outside 1m–16g", "choose a cap from 1m to 16g; the default is 256m")},
+		{"netd logs high", "limits: {netd_logs: 16385m}", ph("limits.netd_logs", "16385m is outside 1m–16g", "choose a cap from 1m to 16g; the default is 256m")},
+		{"netd logs overflow", "limits: {netd_logs: 9999999999999g}", ph("limits.netd_logs", "9999999999999g is outside 1m–16g", "choose a cap from 1m to 16g; the default is 256m")},
+		{"netd logs unit", "limits: {netd_logs: 1M}", ph("limits.netd_logs", `"1M" is not a size`, "write a size such as 256m or 1g")},
+		{"netd logs hostile", `limits: {netd_logs: "1g; rm -rf /"}`, ph("limits.netd_logs", `"1g; rm -rf /" is not a size`, "write a size such as 256m or 1g")},
 		{"rtk enabled", "rtk: {enabled: true, sha256: " + sha + "}", nil},
 		{"rtk file", "rtk: {enabled: true, source: file, path: /opt/rtk, sha256: " + sha + "}", nil},
 		{"rtk enabled without sha256", "rtk: {enabled: true}", ph("rtk.sha256", "is required when rtk is enabled", "set the sha256 of the rtk binary for this version")},
@@ -346,5 +354,13 @@ func TestProfileHelpers(t *testing.T) {
 	}
 	if got := (&Config{}).NextFreePort(); got != DefaultPort {
 		t.Errorf("NextFreePort() of no profiles = %d, want %d", got, DefaultPort)
+	}
+}
+
+func TestNetdLogBytes(t *testing.T) {
+	for in, want := range map[string]int64{"": 0, "1m": 1 << 20, "256m": 256 << 20, "16g": 16 << 30, "1048576": 1 << 20, "2048k": 2 << 20, "x": 0} {
+		if got := (Limits{NetdLogs: in}).NetdLogBytes(); got != want {
+			t.Errorf("NetdLogBytes(%q) = %d, want %d", in, got, want)
+		}
 	}
 }

@@ -56,6 +56,7 @@ func All() []Check {
 		{"egress.mandatory", "mandatory egress hosts", egressMandatory},
 		{"egress.queue", "egress review queue", egressQueue},
 		{"egress.refused", "connections refused by sni or host", egressRefused},
+		{"egress.log-caps", "decision logs within netd's bounds", egressLogCaps},
 
 		{"git.tamper", "git config and hooks", gitTamper},
 		{"workspace.exec-surface", "execution-adjacent files", execSurface},

@@ -57,6 +57,40 @@ func egressRefused(_ context.Context, e *Env) Finding {
 		"these were connected to, not merely resolved: `abox egress add <host>` to allow, `abox egress ignore <host>` to silence")
 }
 
+// recentRuns is how many of the latest runs egress.log-caps looks at.
+const recentRuns = 10
+
+// egressLogCaps: the decision logs of the latest runs stayed within netd's bounds. The agent
+// decides what netd logs, so a log that reached its cap was flooded, perhaps to bury a
+// decision; netd keeps the denials past the cap, and a denial it could record nowhere (its
+// table of denied names full too) means the review queue may be missing a name.
+func egressLogCaps(_ context.Context, e *Env) Finding {
+	runs, _, err := telemetry.ReadRuns(e.Project.RunsIndex())
+	if err != nil {
+		return failf("check the permissions of abox's state directory, then run `abox doctor` again", "%v", err)
+	}
+	recent := runs[max(0, len(runs)-recentRuns):]
+	var hit []string
+	var dropped, lost int64
+	for _, r := range recent {
+		for _, c := range r.LogCaps {
+			hit = append(hit, fmt.Sprintf("run %s: %s", r.ID, c))
+			dropped += c.Dropped
+			lost += c.Lost
+		}
+	}
+	if len(hit) == 0 {
+		return okf("the last %d run(s) stayed within them", len(recent))
+	}
+	f := warnf("`abox logs --dns` shows what netd kept and `abox egress list` every name it denied; read the run's transcript with `abox logs --transcript <run>`",
+		"%d log(s) of the last %d run(s) hit a bound: %s", len(hit), len(recent), firstN(hit, 3))
+	if lost > 0 {
+		f = failf("the review queue may lack names that run was denied: read its transcript with `abox logs --transcript <run>` before allowing anything",
+			"%d denial(s) recorded nowhere; %s", lost, firstN(hit, 3))
+	}
+	return f.with("logs", hit).with("dropped", dropped).with("denied_lost", lost)
+}
+
 // queueFinding summarizes one kind of the review queue.
 func (e *Env) queueFinding(kind, what, hint string) Finding {
 	skip, err := e.decided()

@@ -9,6 +9,7 @@ import (
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/telemetry"
 )
 
 func TestNetdImageHoldsThisBinary(t *testing.T) {
@@ -104,5 +105,42 @@ func TestEgressMandatory(t *testing.T) {
 	wantStatus(t, "egress.mandatory (removed)", got, Fail)
 	if !strings.Contains(got.Detail, "platform.claude.com") {
 		t.Errorf("detail %q", got.Detail)
+	}
+}
+
+// TestEgressLogCaps: doctor reports, with counts, the recent runs whose decision logs hit a
+// bound of netd's, and fails when netd could record a denial nowhere.
+func TestEgressLogCaps(t *testing.T) {
+	capped := telemetry.LogCap{Log: policy.DNSLog, Limit: 1 << 20, Dropped: 5000, DroppedDenied: 1, Counts: telemetry.CountsFinal}
+	lost := telemetry.LogCap{Log: policy.DNSLog, Limit: 1 << 20, Dropped: 9, DroppedDenied: 9, Untracked: 3, Lost: 2, Counts: telemetry.CountsFinal}
+	for _, tc := range []struct {
+		name   string
+		runs   []telemetry.RunRecord
+		status Status
+		detail string
+	}{
+		{"no runs", nil, OK, "the last 0 run(s) stayed within them"},
+		{"within", []telemetry.RunRecord{{ID: "r1"}}, OK, "the last 1 run(s) stayed within them"},
+		{"capped", []telemetry.RunRecord{{ID: "r1", LogCaps: []telemetry.LogCap{capped}}, {ID: "r2"}}, Warn,
+			"1 log(s) of the last 2 run(s) hit a bound: run r1: dns.jsonl: reached its 1 MiB cap; 5000 decision(s) not logged, 1 of them denials; every denied name is in the review queue"},
+		{"lost", []telemetry.RunRecord{{ID: "r1", LogCaps: []telemetry.LogCap{lost}}}, Fail, "2 denial(s) recorded nowhere; run r1: dns.jsonl:"},
+		{"older than the last ten", append([]telemetry.RunRecord{{ID: "old", LogCaps: []telemetry.LogCap{lost}}}, make([]telemetry.RunRecord, recentRuns)...), OK, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, baseManifest).healthy()
+			for _, r := range tc.runs {
+				if err := telemetry.AppendRun(f.project.RunsIndex(), r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := f.run(egressLogCaps)
+			wantStatus(t, "egress.log-caps", got, tc.status)
+			if !strings.Contains(got.Detail, tc.detail) {
+				t.Errorf("detail %q, want it to hold %q", got.Detail, tc.detail)
+			}
+			if tc.status != OK && got.Hint == "" {
+				t.Errorf("%s without a hint", tc.status)
+			}
+		})
 	}
 }

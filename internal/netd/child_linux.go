@@ -29,7 +29,7 @@ func (e execChild) start(ctl *os.File, logs []*os.File) (done <-chan error, kill
 		Env:        []string{},
 		Dir:        "/",
 		Stderr:     e.stderr,
-		ExtraFiles: append([]*os.File{ctl}, logs...), // fds 3 (control), 4 dns, 5 conn, 6 mcp
+		ExtraFiles: append([]*os.File{ctl}, logs...), // fds 3 (control), 4 dns, 5 conn, 6 mcp, 7 logstats
 		SysProcAttr: &syscall.SysProcAttr{
 			Credential: &syscall.Credential{Uid: policy.NetdUID, Gid: policy.NetdUID, Groups: []uint32{}},
 			Pdeathsig:  syscall.SIGKILL, // the child dies with the supervisor

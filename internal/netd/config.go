@@ -18,6 +18,7 @@ type config struct {
 	mcpUpstream *url.URL
 	token       string   // the gateway token; "" until the supervisor sends one
 	resolvers   []string // the host's resolvers, asked when Docker's cannot answer
+	logLimit    int64    // each decision log's cap; only the first configuration's counts
 	// gateway is the only address the MCP forwarder dials, and so the only peer that ever
 	// receives the token; zero when the run has none.
 	gateway netip.AddrPort
@@ -44,7 +45,7 @@ func newConfig(raw []byte, token, gateway string) (*config, error) {
 			return nil, fmt.Errorf("gateway address %q: %v", gateway, err)
 		}
 	}
-	c := &config{list: list, mcp: p.MCP, token: token, gateway: gw}
+	c := &config{list: list, mcp: p.MCP, token: token, gateway: gw, logLimit: p.LogLimitBytes()}
 	for _, a := range addrs {
 		c.resolvers = append(c.resolvers, a.String())
 	}

@@ -22,6 +22,7 @@
 //     left open.
 //
 // Whenever netd connects out, it resolves the name itself and dials the address it resolved: the
-// agent never chooses an IP. Every decision is a JSON line under policy.LogDir. If netd dies,
-// the namespace loses its interfaces and the agent is offline: it fails closed.
+// agent never chooses an IP. Every decision is logged as JSON lines under policy.LogDir, repeats
+// aggregated, up to a cap past which denials are still kept and every loss is counted (logs.go).
+// If netd dies, the namespace loses its interfaces and the agent is offline: it fails closed.
 package netd

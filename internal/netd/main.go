@@ -97,6 +97,7 @@ const (
 	fdDNSLog
 	fdConnLog
 	fdMCPLog
+	fdLogStats
 )
 
 func mainServe(ctx context.Context, args []string, stderr io.Writer) int {
@@ -124,6 +125,7 @@ func mainServe(ctx context.Context, args []string, stderr io.Writer) int {
 		dnsLog:      os.NewFile(fdDNSLog, policy.DNSLog),
 		connLog:     os.NewFile(fdConnLog, policy.ConnLog),
 		mcpLog:      os.NewFile(fdMCPLog, policy.MCPLog),
+		logStats:    os.NewFile(fdLogStats, policy.LogStatsFile),
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "abox netd serve: error: %v\n", err)

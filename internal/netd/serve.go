@@ -28,6 +28,7 @@ type serveOptions struct {
 	dnsLog      io.Writer
 	connLog     io.Writer
 	mcpLog      io.Writer
+	logStats    statsFile // where policy.LogStatsFile is rewritten; nil for none
 }
 
 // child is the running serving child: its configuration and the listeners' shared parts.
@@ -35,7 +36,7 @@ type child struct {
 	cur  current
 	ctl  *ctlConn
 	sets *ctlSets
-	logs logs
+	logs *logs
 	sni  *sniProxy     // set by start; reconfigure closes its tunnels a new policy revokes
 	mcp  *mcpForwarder // set by start; closes the agent's gateway sessions when serve ends
 }
@@ -47,10 +48,11 @@ func serve(ctx context.Context, o serveOptions) error {
 	c := &child{ctl: newCtlConn(o.ctl)}
 	defer c.ctl.close()
 	c.sets = newCtlSets(c.ctl)
-	c.logs = logs{dns: newJSONL(o.dnsLog, maxLogBytes), conn: newJSONL(o.connLog, maxLogBytes), mcp: newJSONL(o.mcpLog, maxLogBytes)}
 	if err := c.firstConfig(); err != nil {
 		return err
 	}
+	c.logs = newLogs(o, c.cur.get().logLimit)
+	defer c.flushLogs(true)
 	ls, err := listen(o.addrs)
 	if err != nil {
 		return err
@@ -58,6 +60,7 @@ func serve(ctx context.Context, o serveOptions) error {
 	defer ls.close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	go c.logs.keep(ctx, flushInterval, c.reportLogError)
 	errc := make(chan error, 8)
 	res := newResolver(o.upstreamDNS)
 	res.fallbacks = func() []string { return c.cur.get().resolvers }
@@ -77,6 +80,27 @@ func serve(ctx context.Context, o serveOptions) error {
 		return err
 	}
 }
+
+// newLogs opens the decision logs on the supervisor's descriptors, each capped at limit.
+func newLogs(o serveOptions, limit int64) *logs {
+	return &logs{dns: newJSONL(o.dnsLog, limit), conn: newJSONL(o.connLog, limit), mcp: newJSONL(o.mcpLog, limit),
+		stats: o.logStats, now: time.Now}
+}
+
+// flushLogs writes the logs' aggregates and statistics, final at stop.
+func (c *child) flushLogs(final bool) {
+	if err := c.logs.flush(final); err != nil {
+		c.reportLogError(err)
+	}
+}
+
+// reportLogError reports a failure to write the logs' statistics as an event.
+func (c *child) reportLogError(err error) {
+	c.ctl.send(message{Op: opEvent, Event: policy.EventError, Detail: "writing " + policy.LogStatsFile + ": " + err.Error()})
+}
+
+// errStopped ends the control loop when the supervisor asks the child to stop.
+var errStopped = errors.New("stopped by the supervisor")
 
 // firstConfig waits for the supervisor's first configuration.
 func (c *child) firstConfig() error {

@@ -20,15 +20,20 @@ import (
 // child and the counters it writes at the end.
 
 // openLogs creates the log directory and opens, for appending, netd.jsonl (the supervisor's
-// events) and the child's decision logs (dns, conn, mcp). The child gets open descriptors rather
-// than the directory, so it needs no write access there and cannot touch the other files.
+// events) and the child's decision logs (dns, conn, mcp), and, emptied, the file the child
+// rewrites with the logs' statistics. The child gets open descriptors rather than the
+// directory, so it needs no write access there and cannot touch the other files.
 func (s *supervisor) openLogs() ([]*os.File, error) {
 	if err := os.MkdirAll(s.o.logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating the log directory: %w", err)
 	}
 	var files []*os.File
-	for _, name := range []string{policy.EventLog, policy.DNSLog, policy.ConnLog, policy.MCPLog} {
-		f, err := os.OpenFile(filepath.Join(s.o.logDir, name), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	for _, name := range []string{policy.EventLog, policy.DNSLog, policy.ConnLog, policy.MCPLog, policy.LogStatsFile} {
+		mode := os.O_WRONLY | os.O_APPEND | os.O_CREATE
+		if name == policy.LogStatsFile {
+			mode = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+		}
+		f, err := os.OpenFile(filepath.Join(s.o.logDir, name), mode, 0o644)
 		if err != nil {
 			closeAll(files)
 			return nil, fmt.Errorf("opening log: %w", err)

@@ -27,7 +27,7 @@ type options struct {
 }
 
 // childStarter starts the serving child, handing it the other end of the control channel and
-// the decision logs (dns, conn, mcp, in that order). done receives the child's exit; kill is a
+// the decision logs (dns, conn, mcp, then the logs' statistics, in that order). done receives the child's exit; kill is a
 // last resort that needs CAP_KILL, which netd does not hold (root may not signal another uid
 // without it): the child is stopped over the control channel, and dies with the supervisor.
 type childStarter interface {

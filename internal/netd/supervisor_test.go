@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -29,7 +30,7 @@ type inProcChild struct {
 }
 
 func (c *inProcChild) start(ctl *os.File, logs []*os.File) (<-chan error, func(), error) {
-	files := make([]*os.File, 0, 4)
+	files := make([]*os.File, 0, 5)
 	for _, f := range append([]*os.File{ctl}, logs...) {
 		fd, err := syscall.Dup(int(f.Fd()))
 		if err != nil {
@@ -41,7 +42,7 @@ func (c *inProcChild) start(ctl *os.File, logs []*os.File) (<-chan error, func()
 	done := make(chan error, 1)
 	go func() {
 		done <- serve(ctx, serveOptions{addrs: c.addrs, upstreamDNS: c.upstream, ctl: files[0],
-			dnsLog: files[1], connLog: files[2], mcpLog: files[3]})
+			dnsLog: files[1], connLog: files[2], mcpLog: files[3], logStats: files[4]})
 		closeAll(files[1:])
 	}()
 	if c.exited != nil {
@@ -82,9 +83,17 @@ func writePolicy(t *testing.T, dir string, egress ...string) {
 
 func startSupervisor(t *testing.T, nft *fakeNFT, crash chan error, opts ...func(*options)) *supFixture {
 	t.Helper()
+	return startSupervisorWith(t, nft, crash, policy.Netd{Version: policy.Version, Project: "p", Egress: []string{"git.example.com:22"}}, opts...)
+}
+
+// startSupervisorWith starts a supervisor whose first policy is p.
+func startSupervisorWith(t *testing.T, nft *fakeNFT, crash chan error, p policy.Netd, opts ...func(*options)) *supFixture {
+	t.Helper()
 	f := &supFixture{dir: t.TempDir(), logDir: filepath.Join(t.TempDir(), "logs"), addrs: freeAddrs(t), nft: nft,
 		sigs: make(chan os.Signal, 1), stdout: &syncBuffer{}, result: make(chan error, 1)}
-	writePolicy(t, f.dir, "git.example.com:22")
+	if err := writeAtomic(filepath.Join(f.dir, policy.File), p.Marshal()); err != nil {
+		t.Fatal(err)
+	}
 	os.WriteFile(filepath.Join(f.dir, policy.RulesFile), policy.Ruleset(), 0o644)
 	f.child = &inProcChild{addrs: f.addrs, upstream: startUpstream(t).addr, exited: crash}
 	st := selfTest{resolvers: []string{f.addrs.dns}, addrs: f.addrs, nft: nft, expected: policy.ExpectedRuleset()}
@@ -238,6 +247,13 @@ func checkLogFiles(t *testing.T, dir string) {
 	}
 	if len(names) == 0 || names[0] != want[0] {
 		t.Errorf("dns.jsonl = %q, want the self-test's query first", names)
+	}
+	var st policy.LogStats
+	if err := json.Unmarshal(readFile(t, filepath.Join(dir, policy.LogStatsFile)), &st); err != nil || !st.Final {
+		t.Fatalf("%s: %+v, %v; want the final statistics", policy.LogStatsFile, st, err)
+	}
+	if d := fmt.Sprint(st.Logs[policy.DNSLog].Denied); !strings.Contains(d, "{abox-selftest.invalid. 1}") || !strings.Contains(d, "{api.example.com. ") {
+		t.Errorf("%s: denied names %s, want the self-test's and api.example.com.", policy.LogStatsFile, d)
 	}
 }
 

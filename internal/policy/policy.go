@@ -77,6 +77,25 @@ type Netd struct {
 	// the sandbox's namespace, which the ruleset refuses (root there could be the agent). So for
 	// names Docker cannot answer, netd asks these servers itself, from its own uid.
 	Resolvers []string `json:"resolvers,omitempty"`
+	// LogLimit caps each decision log (dns, conn, mcp) in bytes; 0 means [DefaultLogLimit].
+	// netd reads it once, at start.
+	LogLimit int64 `json:"log_limit,omitempty"`
+}
+
+// Bounds of [Netd.LogLimit]. The log directory is a volume on the host's disk, and a run's
+// three decision logs may each fill their cap.
+const (
+	DefaultLogLimit = 256 << 20
+	MinLogLimit     = 1 << 20
+	MaxLogLimit     = 16 << 30
+)
+
+// LogLimitBytes returns the cap of each decision log.
+func (p *Netd) LogLimitBytes() int64 {
+	if p.LogLimit == 0 {
+		return DefaultLogLimit
+	}
+	return p.LogLimit
 }
 
 // MCP configures netd's MCP forwarder.
@@ -109,6 +128,9 @@ func Parse(data []byte) (*Netd, error) {
 	}
 	if _, err := p.ResolverAddrs(); err != nil {
 		return nil, fmt.Errorf("netd policy: %w", err)
+	}
+	if p.LogLimit != 0 && (p.LogLimit < MinLogLimit || p.LogLimit > MaxLogLimit) {
+		return nil, fmt.Errorf("netd policy: log limit %d outside %d–%d bytes", p.LogLimit, MinLogLimit, MaxLogLimit)
 	}
 	return &p, nil
 }

@@ -9,6 +9,10 @@ const (
 	MCPLog      = "mcp.jsonl"     // one [MCPRecord] per forwarded MCP request
 	EventLog    = "netd.jsonl"    // lifecycle events: start, ready, reload, errors
 	CountersLog = "counters.json" // the ruleset's counters, written at shutdown
+	// LogStatsFile is netd's account of its decision logs ([LogStats]): what each kept, counted
+	// and dropped, and every distinct denied name. The serving child rewrites it every few
+	// seconds and at stop.
+	LogStatsFile = "logstats.json"
 )
 
 // SelfTestName is the denied name netd's self-test asks for at start; it is logged like any
@@ -38,7 +42,15 @@ type DNSRecord struct {
 	Answers []string `json:"answers,omitempty"`
 	TTL     uint32   `json:"ttl,omitempty"`
 	Reason  string   `json:"reason,omitempty"` // why denied or failed
+	// Count and Last make the line an aggregate: it stands for Count more decisions identical
+	// to an earlier line in name, type, verdict, rcode and reason, made from TS to Last. Answers
+	// and TTL are then empty. Count 0 is one decision, the line itself.
+	Count int64  `json:"count,omitempty"`
+	Last  string `json:"last,omitempty"`
 }
+
+// Decisions returns how many decisions the line stands for.
+func (r DNSRecord) Decisions() int64 { return max(r.Count, 1) }
 
 // Kinds of [ConnRecord].
 const (
@@ -68,7 +80,15 @@ type ConnRecord struct {
 	BytesUp   int64  `json:"bytes_up"`
 	BytesDown int64  `json:"bytes_down"`
 	DurMS     int64  `json:"dur_ms"`
+	// Count and Last make the line an aggregate of refusals identical in kind, name, port,
+	// reason and OrigDst, as for [DNSRecord]; Upstream, the byte counts and the duration are
+	// then empty.
+	Count int64  `json:"count,omitempty"`
+	Last  string `json:"last,omitempty"`
 }
+
+// Decisions returns how many decisions the line stands for.
+func (r ConnRecord) Decisions() int64 { return max(r.Count, 1) }
 
 // MCPRecord is one MCP request through the forwarder.
 type MCPRecord struct {
@@ -80,6 +100,51 @@ type MCPRecord struct {
 	Reason  string `json:"reason,omitempty"`
 	Status  int    `json:"status,omitempty"`
 	DurMS   int64  `json:"dur_ms"`
+}
+
+// Truncation is the line netd writes into a decision log when the log first reaches its cap:
+// from TS on, only denials are written, into the part of the cap kept for them, and everything
+// else is counted in [LogStats] and dropped.
+type Truncation struct {
+	TS        string `json:"ts"`
+	Truncated bool   `json:"truncated"` // always true
+	Limit     int64  `json:"limit"`     // the log's cap in bytes
+}
+
+// LogStats is [LogStatsFile]: per decision log, by file name ([DNSLog], [ConnLog], [MCPLog]).
+type LogStats struct {
+	TS    string             `json:"ts"`
+	Final bool               `json:"final"` // written at stop; false in the snapshots before it
+	Logs  map[string]LogStat `json:"logs"`
+}
+
+// LogStat accounts for one decision log. Every decision is written on a line of its own,
+// counted into an aggregate line, or dropped; every denial of a name is, besides, counted in
+// Denied, or in DeniedUntracked once Denied is full.
+type LogStat struct {
+	Limit      int64 `json:"limit"`      // the cap in bytes
+	Bytes      int64 `json:"bytes"`      // bytes written
+	Lines      int64 `json:"lines"`      // lines written, aggregates and the truncation line included
+	Decisions  int64 `json:"decisions"`  // decisions made
+	Aggregated int64 `json:"aggregated"` // decisions counted into aggregate lines
+	Dropped    int64 `json:"dropped"`    // decisions not logged because the log was at its cap
+	// DroppedDenied are the denials among Dropped.
+	DroppedDenied int64 `json:"dropped_denied"`
+	Failed        int64 `json:"failed"` // decisions whose line could not be written
+	// Denied is every distinct name denied (DNS, conn), with how often, up to a bound on their
+	// size; the review queue reads it, so a denied name reaches it even when the log was full.
+	Denied []NameCount `json:"denied"`
+	// DeniedUntracked are denials of names that found Denied full.
+	DeniedUntracked int64 `json:"denied_untracked"`
+	// DeniedLost are the denials of DeniedUntracked whose line was not written either: their
+	// names may be missing from the review queue.
+	DeniedLost int64 `json:"denied_lost"`
+}
+
+// NameCount is a name and how often it was seen.
+type NameCount struct {
+	Name  string `json:"name"`
+	Count int64  `json:"count"`
 }
 
 // Event is a netd lifecycle line. The first "ready" event on netd's stdout is what the CLI waits

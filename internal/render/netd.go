@@ -24,6 +24,7 @@ func (m *model) netdPolicy() []byte {
 		DefaultPorts: append([]int{}, m.c.EgressPorts...),
 		MCP:          m.mcpPolicy(),
 		Resolvers:    append([]string{}, m.s.Resolvers...),
+		LogLimit:     m.c.Limits.NetdLogBytes(),
 	}
 	if len(p.Resolvers) == 0 {
 		p.Resolvers = nil

@@ -105,6 +105,7 @@ func (s *Sandbox) Record(o Options, out *Outcome, profile, permission string, se
 		rec.DeniedDomains = len(h.DeniedNames())
 		rec.RefusedConns = len(h.RefusedConnections())
 		rec.DroppedPackets = h.Dropped()
+		rec.LogCaps = h.LogCaps()
 		if err := telemetry.AppendDenials(filepath.Join(s.Project.Dir, "denied.jsonl"), out.ID, rec.TS, h); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,19 +21,25 @@ type Harvest struct {
 	MCP      []policy.MCPRecord
 	Events   []policy.Event
 	Counters *policy.Counters // nil when netd died before writing them
-	Corrupt  []CorruptLine
+	// Stats is netd's account of its decision logs; nil when netd wrote none or it does not
+	// decode.
+	Stats *policy.LogStats
+	// Truncated holds the truncation line of each decision log that reached its cap, by file
+	// name.
+	Truncated map[string]policy.Truncation
+	Corrupt   []CorruptLine
 }
 
 // ReadHarvest reads the netd logs copied into dir.
 func ReadHarvest(dir string) (*Harvest, error) {
-	h := &Harvest{}
+	h := &Harvest{Truncated: map[string]policy.Truncation{}}
 	files := []struct {
 		name string
 		fn   func([]byte) error
 	}{
-		{policy.DNSLog, decodeInto(&h.DNS)},
-		{policy.ConnLog, decodeInto(&h.Conns)},
-		{policy.MCPLog, decodeInto(&h.MCP)},
+		{policy.DNSLog, decodeLog(&h.DNS, policy.DNSLog, h.Truncated)},
+		{policy.ConnLog, decodeLog(&h.Conns, policy.ConnLog, h.Truncated)},
+		{policy.MCPLog, decodeLog(&h.MCP, policy.MCPLog, h.Truncated)},
 		{policy.EventLog, decodeInto(&h.Events)},
 	}
 	for _, f := range files {
@@ -42,21 +49,34 @@ func ReadHarvest(dir string) (*Harvest, error) {
 		}
 		h.Corrupt = append(h.Corrupt, bad...)
 	}
-	h.dropSelfTest()
-	data, err := os.ReadFile(filepath.Join(dir, policy.CountersLog))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return nil, fmt.Errorf("reading counters: %w", err)
-	default:
-		var c policy.Counters
-		if json.Unmarshal(data, &c) == nil {
-			h.Counters = &c
-		} else {
-			h.Corrupt = append(h.Corrupt, CorruptLine{File: filepath.Join(dir, policy.CountersLog), Line: 1})
-		}
+	var err error
+	if h.Counters, err = readJSONFile[policy.Counters](dir, policy.CountersLog, &h.Corrupt); err != nil {
+		return nil, err
 	}
+	if h.Stats, err = readJSONFile[policy.LogStats](dir, policy.LogStatsFile, &h.Corrupt); err != nil {
+		return nil, err
+	}
+	h.dropSelfTest()
 	return h, nil
+}
+
+// readJSONFile reads one JSON document netd wrote: nil when the file is missing, or empty (netd
+// stopped while rewriting it), or when it does not decode, which is added to corrupt.
+func readJSONFile[T any](dir, name string, corrupt *[]CorruptLine) (*T, error) {
+	path := filepath.Join(dir, name)
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || (err == nil && len(bytes.TrimSpace(data)) == 0):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	var v T
+	if json.Unmarshal(data, &v) != nil {
+		*corrupt = append(*corrupt, CorruptLine{File: path, Line: 1})
+		return nil, nil
+	}
+	return &v, nil
 }
 
 // dropSelfTest removes the records of netd's own self-test, made before the agent started.
@@ -76,6 +96,38 @@ func (h *Harvest) dropSelfTest() {
 		}
 	}
 	h.Conns = conns
+	if h.Stats == nil {
+		return
+	}
+	for log, st := range h.Stats.Logs {
+		names := st.Denied[:0]
+		for _, d := range st.Denied {
+			if log == policy.DNSLog {
+				d.Name = strings.TrimSuffix(d.Name, ".")
+			}
+			if d.Name != policy.SelfTestName {
+				names = append(names, d)
+			}
+		}
+		st.Denied = names
+		h.Stats.Logs[log] = st
+	}
+}
+
+// decodeLog decodes the lines of a decision log into dst, except its truncation line, which
+// goes to marks.
+func decodeLog[T any](dst *[]T, file string, marks map[string]policy.Truncation) func([]byte) error {
+	record := decodeInto(dst)
+	return func(line []byte) error {
+		if bytes.Contains(line, []byte(`"truncated":true`)) {
+			var m policy.Truncation
+			if json.Unmarshal(line, &m) == nil && m.Truncated {
+				marks[file] = m
+				return nil
+			}
+		}
+		return record(line)
+	}
 }
 
 func decodeInto[T any](dst *[]T) func([]byte) error {
@@ -95,31 +147,50 @@ type NameCount struct {
 	Count int    `json:"count"`
 }
 
-// DeniedNames returns the names the agent looked up and was refused, most frequent first.
+// DeniedNames returns the names the agent looked up and was refused, most frequent first: those
+// of the log, and those netd counted past the log's cap.
 func (h *Harvest) DeniedNames() []NameCount {
 	counts := map[string]int{}
 	for _, r := range h.DNS {
 		if r.Verdict == policy.Denied {
-			counts[r.Name]++
+			counts[r.Name] += int(r.Decisions())
 		}
 	}
+	h.countDenied(counts, policy.DNSLog, func(name string) string { return name })
 	return sortCounts(counts)
 }
 
 // RefusedConnections returns the server names (SNI or Host) of connections netd refused, most
-// frequent first. A connection without a name counts as "(no name)".
+// frequent first, past the log's cap too. A connection without a name counts as "(no name)".
 func (h *Harvest) RefusedConnections() []NameCount {
 	counts := map[string]int{}
 	for _, r := range h.Conns {
 		if r.Verdict == policy.Denied {
-			name := r.Name
-			if name == "" {
-				name = "(no name)"
-			}
-			counts[name]++
+			counts[connName(r.Name)] += int(r.Decisions())
 		}
 	}
+	h.countDenied(counts, policy.ConnLog, connName)
 	return sortCounts(counts)
+}
+
+func connName(name string) string {
+	if name == "" {
+		return "(no name)"
+	}
+	return name
+}
+
+// countDenied adds the denied names netd counted for log. netd counts every denial of a name
+// from its first, so its count stands unless the log shows more (statistics from a snapshot
+// older than the log's end).
+func (h *Harvest) countDenied(counts map[string]int, log string, name func(string) string) {
+	if h.Stats == nil {
+		return
+	}
+	for _, d := range h.Stats.Logs[log].Denied {
+		n := name(d.Name)
+		counts[n] = max(counts[n], int(d.Count))
+	}
 }
 
 // Dropped returns the packets the ruleset rejected or dropped, or -1 when unknown.

@@ -40,6 +40,8 @@ type RunRecord struct {
 	DroppedPackets int64    `json:"dropped_packets"`
 	Outcome        string   `json:"outcome"` // exited, timeout, interrupted, netd-died, refused
 	Notes          []string `json:"notes,omitempty"`
+	// LogCaps are the decision logs that hit one of netd's bounds during the run.
+	LogCaps []LogCap `json:"log_caps,omitempty"`
 }
 
 // AppendRun appends one row to runs.jsonl.

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,5 +120,98 @@ not json
 	}
 	if want := "session s-1\nhello\n→ Bash\nresult: success\n"; out.String() != want {
 		t.Errorf("Pretty = %q, want %q", out.String(), want)
+	}
+}
+
+// TestHarvestPastTheCap: a flood filled dns.jsonl; the denial netd kept only in its table of
+// denied names reaches the review queue, and the cap, with its counts, is reported.
+func TestHarvestPastTheCap(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, policy.DNSLog, `{"name":"abox-selftest.invalid.","type":"A","verdict":"denied"}
+{"name":"1.flood.test.","type":"AAAA","verdict":"allowed"}
+{"name":"evil.test.","type":"A","verdict":"denied"}
+{"name":"evil.test.","type":"A","verdict":"denied","count":40,"ts":"2026-11-01T10:00:00.000Z","last":"2026-11-01T10:00:02.000Z"}
+{"ts":"2026-11-01T10:00:03.000Z","truncated":true,"limit":1048576}
+{"name":"kept.test.","type":"A","verdict":"denied"}
+`)
+	write(t, dir, policy.LogStatsFile, `{"ts":"2026-11-01T10:01:00.000Z","final":true,"logs":{
+"dns.jsonl":{"limit":1048576,"dropped":5000,"dropped_denied":1,"denied":[
+  {"name":"abox-selftest.invalid.","count":1},{"name":"evil.test.","count":45},
+  {"name":"kept.test.","count":1},{"name":"wanted.test.","count":1}]},
+"conn.jsonl":{"limit":1048576,"denied":[{"name":"","count":2},{"name":"abox-selftest.invalid","count":2},{"name":"sni.test","count":3}]},
+"mcp.jsonl":{"limit":1048576,"denied":[]}}}`)
+	h, err := ReadHarvest(dir)
+	if err != nil || len(h.Corrupt) != 0 {
+		t.Fatal(err, h.Corrupt)
+	}
+	if diff := cmp.Diff([]NameCount{{"evil.test", 45}, {"kept.test", 1}, {"wanted.test", 1}}, h.DeniedNames()); diff != "" {
+		t.Errorf("DeniedNames (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]NameCount{{"sni.test", 3}, {"(no name)", 2}}, h.RefusedConnections()); diff != "" {
+		t.Errorf("RefusedConnections (-want +got):\n%s", diff)
+	}
+	for _, r := range h.DNS {
+		if r.Name == "" {
+			t.Errorf("the truncation line was read as a query: %+v", h.DNS)
+		}
+	}
+	want := []LogCap{{Log: policy.DNSLog, Limit: 1 << 20, Dropped: 5000, DroppedDenied: 1, Counts: CountsFinal}}
+	if diff := cmp.Diff(want, h.LogCaps()); diff != "" {
+		t.Errorf("LogCaps (-want +got):\n%s", diff)
+	}
+	path := filepath.Join(t.TempDir(), "denied.jsonl")
+	if err := AppendDenials(path, "r1", "2026-11-01T10:00:00Z", h); err != nil {
+		t.Fatal(err)
+	}
+	q, _, _ := Queue(path, nil)
+	if len(q) != 5 || !strings.Contains(fmt.Sprint(q), "{wanted.test dns 1 1 ") {
+		t.Errorf("queue = %+v, want wanted.test, which only netd's table holds", q)
+	}
+}
+
+// TestLogCapsWithoutStatistics: netd died before writing its statistics, or wrote them only
+// part way; the truncation line alone still reports the cap.
+func TestLogCapsWithoutStatistics(t *testing.T) {
+	for _, stats := range []string{"", `{"ts":"x","final":fa`} {
+		dir := t.TempDir()
+		write(t, dir, policy.ConnLog, `{"kind":"tls","name":"a.test","verdict":"allowed"}
+{"ts":"2026-11-01T10:00:03.000Z","truncated":true,"limit":2097152}
+`)
+		if stats != "" {
+			write(t, dir, policy.LogStatsFile, stats)
+		}
+		h, err := ReadHarvest(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []LogCap{{Log: policy.ConnLog, Limit: 2 << 20, Counts: CountsUnknown}}
+		if diff := cmp.Diff(want, h.LogCaps()); diff != "" {
+			t.Errorf("stats %q: LogCaps (-want +got):\n%s", stats, diff)
+		}
+		if stats != "" && len(h.Corrupt) != 1 {
+			t.Errorf("a cut-off %s is not reported corrupt: %v", policy.LogStatsFile, h.Corrupt)
+		}
+	}
+}
+
+func TestLogCapString(t *testing.T) {
+	for _, tc := range []struct {
+		c    LogCap
+		want string
+	}{
+		{LogCap{Log: "dns.jsonl", Limit: 1 << 20, Dropped: 12, DroppedDenied: 3, Counts: CountsFinal},
+			"dns.jsonl: reached its 1 MiB cap; 12 decision(s) not logged, 3 of them denials; every denied name is in the review queue"},
+		{LogCap{Log: "dns.jsonl", Limit: 256 << 20, Dropped: 9, DroppedDenied: 9, Untracked: 4, Lost: 2, Counts: CountsFinal},
+			"dns.jsonl: reached its 256 MiB cap; 9 decision(s) not logged, 9 of them denials; 2 denial(s) recorded nowhere (log and table of denied names full): the review queue may lack their names"},
+		{LogCap{Log: "conn.jsonl", Untracked: 4, Counts: CountsFinal},
+			"conn.jsonl: netd's table of denied names was full, 4 later denial(s) are in the log alone; every denied name is in the review queue"},
+		{LogCap{Log: "mcp.jsonl", Limit: 1 << 20, Counts: CountsUnknown},
+			"mcp.jsonl: reached its 1 MiB cap; netd left no count of what it dropped"},
+		{LogCap{Log: "dns.jsonl", Limit: 1 << 20, Dropped: 1, Failed: 2, Counts: CountsSnapshot},
+			"dns.jsonl: reached its 1 MiB cap; 1 decision(s) not logged; 2 decision(s) could not be written (counts from netd's last snapshot: it did not stop cleanly)"},
+	} {
+		if got := tc.c.String(); got != tc.want {
+			t.Errorf("%+v:\n got %s\nwant %s", tc.c, got, tc.want)
+		}
 	}
 }

@@ -36,7 +36,7 @@ var (
 	// refRE matches a test reference in backticks: a directory whose tests .ci/run runs (e2e,
 	// internal/…, cmd/…), a Test or Fuzz function, and optional subtest names.
 	refRE    = regexp.MustCompile("`((?:e2e|internal/[a-z0-9/]+|cmd/[a-z0-9/]+)\\.((?:Test|Fuzz)[A-Za-z0-9_]*)((?:/[^`/]+)*))`")
-	idRE     = regexp.MustCompile(`^[A-Z]{1,3}[0-9]{1,3}[a-z]?$`) // a letter: a row added between two, until renumbered
+	idRE     = regexp.MustCompile(`^[A-Z]{1,3}[0-9]{1,3}$`)
 	emailRE  = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+\.[A-Za-z0-9.-]+`)
 	pathRE   = regexp.MustCompile(`(^|[\s(\x60'"])(/home/|/Users/|/root/|/tmp/|/work/|/var/folders/|~/src/|[A-Z]:\\)`)
 	headerRE = regexp.MustCompile(`(?m)^#+\s+(.*)$`)

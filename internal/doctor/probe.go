@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +44,9 @@ var probeNames = []struct{ name, title string }{
 	{"gateway-direct", "gateway unreachable except through netd"},
 	{"ruleset", "ruleset unchangeable by the agent"},
 	{"setuid", "no privilege from a setuid binary"},
+	{"resolver-bind", "resolver and netd addresses not bindable"},
+	{"conntrack-plant", "no conntrack state planted for netd's queries"},
+	{"dns-spoof", "netd's upstream answers not the agent's"},
 }
 
 // Probes are the live escape probes of `abox doctor --probe`, one check per route. They share
@@ -133,6 +137,9 @@ func (e *Env) runProbes(ctx context.Context) (*probeRun, error) {
 		return nil, fmt.Errorf("network %s: %w", rs.Network, err)
 	}
 	args := probeArgs{bridge: bridgeGateway(n)}
+	if p, err := e.netdPolicy(); err == nil {
+		args.allowed = probeNamesToAsk(p)
+	}
 	lname := "abox-probe-" + rs.Project + "-" + sandbox.NewRunID()
 	defer e.removeQuietly(ctx, lname)
 	if args.lip, err = e.startListener(ctx, rs, lname); err != nil {
@@ -158,6 +165,7 @@ func (e *Env) runProbes(ctx context.Context) (*probeRun, error) {
 type probeArgs struct {
 	lip, lname, bridge, gwName, gwIP string
 	gwPort                           int
+	allowed                          []string // names of the project's own allowlist to ask netd for
 }
 
 func (a probeArgs) argv() []string {
@@ -171,7 +179,24 @@ func (a probeArgs) argv() []string {
 	if a.gwPort > 0 {
 		port = strconv.Itoa(a.gwPort)
 	}
-	return []string{"perl", "-e", probeScript, dash(a.lip), strconv.Itoa(listenerPort), dash(a.lname), dash(a.bridge), dash(a.gwName), dash(a.gwIP), port}
+	return []string{"perl", "-e", probeScript, dash(a.lip), strconv.Itoa(listenerPort), dash(a.lname), dash(a.bridge),
+		dash(a.gwName), dash(a.gwIP), port, dash(strings.Join(a.allowed, ","))}
+}
+
+// probeNamesToAsk returns up to three exact names of the project's own allowlist (not the hosts
+// abox adds, not wildcards): the spoof probe asks netd for them, as any run of the project would.
+func probeNamesToAsk(p *policy.Netd) []string {
+	var out []string
+	for _, e := range p.Egress {
+		name, _, _ := strings.Cut(e, ":")
+		if strings.HasPrefix(name, "*.") || slices.Contains(p.Mandatory, e) || slices.Contains(out, name) {
+			continue
+		}
+		if out = append(out, name); len(out) == 3 {
+			break
+		}
+	}
+	return out
 }
 
 // startListener runs the listener from the agent image, as unprivileged as the agent, on the

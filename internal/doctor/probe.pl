@@ -4,9 +4,11 @@
 #   ABOX-PROBE <TAB> name <TAB> held|escaped|skipped <TAB> detail
 #
 # It targets only the project's own containers (netd, a listener abox started, the gateway),
-# loopback, and names under .invalid; never an outside address. It needs only perl-base, which
-# every Debian image has. Arguments: listener-ip listener-port listener-name bridge-gateway-ip
-# gateway-name gateway-ip gateway-port ("-" when absent).
+# loopback, and names under .invalid; never an outside address (the spoof probe asks netd for
+# names the project allowlists, as any run does, and answers with a documentation address that
+# nothing connects to). It needs only perl-base, which every Debian image has. Arguments:
+# listener-ip listener-port listener-name bridge-gateway-ip gateway-name gateway-ip gateway-port
+# allowed-names (comma-separated; "-" when absent).
 use strict;
 use warnings;
 use Socket;
@@ -14,7 +16,8 @@ use IO::Socket::INET;
 use IO::Socket::IP;
 
 $| = 1;
-my ($lip, $lport, $lname, $bridge, $gwname, $gwip, $gwport) = map { $_ eq '-' ? '' : $_ } @ARGV;
+my ($lip, $lport, $lname, $bridge, $gwname, $gwip, $gwport, $allowed) = map { $_ eq '-' ? '' : $_ } @ARGV;
+my @allowed = grep { $_ ne '' } split(/,/, $allowed // '');
 my $netd = "abox-netd-" . ($ENV{ABOX_PROJECT} // '') . "-" . ($ENV{ABOX_RUN} // '');
 my $banner = 'abox-probe-listener';
 
@@ -54,6 +57,49 @@ sub dns {
     my $rcode = $flags & 0xf;
     return ('answer', $an) if $rcode == 0 && $an > 0;
     return ('rcode', $rcode == 3 ? 'NXDOMAIN' : $rcode == 0 ? 'no data' : "rcode $rcode");
+}
+
+# answers_a returns the IPv4 addresses of the A records of a DNS reply.
+sub answers_a {
+    my ($buf) = @_;
+    return () if length($buf) < 12;
+    my (undef, undef, $qd, $an) = unpack('n4', $buf);
+    my $off = 12;
+    my $skip_name = sub {
+        while ($off < length $buf) {
+            my $l = ord(substr($buf, $off, 1));
+            if (($l & 0xc0) == 0xc0) { $off += 2; return }
+            $off++;
+            return if $l == 0;
+            $off += $l;
+        }
+    };
+    for (1 .. $qd) { $skip_name->(); $off += 4 }
+    my @a;
+    for (1 .. $an) {
+        $skip_name->();
+        last if $off + 10 > length $buf;
+        my ($type, undef, undef, $len) = unpack('n n N n', substr($buf, $off, 10));
+        $off += 10;
+        push @a, join('.', unpack('C4', substr($buf, $off, 4))) if $type == 1 && $len == 4;
+        $off += $len;
+    }
+    return @a;
+}
+
+# query sends one A query over UDP and returns the reply, or undef.
+sub query {
+    my ($server, $port, $name) = @_;
+    my $q = pack('n6', int(rand(65535)), 0x0100, 1, 0, 0, 0);
+    $q .= join('', map { chr(length $_) . $_ } split(/\./, $name)) . "\0" . pack('n2', 1, 1);
+    my $s = IO::Socket::INET->new(PeerAddr => $server, PeerPort => $port, Proto => 'udp') or return undef;
+    send($s, $q, 0) or return undef;
+    my $rin = '';
+    vec($rin, fileno($s), 1) = 1;
+    return undef unless select(my $rout = $rin, undef, undef, 3);
+    my $buf;
+    recv($s, $buf, 4096, 0);
+    return $buf;
 }
 
 sub status_field {
@@ -176,6 +222,95 @@ sub probe_gateway {
     report('gateway-direct', $ok ? 'escaped' : 'held', $d);
 }
 
+# bindable reports whether this process may bind proto addr:port, optionally sharing the port
+# with SO_REUSEADDR and SO_REUSEPORT.
+sub bindable {
+    my ($proto, $addr, $port, $reuse) = @_;
+    socket(my $s, PF_INET, $proto eq 'tcp' ? SOCK_STREAM : SOCK_DGRAM, 0) or return (0, "$!");
+    if ($reuse) { setsockopt($s, SOL_SOCKET, SO_REUSEADDR, 1); setsockopt($s, SOL_SOCKET, 15, 1) }
+    my $ok = bind($s, pack_sockaddr_in($port, inet_aton($addr)));
+    my $why = "$!";
+    close $s;
+    return ($ok ? 1 : 0, $why);
+}
+
+# resolver-bind: the addresses netd asks and serves on cannot be taken: port 53 (Docker's
+# resolver, and any address), 443, and netd's own ports even when shared with SO_REUSEPORT.
+sub probe_resolver_bind {
+    my @seen;
+    for my $t (['udp', '127.0.0.11', 53], ['udp', '0.0.0.0', 53], ['tcp', '127.0.0.1', 53], ['tcp', '0.0.0.0', 443],
+        (map { ['udp', '127.0.0.1', $_, 1], ['tcp', '127.0.0.1', $_, 1] } 15353), (map { ['tcp', '0.0.0.0', $_, 1] } 15443, 15080, 15811)) {
+        my ($ok, $why) = bindable(@$t);
+        my $what = "$t->[0] $t->[1]:$t->[2]" . ($t->[3] ? ' (SO_REUSEPORT)' : '');
+        return report('resolver-bind', 'escaped', "bound $what") if $ok;
+        push @seen, "$what: $why";
+    }
+    report('resolver-bind', 'held', join('; ', @seen));
+}
+
+# conntrack-plant: a datagram from Docker's resolver address would plant the conntrack entry
+# whose reply direction is one of netd's later queries; every one must be refused.
+sub probe_conntrack_plant {
+    socket(my $s, PF_INET, SOCK_DGRAM, 0) or return report('conntrack-plant', 'held', "no udp socket: $!");
+    bind($s, pack_sockaddr_in(0, inet_aton('127.0.0.11'))) or return report('conntrack-plant', 'held', "127.0.0.11 not bindable: $!");
+    my ($sent, $why) = (0, '');
+    for my $p (32768 .. 32967) {
+        if (defined(send($s, "\0", 0, pack_sockaddr_in($p, inet_aton('127.0.0.1'))))) { $sent++ } else { $why ||= "$!" }
+    }
+    return report('conntrack-plant', 'escaped', "$sent of 200 datagrams from 127.0.0.11 left") if $sent;
+    report('conntrack-plant', 'held', "200 datagrams from 127.0.0.11 to 127.0.0.1's ephemeral ports refused: $why");
+}
+
+# dns-spoof: the attack the two probes above guard against, whole. A child binds what it can of
+# 127.0.0.11, sprays 127.0.0.1's ephemeral ports from it and answers every query that reaches it
+# with 192.0.2.1; meanwhile netd is asked for the project's allowed names. It escapes when a
+# query of netd's reaches the child or an answer names 192.0.2.1.
+sub probe_dns_spoof {
+    return report('dns-spoof', 'skipped', 'the project allowlists no name of its own to ask netd for') unless @allowed;
+    pipe(my $r, my $w) or return report('dns-spoof', 'skipped', "pipe: $!");
+    my $pid = fork() // return report('dns-spoof', 'skipped', "fork: $!");
+    if ($pid == 0) {
+        close $r;
+        my @socks;
+        for my $port (53, 0) {
+            socket(my $s, PF_INET, SOCK_DGRAM, 0) or next;
+            push @socks, $s if bind($s, pack_sockaddr_in($port, inet_aton('127.0.0.11')));
+        }
+        my ($got, $end) = (0, time + 4);
+        while (time < $end) {
+            for my $s (@socks) {
+                send($s, "\0", 0, pack_sockaddr_in($_, inet_aton('127.0.0.1'))) for 32768 .. 60999;
+                my $rin = '';
+                vec($rin, fileno($s), 1) = 1;
+                while (select(my $rout = $rin, undef, undef, 0.05)) {
+                    my $from = recv($s, my $q, 4096, 0);
+                    last unless defined $from && length($q) >= 12;
+                    $got++;
+                    my $reply = substr($q, 0, 2) . pack('n4', 0x8180, 1, 1, 0) . "\0\0" . substr($q, 12) . pack('n n n N n C4', 0xc00c, 1, 1, 300, 4, 192, 0, 2, 1);
+                    send($s, $reply, 0, $from);
+                }
+            }
+        }
+        print $w "$got\n";
+        close $w;
+        exit 0;
+    }
+    close $w;
+    sleep 1;
+    my @seen;
+    for my $n (@allowed[0 .. ($#allowed < 2 ? $#allowed : 2)]) {
+        my $reply = query('127.0.0.1', 53, $n);
+        my @a = defined $reply ? answers_a($reply) : ();
+        if (grep { $_ eq '192.0.2.1' } @a) { waitpid($pid, 0); return report('dns-spoof', 'escaped', "netd answered $n with the agent's 192.0.2.1") }
+        push @seen, "$n → " . (@a ? join(',', @a) : 'no address');
+    }
+    my $got = <$r> // 0;
+    chomp $got;
+    waitpid($pid, 0);
+    return report('dns-spoof', 'escaped', "$got of netd's queries reached the agent's socket on 127.0.0.11") if $got;
+    report('dns-spoof', 'held', 'no query of netd reached the agent; ' . join('; ', @seen));
+}
+
 # setuid: no setuid or setgid file to run, and no-new-privileges even if one turned up.
 sub probe_setuid {
     my (@found, @todo);
@@ -208,4 +343,7 @@ probe_ipv6();
 probe_host_bridge();
 probe_gateway();
 probe_setuid();
+probe_resolver_bind();
+probe_conntrack_plant();
+probe_dns_spoof();
 print "ABOX-PROBE-END\n";

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -179,5 +180,25 @@ func TestProbeWriterSplitsLines(t *testing.T) {
 	w.flush()
 	if w.run.results["ipv6"] != (probeResult{"held", "no v6"}) || w.run.results["setuid"] != (probeResult{"escaped", "uid 0"}) {
 		t.Errorf("results = %v", w.run.results)
+	}
+}
+
+// TestProbeScriptKnowsNetdPorts: resolver-bind tries netd's own ports, which probe.pl names
+// literally; a port moved in policy must move there too.
+func TestProbeScriptKnowsNetdPorts(t *testing.T) {
+	for _, p := range []int{policy.DNSPort, policy.SNIPort, policy.HTTPPort, policy.MCPPort} {
+		if !strings.Contains(probeScript, strconv.Itoa(p)) {
+			t.Errorf("probe.pl does not try netd's port %d", p)
+		}
+	}
+}
+
+func TestProbeNamesToAsk(t *testing.T) {
+	p := &policy.Netd{
+		Egress:    []string{"api.anthropic.com", "*.example.com", "git.example.com:22", "git.example.com", "a.test", "b.test", "c.test"},
+		Mandatory: []string{"api.anthropic.com"},
+	}
+	if got, want := strings.Join(probeNamesToAsk(p), ","), "git.example.com,a.test,b.test"; got != want {
+		t.Errorf("probeNamesToAsk = %q, want %q", got, want)
 	}
 }

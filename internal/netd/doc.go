@@ -25,4 +25,53 @@
 // agent never chooses an IP. Every decision is logged as JSON lines under policy.LogDir, repeats
 // aggregated, up to a cap past which denials are still kept and every loss is counted (logs.go).
 // If netd dies, the namespace loses its interfaces and the agent is offline: it fails closed.
+//
+// # The shared namespace
+//
+// The agent joins netd's network namespace, so it shares netd's loopback, port space, conntrack
+// table and abstract socket names. An agent once used exactly that to answer netd's own upstream
+// DNS queries: it bound 127.0.0.11:53 and sent a datagram from there to every ephemeral port of
+// 127.0.0.1, so that netd's later query matched the reply direction of a conntrack entry it had
+// planted, skipped Docker's DNAT and was delivered to it. Every control here must therefore hold
+// against a process of another uid in the same namespace. Mechanism by mechanism:
+//
+//   - Ports. Docker creates a container's namespace with ip_unprivileged_port_start=0. netd's
+//     container sets it to 1024 (policy.UnprivilegedPortSysctl) and the supervisor refuses to
+//     serve otherwise ([checkNamespace]), so no uid without CAP_NET_BIND_SERVICE — the agent,
+//     root in the agent — can bind port 53, 80 or 443 on any address (127.0.0.11, 127.0.0.1,
+//     0.0.0.0, the container's own). netd's own ports are above 1024 but are bound before the
+//     agent exists and held for netd's life (its child's death ends netd); SO_REUSEADDR does not
+//     let a second socket share a listening TCP port or an unshared UDP one, and SO_REUSEPORT
+//     groups only sockets of one uid. The ruleset also refuses any packet of another uid from
+//     netd's ports.
+//   - Conntrack. The ruleset refuses, before a conntrack entry is confirmed, every flow of the
+//     agent but loopback ones and the sets' pairs, so the agent can plant entries for loopback
+//     flows only. The one loopback flow netd opens is to Docker's resolver, 127.0.0.11:53; an
+//     entry whose reply direction is such a query would have to come from 127.0.0.11:53, and the
+//     ruleset refuses every new flow from 127.0.0.11 (only the replies of netd's own flows carry
+//     that source), besides the agent being unable to bind port 53. Entries in the original
+//     direction (the agent to 127.0.0.11) are refused for every uid but netd's. Docker's DNAT to
+//     its resolver's real ports applies to new flows only, and those ports are Docker's sockets,
+//     which the agent cannot share. The agent cannot read or change conntrack either: ctnetlink
+//     needs CAP_NET_ADMIN for every request and for its event groups.
+//   - Source addresses. Sending from an address that is not the namespace's own needs
+//     IP_TRANSPARENT (CAP_NET_ADMIN); IP_FREEBIND lets a socket bind one but not send from it.
+//     Raw and packet sockets need CAP_NET_RAW, so the agent can neither forge a reply to netd nor
+//     an ICMP error against its flows (ping sockets send echo requests only). netd's UDP queries
+//     are connected sockets, which take datagrams only from the server they asked, and each
+//     answer must carry the query's id and question.
+//   - Names. netd never asks where the gateway is: abox reads the gateway container's address
+//     on the network from Docker for every run and passes it with --gateway-addr; the MCP
+//     forwarder dials exactly that and so sends the token to no other peer. What a name
+//     resolves to is checked before netd connects to it or opens it for the agent
+//     ([destinationCheck]): never loopback, link-local, multicast, broadcast, this network, the
+//     namespace's own addresses (where the agent listens) or the gateway's.
+//   - Sets. Only the supervisor writes them, on the child's validated requests, within budgets
+//     (64 addresses per name and set, 8,192 elements per set, far below the kernel set's
+//     65,536), so the agent cannot fill them to deny netd its own openings (the resolvers and
+//     the gateway, opened by the supervisor itself) nor widen anything beyond its names. A pair
+//     `abox egress rm` revokes moves to policy.SetRevoked, where even established flows of the
+//     agent are reset.
+//   - Unix sockets. netd listens on none, abstract or not; the supervisor and its child talk
+//     over an unnamed socketpair.
 package netd

@@ -58,8 +58,10 @@ func parseGateway(s string) (netip.AddrPort, error) {
 	return ap, nil
 }
 
-// ownAddrs returns the IPv4 addresses of this namespace's interfaces other than loopback:
-// connecting to one of them reaches the namespace itself, where the agent listens.
+// ownAddrs returns the IPv4 addresses of this namespace's interfaces other than loopback, and
+// the gateway of its default route: connecting to one of the first reaches the namespace
+// itself, where the agent listens; the second is the Docker host on the sandbox's network, whose
+// services no allowed name has a reason to resolve to.
 func ownAddrs() ([]netip.Addr, error) {
 	addrs, err := net.InterfaceAddrs()
 	if err != nil {
@@ -75,7 +77,28 @@ func ownAddrs() ([]netip.Addr, error) {
 			out = append(out, ip)
 		}
 	}
+	if route, err := os.ReadFile("/proc/net/route"); err == nil {
+		out = append(out, defaultGateways(string(route))...)
+	}
 	return out, nil
+}
+
+// defaultGateways reads the gateways of the default routes from /proc/net/route, whose
+// addresses are little-endian hex.
+func defaultGateways(route string) []netip.Addr {
+	var out []netip.Addr
+	for _, line := range strings.Split(route, "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 3 || f[1] != "00000000" {
+			continue
+		}
+		v, err := strconv.ParseUint(f[2], 16, 32)
+		if err != nil || v == 0 {
+			continue
+		}
+		out = append(out, netip.AddrFrom4([4]byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)}))
+	}
+	return out
 }
 
 // errReserved marks an address netd never opens or dials for a name: the gateway's (reached
@@ -97,7 +120,7 @@ func (r reserved) check(a netip.Addr) error {
 func reservedAddrs(own []netip.Addr, gateway netip.AddrPort) reserved {
 	r := reserved{}
 	for _, a := range own {
-		r[a] = "this sandbox's own address"
+		r[a] = "this sandbox's own address or the Docker host's on its network"
 	}
 	if gateway.IsValid() {
 		r[gateway.Addr()] = "the MCP gateway's address"

@@ -160,3 +160,13 @@ func TestDialRefusesReservedDestinations(t *testing.T) {
 		t.Errorf("opened %v, want only 192.0.2.50", reqs)
 	}
 }
+
+func TestDefaultGateways(t *testing.T) {
+	route := "Iface\tDestination\tGateway \tFlags\n" +
+		"eth0\t00000000\t010012AC\t0003\n" + // default via 172.18.0.1
+		"eth0\t000012AC\t00000000\t0001\n" //  172.18.0.0/16, on link
+	got := defaultGateways(route)
+	if len(got) != 1 || got[0] != netip.MustParseAddr("172.18.0.1") {
+		t.Errorf("defaultGateways = %v, want [172.18.0.1]", got)
+	}
+}

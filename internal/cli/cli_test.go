@@ -2,8 +2,11 @@ package cli_test
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -30,6 +33,13 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       *update,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"statedir": cmdStateDir,
+			"chown":    cmdChown,
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "root" {
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
@@ -40,9 +50,50 @@ func TestScripts(t *testing.T) {
 			// abox and docker here are this race-enabled test binary, which would sleep a second
 			// at every exit.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
-			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
+			if err := os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755); err != nil {
+				return err
+			}
+			return fixAgentIdentity(filepath.Join(env.WorkDir, "config", "config.yaml"))
 		},
 	})
+}
+
+// fixAgentIdentity gives every script the agent identity 1000:1000 through config.yaml (added to
+// the script's own config.yaml, or as the only key of a new one): the agent runs as the
+// workspace owner, the scripts' workspaces belong to whoever runs the tests (root in CI, which
+// abox refuses), and their expectations should not depend on who that is. Scripts about the
+// owner itself (agent_identity.txtar) remove it.
+func fixAgentIdentity(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	if strings.Contains(string(data), "\nagent:") || strings.HasPrefix(string(data), "agent:") {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
+		data = append(data, '\n')
+	}
+	return os.WriteFile(path, append(data, "agent: {uid: 1000, gid: 1000}\n"...), 0o600)
+}
+
+// cmdChown sets the owner of a path, as root could:
+//
+//	chown UID:GID PATH
+func cmdChown(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: chown UID:GID PATH")
+	}
+	u, g, _ := strings.Cut(args[0], ":")
+	uid, err1 := strconv.Atoi(u)
+	gid, err2 := strconv.Atoi(g)
+	if err1 != nil || err2 != nil {
+		ts.Fatalf("chown: %q is not UID:GID", args[0])
+	}
+	ts.Check(os.Chown(ts.MkAbs(args[1]), uid, gid))
 }
 
 // cmdStateDir sets an environment variable to a project's state directory:

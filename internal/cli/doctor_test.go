@@ -40,6 +40,7 @@ func doctorApp(t *testing.T) (*App, *bytes.Buffer, *bytes.Buffer, string) {
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	agentOwned(t, ws)
 	return a, &out, &errb, ws
 }
 
@@ -111,4 +112,16 @@ func realPath(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// agentOwned gives dir to uid and gid 1000 when the tests run as root (CI), so that the agent,
+// which runs as the workspace owner, is not refused as root; otherwise dir is the tester's.
+func agentOwned(t *testing.T, dir string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return
+	}
+	if err := os.Chown(dir, 1000, 1000); err != nil {
+		t.Fatal(err)
+	}
 }

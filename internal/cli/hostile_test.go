@@ -248,6 +248,7 @@ func newHostileProject(t *testing.T, payload string) *hostileProject {
 	if err := os.MkdirAll(filepath.Join(h.ws, ".claude"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	agentOwned(t, h.ws)
 	h.run(t, "init", "--yes", "-C", h.ws, "--project", "p")
 	ps, _ := h.app.Paths()
 	h.state = ps.Project(realPath(t, h.ws))

@@ -86,7 +86,7 @@ func (a *App) preflight(ctx context.Context, p *project) (*preflighted, error) {
 			return nil, errorf("create it, or remove it from mounts.context and run `abox up`", "context directory %s does not exist", path)
 		}
 	}
-	return &preflighted{runSpec: rs, baseline: policy.ExpectedRuleset(), gateway: gwAddr}, nil
+	return &preflighted{runSpec: rs, baseline: policy.ExpectedRuleset(np.ServingUID()), gateway: gwAddr}, nil
 }
 
 // gatewayAddress is where netd will dial the gateway: the container's address on the sandbox's

@@ -11,9 +11,11 @@ import (
 	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/owner"
 	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/statefs"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 // project is a loaded project: its manifest, the global configuration and its state layout.
@@ -88,6 +90,11 @@ func (a *App) spec(p *project) (render.Spec, error) {
 		Paths: p.paths, Project: p.state, Home: home, NetdBinary: a.binarySHA256(),
 		Resolvers: a.hostResolvers(),
 	}
+	id, err := agentIdentity(p)
+	if err != nil {
+		return s, err
+	}
+	s.Agent = id
 	certs, err := caCerts(p.cfg.Image.CACertificates, home)
 	if err != nil {
 		return s, err
@@ -104,6 +111,17 @@ func (a *App) spec(p *project) (render.Spec, error) {
 		s.NPMRegistry = npmRegistry()
 	}
 	return s, nil
+}
+
+// agentIdentity is who the project's agent runs as: the workspace owner, or config.yaml's
+// agent.uid/agent.gid.
+func agentIdentity(p *project) (render.Identity, error) {
+	id, err := owner.Resolve(p.state.Workspace, p.cfg.Agent, owner.StatOwner)
+	var ro *owner.RootOwnedError
+	if errors.As(err, &ro) {
+		return id, withHint(err, fmt.Sprintf("chown the project to the user who works on it (`chown -R <user>: %s`), or set agent.uid and agent.gid in config.yaml", termtext.Line(ro.Workspace)))
+	}
+	return id, err
 }
 
 type caCert struct {

@@ -15,9 +15,19 @@ type Config struct {
 	Profiles    map[string]Profile `yaml:"profiles"`
 	EgressPorts []int              `yaml:"egress_ports"`
 	AgentEnv    map[string]string  `yaml:"agent_env"`
+	Agent       Agent              `yaml:"agent" json:",omitzero"`
 	Limits      Limits             `yaml:"limits"`
 	RTK         RTK                `yaml:"rtk"`
 	Defaults    Defaults           `yaml:"defaults"`
+}
+
+// Agent overrides who the agent runs as. By default it is the workspace owner's uid and gid
+// (internal/owner); set these for a checkout whose owner is not the right user, such as one owned
+// by root on a server. Unset means "the owner's". Neither may be root's (0). (Omitted from JSON
+// when unset, so that the digest of a configuration without them stays what it was.)
+type Agent struct {
+	UID *int `yaml:"uid,omitempty" json:",omitempty"`
+	GID *int `yaml:"gid,omitempty" json:",omitempty"`
 }
 
 // Image configures the images abox builds.

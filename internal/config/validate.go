@@ -60,6 +60,7 @@ func (c *Config) Validate(source string) error {
 	k.profiles(c.Profiles)
 	k.ports(c.EgressPorts)
 	k.agentEnv(c.AgentEnv)
+	k.agent(c.Agent)
 	k.limits(c.Limits)
 	k.rtk(c.RTK)
 	k.defaults(c.Defaults)
@@ -67,6 +68,24 @@ func (c *Config) Validate(source string) error {
 		return nil
 	}
 	return &manifest.Error{Source: source, Problems: k.problems}
+}
+
+// maxID bounds agent.uid and agent.gid: Linux ids are 32-bit, and (uid_t)-1 means "none".
+const maxID = 1<<31 - 1
+
+func (k *checker) agent(a Agent) {
+	for _, f := range []struct {
+		loc string
+		v   *int
+	}{{"agent.uid", a.UID}, {"agent.gid", a.GID}} {
+		switch {
+		case f.v == nil:
+		case *f.v == 0:
+			k.add(f.loc, "set it to your own id (`id -u`, `id -g`), or remove it to use the workspace owner's", "0 is root's: abox never runs the agent as root")
+		case *f.v < 0 || *f.v > maxID:
+			k.add(f.loc, "", "%d is outside 1–%d", *f.v, maxID)
+		}
+	}
 }
 
 func (k *checker) image(im Image) {

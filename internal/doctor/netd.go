@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/aboxhq/abox/internal/docker"
@@ -70,16 +71,39 @@ func netdPolicyCheck(ctx context.Context, e *Env) Finding {
 		fmt.Sprintf("netpolicy.nft is abox's ruleset; %d running netd(s) have it loaded", running)).with("running", running)
 }
 
-// renderedRuleset compares netpolicy.nft with the ruleset of this abox.
+// renderedRuleset compares netpolicy.nft with the ruleset of this abox for the runspec's agent,
+// and checks that netd.json runs netd as the uid that ruleset names.
 func (e *Env) renderedRuleset() []string {
 	data, err := e.artifactFile(render.NetdDir + "/" + policy.RulesFile)
 	if err != nil {
 		return []string{fmt.Sprintf("netpolicy.nft: %v", err)}
 	}
-	if !bytes.Equal(data, policy.Ruleset()) {
-		return []string{"the rendered netpolicy.nft is not the ruleset this abox enforces"}
+	uid, err := e.netdUID()
+	if err != nil {
+		return []string{err.Error()}
 	}
-	return nil
+	var out []string
+	if !bytes.Equal(data, policy.Ruleset(uid)) {
+		out = append(out, "the rendered netpolicy.nft is not the ruleset this abox enforces")
+	}
+	if p, err := e.netdPolicy(); err == nil && p.ServingUID() != uid {
+		out = append(out, fmt.Sprintf("netd.json runs netd as uid %d, but beside an agent of uid %d netd must be %d", p.ServingUID(), uid, uid))
+	}
+	return out
+}
+
+// netdUID is the uid netd must run as beside the runspec's agent, whose uid netd's may never be.
+func (e *Env) netdUID() (int, error) {
+	s, err := e.sandboxArgs()
+	if err != nil {
+		return 0, err
+	}
+	uid, _, _ := strings.Cut(s.agent.user, ":")
+	n, err := strconv.Atoi(uid)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("the runspec's agent user %q is not a numeric non-root uid", s.agent.user)
+	}
+	return policy.NetdUIDFor(n), nil
 }
 
 // liveRuleset reads the ruleset a running netd has loaded and compares it with the expected one.
@@ -88,7 +112,11 @@ func (e *Env) liveRuleset(ctx context.Context, netd string) error {
 	if err != nil {
 		return fmt.Errorf("reading its ruleset: %w", err)
 	}
-	if err := policy.CompareRuleset(policy.ExpectedRuleset(), res.Stdout); err != nil {
+	uid, err := e.netdUID()
+	if err != nil {
+		return err
+	}
+	if err := policy.CompareRuleset(policy.ExpectedRuleset(uid), res.Stdout); err != nil {
 		return fmt.Errorf("the loaded ruleset differs: %s", firstLine(err.Error(), 400))
 	}
 	return nil

@@ -26,7 +26,7 @@ func TestNetdImageHoldsThisBinary(t *testing.T) {
 func TestNetdPolicyRendered(t *testing.T) {
 	f := newFixture(t, baseManifest).healthy()
 	wantStatus(t, "netd.policy", f.run(netdPolicyCheck), OK)
-	f.writeArtifact(render.NetdDir+"/"+policy.RulesFile, bytes.Replace(policy.Ruleset(), []byte("policy drop"), []byte("policy accept"), 1))
+	f.writeArtifact(render.NetdDir+"/"+policy.RulesFile, bytes.Replace(policy.Ruleset(policy.NetdUID), []byte("policy drop"), []byte("policy accept"), 1))
 	wantStatus(t, "netd.policy (edited)", f.run(netdPolicyCheck), Fail)
 	wantStatus(t, "boundary.policy", boundaryResult(t, f, "boundary.policy").Finding, Fail)
 }
@@ -39,8 +39,8 @@ func TestNetdPolicyLive(t *testing.T) {
 		listing []byte
 		want    Status
 	}{
-		{"as rendered", policy.ExpectedRuleset(), OK},
-		{"an accept rule added", addAcceptRule(t, policy.ExpectedRuleset()), Fail},
+		{"as rendered", policy.ExpectedRuleset(policy.NetdUID), OK},
+		{"an accept rule added", addAcceptRule(t, policy.ExpectedRuleset(policy.NetdUID)), Fail},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, baseManifest).daemonUp().built().noGateway()

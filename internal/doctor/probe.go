@@ -148,7 +148,11 @@ func (e *Env) runProbes(ctx context.Context) (*probeRun, error) {
 	args.lname = lname
 	args.gwName, args.gwIP, args.gwPort = e.gatewayTarget(ctx, rs.Network)
 	w := &probeWriter{e: e, ctx: ctx, rs: rs, run: &probeRun{results: map[string]probeResult{}}}
-	sb := &sandbox.Sandbox{Docker: e.Docker, Project: e.Project, Spec: rs, Baseline: policy.ExpectedRuleset(), Now: e.clock, Progress: e.progress()}
+	uid, err := e.netdUID()
+	if err != nil {
+		return nil, err
+	}
+	sb := &sandbox.Sandbox{Docker: e.Docker, Project: e.Project, Spec: rs, Baseline: policy.ExpectedRuleset(uid), Now: e.clock, Progress: e.progress()}
 	so := sandbox.Options{Command: args.argv(), Timeout: ProbeTimeout - 30*time.Second, Output: w, Masks: rs.Masks}
 	if a, err := netip.ParseAddr(args.gwIP); err == nil && args.gwPort > 0 {
 		so.Gateway = netip.AddrPortFrom(a, uint16(args.gwPort)) // as a run's netd gets it
@@ -204,7 +208,7 @@ func probeNamesToAsk(p *policy.Netd) []string {
 func (e *Env) startListener(ctx context.Context, rs *render.RunSpec, name string) (string, error) {
 	argv := []string{"run", "--detach", "--rm", "--name", name, "--pull", "never", "--network", rs.Network,
 		"--label", "abox.managed=true", "--label", "abox.role=probe", "--label", "abox.hash=" + e.Project.Hash,
-		"--label", "abox.project=" + rs.Project, "--user", "1000:1000", "--cap-drop", "ALL",
+		"--label", "abox.project=" + rs.Project, "--user", parseRunArgs(rs.Agent.Args).user, "--cap-drop", "ALL",
 		"--security-opt", "no-new-privileges", "--read-only", "--pids-limit", "32", "--memory", "64m",
 		rs.Agent.Image, "perl", "-MIO::Socket::INET", "-e", listenerScript, strconv.Itoa(listenerPort)}
 	if _, err := e.Docker.RunDetached(ctx, argv); err != nil {

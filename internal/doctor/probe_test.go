@@ -61,7 +61,7 @@ func probeFixture(t *testing.T, out func(run string) string, readBack []byte) (*
 		if readBack != nil && probeRanRuleset(fk) {
 			return docker.Result{Stdout: readBack}, nil
 		}
-		return docker.Result{Stdout: policy.ExpectedRuleset()}, nil
+		return docker.Result{Stdout: policy.ExpectedRuleset(policy.NetdUID)}, nil
 	})
 	fk.OnFunc("start --attach", func(inv docker.Invocation) (docker.Result, error) {
 		run := strings.TrimPrefix(inv.Args[len(inv.Args)-1], "agent-demo-")
@@ -112,7 +112,7 @@ func TestProbesEscapes(t *testing.T) {
 			"dns-docker":     "escaped\t127.0.0.11:53 answered abox-probe-demo-x (1 record(s))",
 			"gateway-direct": "skipped\tno gateway running",
 		})
-	}, addAcceptRule(t, policy.ExpectedRuleset()))
+	}, addAcceptRule(t, policy.ExpectedRuleset(policy.NetdUID)))
 	got := map[string]Finding{}
 	for _, r := range Run(context.Background(), e, Probes(), nil) {
 		got[r.ID] = r.Finding

@@ -6,12 +6,10 @@ import (
 	"os/exec"
 	"runtime"
 	"syscall"
-
-	"github.com/aboxhq/abox/internal/policy"
 )
 
-// execChild starts the serving child by re-executing this binary as `abox netd serve`, as
-// [policy.NetdUID] with no supplementary groups. Changing uid from root clears every capability
+// execChild starts the serving child by re-executing this binary as `abox netd serve`, as the
+// policy's netd uid ([policy.Netd.ServingUID]) with no supplementary groups. Changing uid from root clears every capability
 // set, and the child checks that it holds none before it listens.
 type execChild struct {
 	upstreamDNS string
@@ -22,7 +20,7 @@ type execChild struct {
 // serve mode.
 var childArgs = []string{"abox", "netd", "serve"}
 
-func (e execChild) start(ctl *os.File, logs []*os.File) (done <-chan error, kill func(), err error) {
+func (e execChild) start(ctl *os.File, logs []*os.File, uid int) (done <-chan error, kill func(), err error) {
 	cmd := &exec.Cmd{
 		Path:       "/proc/self/exe",
 		Args:       append(append([]string{}, childArgs...), "--upstream-dns", e.upstreamDNS),
@@ -31,7 +29,7 @@ func (e execChild) start(ctl *os.File, logs []*os.File) (done <-chan error, kill
 		Stderr:     e.stderr,
 		ExtraFiles: append([]*os.File{ctl}, logs...), // fds 3 (control), 4 dns, 5 conn, 6 mcp, 7 logstats
 		SysProcAttr: &syscall.SysProcAttr{
-			Credential: &syscall.Credential{Uid: policy.NetdUID, Gid: policy.NetdUID, Groups: []uint32{}},
+			Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}},
 			Pdeathsig:  syscall.SIGKILL, // the child dies with the supervisor
 		},
 	}

@@ -14,6 +14,6 @@ type execChild struct {
 	stderr      io.Writer
 }
 
-func (execChild) start(*os.File, []*os.File) (<-chan error, func(), error) {
+func (execChild) start(*os.File, []*os.File, int) (<-chan error, func(), error) {
 	return nil, nil, errors.New("netd runs only on Linux")
 }

@@ -522,10 +522,10 @@ func startMCPSupervisor(t *testing.T, upstream string) *supFixture {
 	m.Upstream = upstream
 	p := policy.Netd{Version: policy.Version, Project: "p", MCP: m}
 	writeFile(t, filepath.Join(f.dir, policy.File), p.Marshal())
-	writeFile(t, filepath.Join(f.dir, policy.RulesFile), policy.Ruleset())
+	writeFile(t, filepath.Join(f.dir, policy.RulesFile), policy.Ruleset(policy.NetdUID))
 	writeFile(t, filepath.Join(f.dir, "token"), []byte(gatewayToken+"\n"))
 	f.child = &inProcChild{addrs: f.addrs, upstream: startUpstream(t).addr}
-	st := selfTest{resolvers: []string{f.addrs.dns}, addrs: f.addrs, nft: nft, expected: policy.ExpectedRuleset()}
+	st := selfTest{resolvers: []string{f.addrs.dns}, addrs: f.addrs, nft: nft, expected: policy.ExpectedRuleset(policy.NetdUID)}
 	o := options{dir: f.dir, logDir: f.logDir, tokenFile: filepath.Join(f.dir, "token"), upstreamDNS: "unused"}
 	u, err := url.Parse(upstream)
 	if err != nil {

@@ -68,6 +68,12 @@ func (s *supervisor) loadPolicy() error {
 	}
 	resolvers, _ := p.ResolverAddrs() // validated by policy.Parse
 	s.mu.Lock()
+	if s.uid != 0 && s.uid != p.ServingUID() {
+		s.mu.Unlock()
+		return fmt.Errorf("netd policy: netd_uid %d differs from the running child's %d; start a new sandbox", p.ServingUID(), s.uid)
+	}
+	s.uid = p.ServingUID()
+	s.selfTest.expected = policy.ExpectedRuleset(s.uid)
 	s.policy = raw
 	s.resolvers = s.resolvers[:0]
 	for _, r := range resolvers {

@@ -31,7 +31,7 @@ type options struct {
 // last resort that needs CAP_KILL, which netd does not hold (root may not signal another uid
 // without it): the child is stopped over the control channel, and dies with the supervisor.
 type childStarter interface {
-	start(ctl *os.File, logs []*os.File) (done <-chan error, kill func(), err error)
+	start(ctl *os.File, logs []*os.File, uid int) (done <-chan error, kill func(), err error)
 }
 
 // supervisor is netd's root process: it holds the capabilities, never the network.
@@ -44,6 +44,7 @@ type supervisor struct {
 	sets     *setManager
 
 	mu        sync.Mutex
+	uid       int // of the serving child, from the first policy; a reload may not change it
 	policy    []byte
 	token     string
 	resolvers []netip.Addr // the policy's resolvers, opened on port 53 in netd's set
@@ -112,6 +113,13 @@ func (s *supervisor) serve(ctx context.Context, sigs <-chan os.Signal, logs []*o
 
 func (s *supervisor) path(name string) string { return filepath.Join(s.o.dir, name) }
 
+// servingUID is the uid the child runs as, which the loaded ruleset names.
+func (s *supervisor) servingUID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.uid
+}
+
 // runningChild is the supervisor's view of the serving child.
 type runningChild struct {
 	ctl       *ctlConn
@@ -127,7 +135,7 @@ func (s *supervisor) startChild(logs []*os.File) (*runningChild, error) {
 	if err != nil {
 		return nil, err
 	}
-	done, kill, err := s.starter.start(theirs, logs)
+	done, kill, err := s.starter.start(theirs, logs, s.servingUID())
 	theirs.Close()
 	if err != nil {
 		mine.Close()

@@ -29,7 +29,7 @@ type inProcChild struct {
 	exited   chan error // set to fake a crash
 }
 
-func (c *inProcChild) start(ctl *os.File, logs []*os.File) (<-chan error, func(), error) {
+func (c *inProcChild) start(ctl *os.File, logs []*os.File, _ int) (<-chan error, func(), error) {
 	files := make([]*os.File, 0, 5)
 	for _, f := range append([]*os.File{ctl}, logs...) {
 		fd, err := syscall.Dup(int(f.Fd()))
@@ -94,9 +94,9 @@ func startSupervisorWith(t *testing.T, nft *fakeNFT, crash chan error, p policy.
 	if err := writeAtomic(filepath.Join(f.dir, policy.File), p.Marshal()); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(f.dir, policy.RulesFile), policy.Ruleset(), 0o644)
+	os.WriteFile(filepath.Join(f.dir, policy.RulesFile), policy.Ruleset(policy.NetdUID), 0o644)
 	f.child = &inProcChild{addrs: f.addrs, upstream: startUpstream(t).addr, exited: crash}
-	st := selfTest{resolvers: []string{f.addrs.dns}, addrs: f.addrs, nft: nft, expected: policy.ExpectedRuleset()}
+	st := selfTest{resolvers: []string{f.addrs.dns}, addrs: f.addrs, nft: nft, expected: policy.ExpectedRuleset(policy.NetdUID)}
 	o := options{dir: f.dir, logDir: f.logDir, tokenFile: filepath.Join(f.dir, "token"), upstreamDNS: "unused"}
 	for _, opt := range opts {
 		opt(&o)

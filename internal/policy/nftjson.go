@@ -20,9 +20,19 @@ import (
 //go:embed ruleset.json
 var rulesetJSON []byte
 
-// ExpectedRuleset returns the listing (`nft -j list table inet abox`) that loading [Ruleset]
-// produces with the nft of the netd image. It is the expected side of [CompareRuleset].
-func ExpectedRuleset() []byte { return slices.Clone(rulesetJSON) }
+// ExpectedRuleset returns the listing (`nft -j list table inet abox`) that loading
+// [Ruleset](netdUID) produces with the nft of the netd image. It is the expected side of
+// [CompareRuleset]. The stored listing was made with [NetdUID]; the ruleset names netd's uid only
+// in its skuid matches, which nft lists in one form, so another uid is substituted there.
+func ExpectedRuleset(netdUID int) []byte {
+	if netdUID == NetdUID {
+		return slices.Clone(rulesetJSON)
+	}
+	return bytes.ReplaceAll(rulesetJSON, []byte(fmt.Sprintf(skuidMatch, NetdUID)), []byte(fmt.Sprintf(skuidMatch, netdUID)))
+}
+
+// skuidMatch is how nft -j lists the right side of a match on the socket's uid.
+const skuidMatch = `"skuid"}}, "right": %d}`
 
 // nftObject is one element of an `nft -j` listing: {"<kind>": {…}}.
 type nftObject struct {

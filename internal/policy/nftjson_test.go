@@ -35,7 +35,7 @@ func TestCompareRuleset(t *testing.T) {
 		wantErr string // "" = no error; else a substring
 	}{
 		{"docker container as loaded", readLive(t), ""},
-		{"only our table", ExpectedRuleset(), ""},
+		{"only our table", ExpectedRuleset(NetdUID), ""},
 		{"rule changed", liveWith(t, `"comment": "refused", "expr": [{"counter": {"packets": 0, "bytes": 0}}, {"reject"`,
 			`"comment": "refused", "expr": [{"counter": {"packets": 0, "bytes": 0}}, {"accept": null}, {"reject"`), `rule in chain inet abox output ("refused") differs`},
 		{"rule added", liveWith(t, ruleRefused, `{"rule": {"family": "inet", "table": "abox", "chain": "output", "handle": 99, "comment": "extra", "expr": [{"accept": null}]}},
@@ -55,7 +55,7 @@ func TestCompareRuleset(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CompareRuleset(ExpectedRuleset(), tc.live)
+			err := CompareRuleset(ExpectedRuleset(NetdUID), tc.live)
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Errorf("CompareRuleset = %v, want nil", err)

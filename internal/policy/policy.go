@@ -22,8 +22,8 @@ import (
 
 // Fixed identities and ports inside a sandbox.
 const (
-	NetdUID  = 990  // netd's serving process; the only uid the ruleset lets out
-	AgentUID = 1000 // the agent user in the agent image
+	NetdUID  = 990  // netd's serving process; the only uid the ruleset lets out ([NetdUIDFor])
+	AgentUID = 1000 // the agent's default uid and gid (the workspace owner's, normally)
 
 	DNSPort  = 15353 // netd's resolver; every uid's port-53 traffic is redirected here
 	SNIPort  = 15443 // netd's TLS proxy; every uid's tcp/443 is redirected here
@@ -52,6 +52,16 @@ const (
 	SetRevoked = "revoked_dst"
 )
 
+// NetdUIDFor returns the uid netd's serving process runs as beside an agent of agentUID:
+// [NetdUID], unless that is the agent's own (a workspace owned by uid 990), then the next one.
+// The ruleset lets netd's uid out and nobody else, so the two must never be one.
+func NetdUIDFor(agentUID int) int {
+	if agentUID == NetdUID {
+		return NetdUID + 1
+	}
+	return NetdUID
+}
+
 // Paths inside the netd container.
 const (
 	Dir       = "/etc/abox"               // policy directory, mounted read-only
@@ -72,6 +82,9 @@ type Netd struct {
 	Mandatory    []string `json:"mandatory"`     // the subset of Egress abox added itself
 	DefaultPorts []int    `json:"default_ports"` // ports of entries without one
 	MCP          *MCP     `json:"mcp,omitempty"` // nil: the forwarder answers 503
+	// NetdUID is the uid of netd's serving process, which the ruleset names; 0 means
+	// [NetdUID]. It differs from the agent's ([NetdUIDFor]).
+	NetdUID int `json:"netd_uid,omitempty"`
 	// Resolvers are the host's upstream DNS servers (IPv4, port 53). Docker's embedded resolver
 	// answers container names itself but would forward every other name as root from inside
 	// the sandbox's namespace, which the ruleset refuses (root there could be the agent). So for
@@ -129,10 +142,21 @@ func Parse(data []byte) (*Netd, error) {
 	if _, err := p.ResolverAddrs(); err != nil {
 		return nil, fmt.Errorf("netd policy: %w", err)
 	}
+	if p.NetdUID < 0 || p.NetdUID > 65535 {
+		return nil, fmt.Errorf("netd policy: netd_uid %d outside 1–65535", p.NetdUID)
+	}
 	if p.LogLimit != 0 && (p.LogLimit < MinLogLimit || p.LogLimit > MaxLogLimit) {
 		return nil, fmt.Errorf("netd policy: log limit %d outside %d–%d bytes", p.LogLimit, MinLogLimit, MaxLogLimit)
 	}
 	return &p, nil
+}
+
+// ServingUID is the uid of netd's serving process: NetdUID, or the default [NetdUID].
+func (p *Netd) ServingUID() int {
+	if p.NetdUID == 0 {
+		return NetdUID
+	}
+	return p.NetdUID
 }
 
 // List returns the allowlist the policy describes.

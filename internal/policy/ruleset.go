@@ -5,8 +5,9 @@ import (
 	"fmt"
 )
 
-// Ruleset returns the nftables ruleset netd loads with `nft -f`: the rendered artifact
-// [RulesFile]. It is pure and constant, so the CLI, netd and doctor agree on it byte for byte.
+// Ruleset returns the nftables ruleset netd loads with `nft -f`, for netd's serving process
+// running as netdUID ([NetdUIDFor]): the rendered artifact [RulesFile]. It is pure, so the CLI,
+// netd and doctor agree on it byte for byte.
 //
 // The file holds one table, inet [Table], and never flushes the whole ruleset: Docker's embedded
 // resolver lives in the container's ip nat table (127.0.0.11 DNATed to a random port), and
@@ -51,9 +52,9 @@ import (
 // Sets hold (IPv4 address . port) pairs with a timeout; netd adds them, nothing else does. The
 // agent's set opens TCP only; netd's set opens TCP and UDP (DNS to the host's resolvers, the
 // gateway).
-func Ruleset() []byte {
+func Ruleset(netdUID int) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, rulesetTemplate, Table, SetAgent, SetNetd, setSize, NetdUID, DNSPort, SNIPort, HTTPPort, SetRevoked, MCPPort)
+	fmt.Fprintf(&b, rulesetTemplate, Table, SetAgent, SetNetd, setSize, netdUID, DNSPort, SNIPort, HTTPPort, SetRevoked, MCPPort)
 	return b.Bytes()
 }
 

@@ -12,7 +12,7 @@ import (
 )
 
 func TestRulesetIsAtomicAndScoped(t *testing.T) {
-	rs := string(Ruleset())
+	rs := string(Ruleset(NetdUID))
 	if strings.Contains(rs, "flush ruleset") || strings.Contains(rs, "flush table ip nat") {
 		t.Error("Ruleset flushes more than its own table; Docker's DNS NAT would be lost")
 	}
@@ -46,7 +46,7 @@ var ruleLine = regexp.MustCompile(`^\t\t(.*) comment "([^"]+)"$`)
 func TestEveryRuleIsCountedAndNamed(t *testing.T) {
 	seen := map[string]bool{}
 	n := 0
-	for _, line := range strings.Split(string(Ruleset()), "\n") {
+	for _, line := range strings.Split(string(Ruleset(NetdUID)), "\n") {
 		if !strings.HasPrefix(line, "\t\t") || strings.HasPrefix(line, "\t\ttype ") ||
 			strings.HasPrefix(line, "\t\tsize ") || strings.HasPrefix(line, "\t\tflags ") {
 			continue
@@ -76,7 +76,7 @@ func TestRulesetParsesWithNft(t *testing.T) {
 		t.Skip("nft not on PATH")
 	}
 	f := filepath.Join(t.TempDir(), RulesFile)
-	if err := os.WriteFile(f, Ruleset(), 0o644); err != nil {
+	if err := os.WriteFile(f, Ruleset(NetdUID), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// -c: check only; nothing is loaded into this namespace.
@@ -92,7 +92,7 @@ func TestRulesetParsesWithNft(t *testing.T) {
 // TestExpectedRulesetMatchesRuleset catches a [Ruleset] edit without a regenerated
 // ruleset.json: the chains and the comments of their rules, in order, must agree.
 func TestExpectedRulesetMatchesRuleset(t *testing.T) {
-	objs, err := parseListing(ExpectedRuleset())
+	objs, err := parseListing(ExpectedRuleset(NetdUID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func renderedOutline(t *testing.T) []string {
 	t.Helper()
 	var sets, chains, rules []string
 	chain := ""
-	for _, line := range strings.Split(string(Ruleset()), "\n") {
+	for _, line := range strings.Split(string(Ruleset(NetdUID)), "\n") {
 		if f := strings.Fields(line); len(f) == 3 && f[2] == "{" && strings.HasPrefix(line, "\t") {
 			switch f[0] {
 			case "set":

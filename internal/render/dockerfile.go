@@ -47,7 +47,7 @@ type agentView struct {
 	Claude                 config.ClaudeCode
 	NPMRegistry            string
 	RTK                    *config.RTK
-	UID                    int
+	UID, GID               int
 	User, Home             string
 }
 
@@ -55,7 +55,7 @@ func (m *model) agentDockerfile() ([]byte, error) {
 	v := agentView{
 		Version: m.s.Version, Project: m.m.Project, Base: m.c.Image.Base,
 		CACerts: len(m.s.CACerts) > 0, Claude: m.c.ClaudeCode,
-		UID: policy.AgentUID, User: AgentUser, Home: AgentHome,
+		UID: m.s.agent().UID, GID: m.s.agent().GID, User: AgentUser, Home: AgentHome,
 	}
 	pkgs := slices.Clone(basePackages)
 	for _, t := range m.m.Toolchains {
@@ -83,7 +83,7 @@ func (m *model) netdDockerfile() ([]byte, error) {
 	return execute("netd.Dockerfile.tmpl", struct {
 		Version, Base string
 		UID           int
-	}{m.s.Version, m.c.Image.Base, policy.NetdUID})
+	}{m.s.Version, m.c.Image.Base, policy.NetdUID}) // one image for every project: a netd uid beside an agent of 990 needs no passwd entry
 }
 
 func execute(name string, data any) ([]byte, error) {

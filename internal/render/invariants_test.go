@@ -70,8 +70,8 @@ func checkReviewCopy(t *testing.T, arts []render.Artifact) {
 			t.Errorf("review %s differs from %s", review, auth)
 		}
 	}
-	if string(am[render.NetdDir+"/"+policy.RulesFile].Data) != string(policy.Ruleset()) {
-		t.Error("netpolicy.nft is not policy.Ruleset()")
+	if string(am[render.NetdDir+"/"+policy.RulesFile].Data) != string(policy.Ruleset(policy.NetdUID)) {
+		t.Error("netpolicy.nft is not policy.Ruleset(policy.NetdUID)")
 	}
 }
 

@@ -26,6 +26,9 @@ func (m *model) netdPolicy() []byte {
 		Resolvers:    append([]string{}, m.s.Resolvers...),
 		LogLimit:     m.c.Limits.NetdLogBytes(),
 	}
+	if uid := m.netdUID(); uid != policy.NetdUID {
+		p.NetdUID = uid
+	}
 	if len(p.Resolvers) == 0 {
 		p.Resolvers = nil
 	}
@@ -94,7 +97,10 @@ func ServerTools(server string, narrowing map[string][]string, custom config.Cus
 	return nil, false
 }
 
-// ruleset renders netpolicy.nft. It depends on no project value: the allowlist lives in
-// netd.json, so `abox egress add` never needs a new ruleset, and the loaded one can be compared
-// with a baseline built once per netd image.
-func (m *model) ruleset() []byte { return policy.Ruleset() }
+// ruleset renders netpolicy.nft. It depends on no project value but netd's uid, which differs
+// from the agent's: the allowlist lives in netd.json, so `abox egress add` never needs a new
+// ruleset, and the loaded one can be compared with a baseline from the netd image.
+func (m *model) ruleset() []byte { return policy.Ruleset(m.netdUID()) }
+
+// netdUID is the uid of netd's serving process beside this project's agent.
+func (m *model) netdUID() int { return policy.NetdUIDFor(m.s.agent().UID) }

@@ -23,6 +23,7 @@ import (
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/policy"
 )
 
 // Artifact is one rendered file. Name is relative to the artifacts directory, or to the
@@ -64,6 +65,20 @@ type Spec struct {
 	// Catalog resolves declared servers for the gateway catalog and tool narrowing; nil when no
 	// catalog is available (then only custom and remote servers are known).
 	Catalog Catalog
+	// Agent is who the agent runs as: the workspace owner's uid and gid, or config.yaml's
+	// agent.uid/agent.gid ([Identity]). The zero value means uid and gid 1000.
+	Agent Identity
+}
+
+// Identity is a uid and gid.
+type Identity struct{ UID, GID int }
+
+// agent returns the agent's identity, the zero value read as 1000:1000.
+func (s Spec) agent() Identity {
+	if s.Agent == (Identity{}) {
+		return Identity{policy.AgentUID, policy.AgentUID}
+	}
+	return s.Agent
 }
 
 // Catalog is what rendering needs to know about MCP servers.

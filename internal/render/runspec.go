@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"fmt"
 	"encoding/json"
 	"strconv"
 
@@ -99,13 +100,16 @@ func (m *model) netdContainer() Container {
 // nothing the agent writes outside the workspace and its ~/.claude volume lands on the host's
 // disk: scratch space lives in memory and counts against the container's memory limit, which
 // bounds it. Executables may run from them, as builds and tests do.
-var agentTmpfs = []string{
-	"/tmp:rw,nosuid,nodev,size=1g,mode=1777",
-	"/var/tmp:rw,nosuid,nodev,size=256m,mode=1777",
-	"/run:rw,nosuid,nodev,size=16m,mode=755",
-	AgentHome + "/.cache:rw,nosuid,nodev,size=2g,uid=1000,gid=1000,mode=755",
-	AgentHome + "/.local:rw,nosuid,nodev,size=512m,uid=1000,gid=1000,mode=755",
-	AgentHome + "/.config:rw,nosuid,nodev,size=64m,uid=1000,gid=1000,mode=755",
+func agentTmpfs(id Identity) []string {
+	own := fmt.Sprintf("uid=%d,gid=%d", id.UID, id.GID)
+	return []string{
+		"/tmp:rw,nosuid,nodev,size=1g,mode=1777",
+		"/var/tmp:rw,nosuid,nodev,size=256m,mode=1777",
+		"/run:rw,nosuid,nodev,size=16m,mode=755",
+		AgentHome + "/.cache:rw,nosuid,nodev,size=2g," + own + ",mode=755",
+		AgentHome + "/.local:rw,nosuid,nodev,size=512m," + own + ",mode=755",
+		AgentHome + "/.config:rw,nosuid,nodev,size=64m," + own + ",mode=755",
+	}
 }
 
 // scratchEnv points toolchain caches that default to read-only places in the home directory at
@@ -139,7 +143,7 @@ func (m *model) agentContainer() Container {
 	return Container{
 		Name:        m.agentName(),
 		Network:     "container:" + m.netdName(),
-		User:        strconv.Itoa(policy.AgentUID) + ":" + strconv.Itoa(policy.AgentUID),
+		User:        strconv.Itoa(m.s.agent().UID) + ":" + strconv.Itoa(m.s.agent().GID),
 		Workdir:     Workspace,
 		CapDrop:     []string{"ALL"},
 		SecurityOpt: []string{"no-new-privileges"},
@@ -148,7 +152,7 @@ func (m *model) agentContainer() Container {
 		Memory:      m.c.Limits.Memory,
 		CPUs:        m.c.Limits.CPUs,
 		ReadOnly:    true,
-		Tmpfs:       agentTmpfs,
+		Tmpfs:       agentTmpfs(m.s.agent()),
 		Mounts:      mounts,
 		Env:         withScratchEnv(m.agentEnv()),
 		Labels:      m.labels("agent"),

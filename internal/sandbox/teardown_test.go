@@ -43,7 +43,7 @@ func TestTeardownStepsHaveTheirOwnDeadlines(t *testing.T) {
 	fake.On("run", docker.Result{Stdout: []byte("netd-id\n")})
 	fake.On("create", docker.Result{Stdout: []byte("agent-id\n")})
 	fake.On("logs", docker.Result{Stdout: []byte(`{"event":"ready"}` + "\n")})
-	fake.On("exec", docker.Result{Stdout: policy.ExpectedRuleset()})
+	fake.On("exec", docker.Result{Stdout: policy.ExpectedRuleset(policy.NetdUID)})
 	fake.OnFunc("wait", func(docker.Invocation) (docker.Result, error) {
 		time.Sleep(3 * agentRuns) // netd outlives the agent
 		return docker.Result{}, nil
@@ -60,7 +60,7 @@ func TestTeardownStepsHaveTheirOwnDeadlines(t *testing.T) {
 	s := &Sandbox{
 		Docker:   docker.NewClient(rec, nil),
 		Project:  paths.Project{Workspace: t.TempDir(), Dir: t.TempDir()},
-		Baseline: policy.ExpectedRuleset(),
+		Baseline: policy.ExpectedRuleset(policy.NetdUID),
 		Spec: &render.RunSpec{
 			Netd:  render.RunCommand{Args: []string{"run", "--name", "abox-netd-p-" + render.RunToken}, Image: "abox-netd:1"},
 			Agent: render.RunCommand{Args: []string{"create", "--name", "agent-p-" + render.RunToken}, Image: "abox-agent-p:1", Command: []string{"claude"}},

@@ -56,11 +56,14 @@ type Profile struct {
 	Description string `yaml:"description,omitempty"`
 }
 
-// Limits bound the agent container.
+// Limits bound the agent container, and the walk that finds what to mask in the workspace.
 type Limits struct {
 	Pids   int    `yaml:"pids"`
 	Memory string `yaml:"memory"` // docker --memory syntax: 512m, 4g
 	CPUs   string `yaml:"cpus,omitempty"`
+	// MaskWalk is how many workspace entries abox looks at to find masked paths. A workspace
+	// that holds more is refused: what abox did not see, it cannot mask.
+	MaskWalk int `yaml:"mask_walk"`
 }
 
 // RTK configures the optional rtk output filter.
@@ -91,6 +94,8 @@ const (
 	DefaultGatewayImage  = "docker/mcp-gateway@sha256:54dd518ee51b5c4641b02ddd4790b88cc0dafa59d76b6d07bc441d896a23bbea"
 	DefaultClaudeVersion = "2.1.0"
 	DefaultRTKVersion    = "0.43.0"
+	// DefaultMaskWalk is limits.mask_walk unless set: 200000 workspace entries.
+	DefaultMaskWalk = 200000
 )
 
 // BaseMandatory are the hosts Claude Code needs to authenticate; abox always allows them.
@@ -122,7 +127,7 @@ func Default() *Config {
 		Profiles:    map[string]Profile{DefaultProfile: {Port: DefaultPort}},
 		EgressPorts: []int{443},
 		AgentEnv:    DefaultAgentEnv(),
-		Limits:      Limits{Pids: 1024, Memory: "4g"},
+		Limits:      Limits{Pids: 1024, Memory: "4g", MaskWalk: DefaultMaskWalk},
 		RTK:         RTK{Version: DefaultRTKVersion, Source: SourceNative},
 		Defaults: Defaults{
 			Mask: []string{".env*", ".git/hooks"},

@@ -119,6 +119,11 @@ func (a *App) showRuns(runs []telemetry.RunRecord, o logsOptions) error {
 			fmt.Sprintf("%.1f", r.DurationS), strconv.Itoa(r.DeniedDomains), strconv.Itoa(r.RefusedConns), dropped, r.SessionID})
 	}
 	table(a.Out, rows)
+	for _, r := range recent {
+		for _, e := range r.Masks {
+			fmt.Fprintf(a.Out, "run %s: %s\n", r.ID, manifest.Printable(e.String()))
+		}
+	}
 	return nil
 }
 

@@ -141,7 +141,7 @@ func (e *Env) runProbes(ctx context.Context) (*probeRun, error) {
 	args.gwName, args.gwIP, args.gwPort = e.gatewayTarget(ctx, rs.Network)
 	w := &probeWriter{e: e, ctx: ctx, rs: rs, run: &probeRun{results: map[string]probeResult{}}}
 	sb := &sandbox.Sandbox{Docker: e.Docker, Project: e.Project, Spec: rs, Baseline: policy.ExpectedRuleset(), Now: e.clock, Progress: e.progress()}
-	_, err = sb.Run(ctx, sandbox.Options{Command: args.argv(), Timeout: ProbeTimeout - 30*time.Second, Output: w, Masks: rs.Masks})
+	_, err = sb.Run(ctx, sandbox.Options{Command: args.argv(), Timeout: ProbeTimeout - 30*time.Second, Output: w, Masks: rs.Masks, MaskWalkLimit: e.maskWalkLimit()})
 	w.flush()
 	if err != nil {
 		return nil, fmt.Errorf("the probe sandbox: %w", err)

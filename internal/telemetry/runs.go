@@ -40,6 +40,8 @@ type RunRecord struct {
 	DroppedPackets int64    `json:"dropped_packets"`
 	Outcome        string   `json:"outcome"` // exited, timeout, interrupted, netd-died, refused
 	Notes          []string `json:"notes,omitempty"`
+	// Masks lists the masks that did not hold at teardown what they held at start.
+	Masks []MaskEvent `json:"masks,omitempty"`
 }
 
 // AppendRun appends one row to runs.jsonl.

@@ -62,8 +62,9 @@ type Limits struct {
 	Memory string `yaml:"memory"` // docker --memory syntax: 512m, 4g
 	CPUs   string `yaml:"cpus,omitempty"`
 	// MaskWalk is how many workspace entries abox looks at to find masked paths. A workspace
-	// that holds more is refused: what abox did not see, it cannot mask.
-	MaskWalk int `yaml:"mask_walk"`
+	// that holds more is refused: what abox did not see, it cannot mask. Nothing rendered
+	// depends on it, so it is not part of the digest of the rendered inputs (no JSON).
+	MaskWalk int `yaml:"mask_walk" json:"-"`
 }
 
 // RTK configures the optional rtk output filter.

@@ -129,18 +129,17 @@ type finding struct {
 // at start, without following links.
 func inspectMasks(root *os.File, set *MaskSet) []finding {
 	var out []finding
-	add := func(f finding) { out = append(out, f) }
 	for i := range set.Masks {
 		m := &set.Masks[i]
 		p := probePath(root, m.Path)
 		switch {
-		case p.err != nil:
-			add(finding{MaskEvent: telemetry.MaskEvent{Mask: m.Path, Kind: telemetry.MaskMoved, Problem: p.err.Error()}, mask: m})
+		case p.err != nil: // what abox cannot look at may hide anything: moved aside like a plant
+			out = append(out, unreadable(m.Path, telemetry.MaskPlanted, p, m))
 		case p.state == probeFound && p.id == m.ID && p.dir == m.Dir:
 		case p.state == probeAbsent:
-			add(finding{MaskEvent: telemetry.MaskEvent{Mask: m.Path, Kind: telemetry.MaskMoved}, mask: m})
+			out = append(out, finding{MaskEvent: telemetry.MaskEvent{Mask: m.Path, Kind: telemetry.MaskMoved}, mask: m})
 		default: // another entry at the path, or a link or file in place of one of its directories
-			add(finding{MaskEvent: telemetry.MaskEvent{Mask: m.Path, Kind: telemetry.MaskPlanted, Planted: p.at, PlantedType: p.typ},
+			out = append(out, finding{MaskEvent: telemetry.MaskEvent{Mask: m.Path, Kind: telemetry.MaskPlanted, Planted: p.at, PlantedType: p.typ},
 				mask: m, plant: p.at, id: p.id})
 		}
 	}
@@ -148,12 +147,29 @@ func inspectMasks(root *os.File, set *MaskSet) []finding {
 		lit := strings.Trim(raw, "/")
 		p := probePath(root, lit)
 		dirOnly := strings.HasSuffix(raw, "/")
-		if p.err == nil && p.state == probeFound && p.at == lit && (p.dir || !dirOnly || p.typ == "symlink") {
-			add(finding{MaskEvent: telemetry.MaskEvent{Mask: lit, Kind: telemetry.MaskAppeared, Planted: lit, PlantedType: p.typ},
+		if p.err != nil {
+			out = append(out, unreadable(lit, telemetry.MaskAppeared, p, nil))
+			continue
+		}
+		if p.state == probeFound && p.at == lit && (p.dir || !dirOnly || p.typ == "symlink") {
+			out = append(out, finding{MaskEvent: telemetry.MaskEvent{Mask: lit, Kind: telemetry.MaskAppeared, Planted: lit, PlantedType: p.typ},
 				plant: lit, id: p.id})
 		}
 	}
 	return out
+}
+
+// unreadable is the finding for a mask path abox could not look at: the entry it could not
+// look into is moved aside when abox could at least look at it, and reported either way.
+func unreadable(path, kind string, p probe, m *Mask) finding {
+	f := finding{MaskEvent: telemetry.MaskEvent{Mask: path, Kind: kind, Planted: p.at, PlantedType: p.typ,
+		Problem: "abox could not look at it: " + p.err.Error()}, mask: m}
+	if p.typ == "" {
+		f.PlantedType = "entry abox cannot read"
+		return f
+	}
+	f.plant, f.id = p.at, p.id
+	return f
 }
 
 // locate finds where the content of moved and replaced masks is now, with a walk like the next
@@ -253,11 +269,11 @@ func probePath(root *os.File, rel string) probe {
 			closeUnless(dir, root)
 			return probe{state: probeAbsent}
 		}
+		at := strings.Join(parts[:i+1], "/")
 		if err != nil {
 			closeUnless(dir, root)
-			return probe{err: fmt.Errorf("looking at %s: %w", strings.Join(parts[:i+1], "/"), err)}
+			return probe{at: at, err: fmt.Errorf("looking at %s: %w", printable(at), err)}
 		}
-		at := strings.Join(parts[:i+1], "/")
 		p := probe{state: probeFound, at: at, typ: typeName(uint32(st.Mode)), id: FileID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)},
 			dir: uint32(st.Mode)&unix.S_IFMT == unix.S_IFDIR}
 		if i == len(parts)-1 {
@@ -272,7 +288,8 @@ func probePath(root *os.File, rel string) probe {
 		next, err := openDirAt(dir, name, p.id)
 		closeUnless(dir, root)
 		if err != nil {
-			return probe{err: fmt.Errorf("opening %s: %w", at, err)}
+			p.err = fmt.Errorf("opening %s: %w", printable(at), err)
+			return p
 		}
 		dir = next
 	}

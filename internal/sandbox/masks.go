@@ -169,7 +169,7 @@ type walker struct {
 	order   []FileID
 	links   map[FileID][]linkPath // non-directories with more than one link: each path seen
 	nlink   map[FileID]uint64
-	present map[string]bool // literal patterns found
+	present map[string]bool // the literal patterns' paths, and whether the walk found them
 }
 
 type dirCount struct {
@@ -193,8 +193,14 @@ type linkPath struct {
 }
 
 func newWalker(pats []pattern, rec *MaskRecord, limit int, rootDev uint64) *walker {
-	return &walker{pats: pats, known: rec.index(pats), limit: limit, rootDev: rootDev,
+	w := &walker{pats: pats, known: rec.index(pats), limit: limit, rootDev: rootDev,
 		masks: map[FileID]*maskObj{}, links: map[FileID][]linkPath{}, nlink: map[FileID]uint64{}, present: map[string]bool{}}
+	for _, p := range pats {
+		if p.literal() {
+			w.present[p.glob] = false
+		}
+	}
+	return w
 }
 
 // dir visits the entries of the open directory f at rel. cover is the pattern of the masked
@@ -220,7 +226,9 @@ func (w *walker) dir(f *os.File, rel string, depth int, cover string) error {
 // entry visits one entry: it records its links, masks it when it matches, and descends into
 // directories.
 func (w *walker) entry(parent *os.File, name, rel string, st *unix.Stat_t, depth int, cover string) error {
-	w.present[rel] = true
+	if _, ok := w.present[rel]; ok {
+		w.present[rel] = true
+	}
 	typ := st.Mode & unix.S_IFMT
 	if typ == unix.S_IFLNK {
 		return nil

@@ -168,7 +168,7 @@ func TestAttackNamespaceControl(t *testing.T) {
 // v.drop, with the port setting when v.ports, and returns its name.
 func startNamespace(t *testing.T, h *harness.H, image string, v nsVariant) string {
 	t.Helper()
-	rs := string(policy.Ruleset())
+	rs := string(policy.Ruleset(policy.NetdUID))
 	for _, c := range v.drop {
 		var kept []string
 		for _, l := range strings.Split(rs, "\n") {

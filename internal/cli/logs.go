@@ -129,6 +129,9 @@ func (a *App) showRuns(runs []telemetry.RunRecord, o logsOptions) error {
 		for _, c := range r.LogCaps {
 			fmt.Fprintf(a.Out, "run %s: log cap: %s\n", r.ID, c)
 		}
+		for _, e := range r.Masks {
+			linef(a.Out, "run %s: %s", r.ID, e.String())
+		}
 	}
 	return nil
 }

@@ -116,7 +116,7 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 	}
 	so := sandbox.Options{
 		Prompt: opts.prompt, Resume: opts.resume, Continue: opts.cont, Keep: opts.keep, Shell: opts.shell,
-		Timeout: opts.timeout, Masks: pre.runSpec.Masks, SecretEnv: secretEnv, Gateway: pre.gateway,
+		Timeout: opts.timeout, Masks: pre.runSpec.Masks, MaskWalkLimit: p.cfg.Limits.MaskWalk, SecretEnv: secretEnv, Gateway: pre.gateway,
 	}
 	if so.Timeout == 0 && !opts.shell {
 		so.Timeout = time.Duration(p.manifest.Run.Timeout) * time.Second
@@ -136,10 +136,16 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 		return errorf(loginHint, "Claude Code is not logged in for this project: the run ended asking for /login")
 	}
 	if runErr != nil {
+		if errors.Is(runErr, sandbox.ErrBoundary) && hintOf(runErr) == "" {
+			runErr = withHint(runErr, "run `abox doctor` to see what is wrong; `abox up` rebuilds what is missing")
+		}
 		if errors.Is(runErr, sandbox.ErrBoundary) {
-			return boundary(withHint(runErr, "run `abox doctor` to see what is wrong; `abox up` rebuilds what is missing"))
+			return boundary(runErr)
 		}
 		return runErr
+	}
+	if err := maskFailure(out); err != nil {
+		return err
 	}
 	if out.ExitCode != 0 {
 		return silentExit(out.ExitCode)
@@ -199,4 +205,5 @@ func (a *App) printSummary(out *sandbox.Outcome, shell bool) {
 	for _, n := range out.Notes {
 		linef(w, "  note: %s", n)
 	}
+	printMaskEvents(w, out.MaskEvents)
 }

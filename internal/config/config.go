@@ -66,7 +66,8 @@ type Profile struct {
 	Description string `yaml:"description,omitempty"`
 }
 
-// Limits bound the agent container, and what a run may cost netd's log volume.
+// Limits bound the agent container, what a run may cost netd's log volume, and the walk that
+// finds what to mask in the workspace.
 type Limits struct {
 	Pids   int    `yaml:"pids"`
 	Memory string `yaml:"memory"` // docker --memory syntax: 512m, 4g
@@ -75,6 +76,10 @@ type Limits struct {
 	// Memory, from 1m to 16g; empty means netd's default, 256m. (Omitted from JSON when empty,
 	// so that the digest of a configuration without it stays what it was.)
 	NetdLogs string `yaml:"netd_logs,omitempty" json:",omitempty"`
+	// MaskWalk is how many workspace entries abox looks at to find masked paths. A workspace
+	// that holds more is refused: what abox did not see, it cannot mask. Nothing rendered
+	// depends on it, so it is not part of the digest of the rendered inputs (no JSON).
+	MaskWalk int `yaml:"mask_walk" json:"-"`
 }
 
 // NetdLogBytes returns NetdLogs in bytes, or 0 (netd's default) when it is empty or not a size;
@@ -112,6 +117,8 @@ const (
 	DefaultGatewayImage  = "docker/mcp-gateway@sha256:54dd518ee51b5c4641b02ddd4790b88cc0dafa59d76b6d07bc441d896a23bbea"
 	DefaultClaudeVersion = "2.1.0"
 	DefaultRTKVersion    = "0.43.0"
+	// DefaultMaskWalk is limits.mask_walk unless set: 200000 workspace entries.
+	DefaultMaskWalk = 200000
 )
 
 // BaseMandatory are the hosts Claude Code needs to authenticate; abox always allows them.
@@ -143,7 +150,7 @@ func Default() *Config {
 		Profiles:    map[string]Profile{DefaultProfile: {Port: DefaultPort}},
 		EgressPorts: []int{443},
 		AgentEnv:    DefaultAgentEnv(),
-		Limits:      Limits{Pids: 1024, Memory: "4g"},
+		Limits:      Limits{Pids: 1024, Memory: "4g", MaskWalk: DefaultMaskWalk},
 		RTK:         RTK{Version: DefaultRTKVersion, Source: SourceNative},
 		Defaults: Defaults{
 			Mask: []string{".env*", ".git/hooks"},

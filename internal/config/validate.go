@@ -195,6 +195,9 @@ func (k *checker) limits(l Limits) {
 	if l.CPUs != "" && !cpusRe.MatchString(l.CPUs) {
 		k.add("limits.cpus", "write a number such as 2 or 1.5", "%q is not a CPU count", l.CPUs)
 	}
+	if l.MaskWalk < 1000 || l.MaskWalk > 10_000_000 {
+		k.add("limits.mask_walk", "", "%d is outside 1000–10000000", l.MaskWalk)
+	}
 	if l.NetdLogs == "" {
 		return
 	}

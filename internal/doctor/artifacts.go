@@ -11,7 +11,6 @@ import (
 
 	"github.com/aboxhq/abox/internal/artifact"
 	"github.com/aboxhq/abox/internal/render"
-	"github.com/aboxhq/abox/internal/sandbox"
 )
 
 // artifactsRendered: artifacts.json and runspec.json exist and decode. Without them there is no
@@ -122,34 +121,6 @@ func artifactsReviewCopy(_ context.Context, e *Env) Finding {
 			"%s differs from what abox rendered: %s", render.ReviewDir, strings.Join(changed, ", ")).with("changed", changed)
 	}
 	return okf("%s is as rendered", render.ReviewDir)
-}
-
-// artifactsMasks: what the next run will mask, found the way `abox run` finds it.
-func artifactsMasks(_ context.Context, e *Env) Finding {
-	rs, err := e.runSpec()
-	if err != nil {
-		return notRendered(err)
-	}
-	paths, truncated := maskedPaths(e.Project.Workspace, rs.Masks)
-	shown := firstN(paths, 8)
-	if truncated {
-		return warnf("narrow the workspace or mounts.mask; `abox run` masks only what it finds within the limit",
-			"mask expansion stopped after %d workspace entries; deeper matches are not masked", sandbox.MaxMaskWalk).with("masked", paths)
-	}
-	if len(paths) == 0 {
-		return okf("nothing in the workspace matches %s", strings.Join(rs.Masks, ", ")).with("masked", paths)
-	}
-	return okf("%d path(s) masked: %s", len(paths), shown).with("masked", paths)
-}
-
-// maskedPaths returns the workspace-relative paths `abox run` masks, with sandbox.Masks.
-func maskedPaths(ws string, patterns []string) ([]string, bool) {
-	mounts, truncated := sandbox.Masks(ws, patterns, "empty", "empty.d")
-	out := make([]string, 0, len(mounts))
-	for _, m := range mounts {
-		out = append(out, strings.TrimPrefix(m.Target, render.Workspace+"/"))
-	}
-	return out, truncated
 }
 
 // maskedFunc reports whether a workspace-relative path is masked: it or a parent is.

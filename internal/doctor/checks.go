@@ -60,6 +60,7 @@ func All() []Check {
 
 		{"git.tamper", "git config and hooks", gitTamper},
 		{"workspace.exec-surface", "execution-adjacent files", execSurface},
+		{"workspace.masks-intact", "masks held through the runs", masksIntact},
 	}
 	return append(checks, BoundaryChecks()...)
 }

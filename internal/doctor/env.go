@@ -18,6 +18,7 @@ import (
 	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/sandbox"
 	"github.com/aboxhq/abox/internal/secrets"
 )
 
@@ -71,6 +72,7 @@ type cache struct {
 	networks   map[string]*lazy[*docker.Network]
 	probes     lazy[*probeRun]
 	store      lazy[secrets.Choice]
+	masks      lazy[*sandbox.MaskSet]
 }
 
 // lazy is a value computed once.

@@ -153,7 +153,7 @@ func (e *Env) runProbes(ctx context.Context) (*probeRun, error) {
 		return nil, err
 	}
 	sb := &sandbox.Sandbox{Docker: e.Docker, Project: e.Project, Spec: rs, Baseline: policy.ExpectedRuleset(uid), Now: e.clock, Progress: e.progress()}
-	so := sandbox.Options{Command: args.argv(), Timeout: ProbeTimeout - 30*time.Second, Output: w, Masks: rs.Masks}
+	so := sandbox.Options{Command: args.argv(), Timeout: ProbeTimeout - 30*time.Second, Output: w, Masks: rs.Masks, MaskWalkLimit: e.maskWalkLimit()}
 	if a, err := netip.ParseAddr(args.gwIP); err == nil && args.gwPort > 0 {
 		so.Gateway = netip.AddrPortFrom(a, uint16(args.gwPort)) // as a run's netd gets it
 	}

@@ -85,7 +85,7 @@ func describeGit(cs []watch.Change) string {
 // manifest — are as they were at the baseline, or as abox itself wrote them.
 func execSurface(_ context.Context, e *Env) Finding {
 	patterns, masks := e.watchPatterns()
-	paths, _ := maskedPaths(e.Project.Workspace, masks)
+	paths := e.maskedPaths(masks)
 	files, capped := watch.Files(e.Project.Workspace, patterns, maskedFunc(paths))
 	capNote := ""
 	if len(capped) > 0 {

@@ -126,6 +126,14 @@ func (p Project) Lock() string { return filepath.Join(p.Dir, "lock") }
 // Masks holds the empty file and directory bound over masked paths.
 func (p Project) Masks() string { return filepath.Join(p.Dir, "masks") }
 
+// MaskRecord is masked.json: the identity (inode) of every masked path at the last run, so that
+// the next run masks that content wherever the agent moved or linked it.
+func (p Project) MaskRecord() string { return filepath.Join(p.Dir, "masked.json") }
+
+// LiveLock is held by every sandbox of the project while it exists; one whose workspace holds
+// masked paths holds it alone.
+func (p Project) LiveLock() string { return filepath.Join(p.Dir, "live.lock") }
+
 // Build is the staged image build context (Dockerfiles, CA certificates, binaries).
 func (p Project) Build() string { return filepath.Join(p.Dir, "build") }
 

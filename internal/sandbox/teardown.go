@@ -65,6 +65,7 @@ func (s *Sandbox) teardown(base context.Context, o Options, out *Outcome, c *clo
 	} else {
 		out.note("kept containers %s and %s (remove them with `docker rm -f`)", out.Agent, out.Netd)
 	}
+	s.checkMasks(out)
 	c.mark("teardown")
 }
 
@@ -94,6 +95,7 @@ func (s *Sandbox) Record(o Options, out *Outcome, profile, permission string, se
 		ExitCode: out.ExitCode, SessionID: out.Summary.SessionID, Container: out.Agent,
 		Transcript: out.Transcript, RunDir: out.Dir, PermissionMode: permission, Servers: servers,
 		ToolCalls: len(out.Summary.ToolCalls), Outcome: out.Result, Notes: out.Notes, DroppedPackets: -1,
+		Masks: out.MaskEvents,
 	}
 	if o.Shell {
 		rec.Kind, rec.PromptSHA, rec.PermissionMode = "shell", "interactive", "interactive"

@@ -42,6 +42,8 @@ type RunRecord struct {
 	Notes          []string `json:"notes,omitempty"`
 	// LogCaps are the decision logs that hit one of netd's bounds during the run.
 	LogCaps []LogCap `json:"log_caps,omitempty"`
+	// Masks lists the masks that did not hold at teardown what they held at start.
+	Masks []MaskEvent `json:"masks,omitempty"`
 }
 
 // AppendRun appends one row to runs.jsonl.

@@ -14,8 +14,10 @@ import (
 
 	"github.com/aboxhq/abox/internal/artifact"
 	"github.com/aboxhq/abox/internal/docker"
+	"github.com/aboxhq/abox/internal/doctor"
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/owner"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/telemetry"
@@ -35,6 +37,9 @@ type preflighted struct {
 // bypassPermissions, every boundary check of doctor must pass too.
 func (a *App) preflight(ctx context.Context, p *project) (*preflighted, error) {
 	if err := a.checkApproved(p); err != nil {
+		return nil, err
+	}
+	if err := checkAgentIdentity(p); err != nil {
 		return nil, err
 	}
 	if err := a.checkArtifacts(p); err != nil {
@@ -103,6 +108,32 @@ func gatewayAddress(gw *docker.Container, profile, network, upstream string) (ne
 		return netip.AddrPort{}, withHint(err, "recreate it with `abox gateway up --force "+profile+"`")
 	}
 	return addr, nil
+}
+
+// checkAgentIdentity refuses a run whose agent would not be the workspace's owner any more (the
+// project was chowned since `abox up`, or agent.uid changed), or could not create files in the
+// workspace: such an agent can only fail, and git in it would distrust the repository.
+func checkAgentIdentity(p *project) error {
+	id, err := agentIdentity(p)
+	if err != nil {
+		return err
+	}
+	rs, err := artifact.ReadRunSpec(p.state)
+	if err != nil {
+		return withHint(err, "run `abox up`")
+	}
+	built, ok := rs.AgentIdentity()
+	if !ok {
+		return errorf("run `abox up` to render it again", "runspec.json gives the agent no numeric --user")
+	}
+	if built != id {
+		return errorf(fmt.Sprintf("run `abox up` to rebuild the sandbox for %s", id),
+			"the agent would run as %s, the workspace's owner now, but the sandbox was built for %s", id, built)
+	}
+	if ok, why := owner.CanWrite(p.state.Workspace, id); !ok {
+		return errorf(doctor.CanWriteHint, "%s", termtext.Line(why))
+	}
+	return nil
 }
 
 // checkGatewayUp refuses to start an agent whose MCP servers have no running gateway behind

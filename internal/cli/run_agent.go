@@ -9,12 +9,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aboxhq/abox/internal/docker"
-	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/sandbox"
 	"github.com/aboxhq/abox/internal/statefs"
@@ -118,10 +116,13 @@ func credentialInEnv(rs *render.RunSpec, attached map[string]string) bool {
 // volumeHasLogin runs loginScript in a throwaway container of the agent image that has the
 // volume read-only and nothing else: no network, no capabilities, the agent's uid.
 func (a *App) volumeHasLogin(ctx context.Context, rs *render.RunSpec) (bool, error) {
-	uid := strconv.Itoa(policy.AgentUID)
+	id, ok := rs.AgentIdentity()
+	if !ok {
+		return false, errorf("run `abox up` to render it again", "runspec.json gives the agent no numeric --user")
+	}
 	vol := render.Mount{Type: "volume", Source: rs.ClaudeVol, Target: "/claude", ReadOnly: true}
 	argv := []string{"run", "--rm", "--pull", "never", "--network", "none", "--cap-drop", "ALL",
-		"--security-opt", "no-new-privileges", "--user", uid + ":" + uid, "--read-only",
+		"--security-opt", "no-new-privileges", "--user", id.String(), "--read-only",
 		"--label", "abox.managed=true", "--label", "abox.role=login-check",
 		"--label", "abox.project=" + rs.Project, "--label", "abox.hash=" + rs.Hash,
 		"--mount", vol.Arg(), rs.Agent.Image, "/bin/sh", "-c", loginScript}

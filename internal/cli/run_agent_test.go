@@ -24,7 +24,7 @@ func loginFixture(t *testing.T, env ...string) (*App, *dockertest.Fake, *project
 	a := &App{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}, Now: func() time.Time { return time.Unix(1e9, 0) }}
 	a.dockerClient = docker.NewClient(fake, nil)
 	p := &project{manifest: &manifest.Manifest{}, state: paths.Project{Dir: t.TempDir()}}
-	args := []string{"create", "--name", "agent-p-@RUN@"}
+	args := []string{"create", "--name", "agent-p-@RUN@", "--user", "1000:1000"}
 	for _, kv := range env {
 		args = append(args, "--env", kv)
 	}

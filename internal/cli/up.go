@@ -75,6 +75,10 @@ func runUp(ctx context.Context, a *App, opts upOptions) error {
 	if err := a.ensureNetwork(ctx, p.cfg.Network); err != nil {
 		return err
 	}
+	_, verr := a.docker().VolumeInspect(ctx, rs.ClaudeVol)
+	if verr != nil && !errors.Is(verr, docker.ErrNotFound) {
+		return fmt.Errorf("inspecting volume %s: %w", rs.ClaudeVol, verr)
+	}
 	if err := a.docker().VolumeCreate(ctx, rs.ClaudeVol, map[string]string{
 		"abox.managed": "true", "abox.project": p.manifest.Project, "abox.hash": p.state.Hash,
 	}); err != nil {
@@ -88,6 +92,9 @@ func runUp(ctx context.Context, a *App, opts upOptions) error {
 		if err := a.ensureAgentImage(ctx, p, rs, bo); err != nil {
 			return err
 		}
+	}
+	if err := a.ensureClaudeVolume(ctx, p, rs, verr == nil); err != nil {
+		return err
 	}
 	if err := a.upGateway(ctx, p, opts.forceGateway); err != nil {
 		return err

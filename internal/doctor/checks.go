@@ -61,6 +61,7 @@ func All() []Check {
 		{"git.tamper", "git config and hooks", gitTamper},
 		{"workspace.exec-surface", "execution-adjacent files", execSurface},
 		{"workspace.masks-intact", "masks held through the runs", masksIntact},
+		{"workspace.agent-can-write", "the agent can write the workspace", agentCanWrite},
 	}
 	return append(checks, BoundaryChecks()...)
 }

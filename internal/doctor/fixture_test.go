@@ -16,6 +16,7 @@ import (
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/docker/dockertest"
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/owner"
 	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/render"
 )
@@ -50,6 +51,11 @@ func newFixture(t *testing.T, manifestYAML string) *fixture {
 	}
 	f.project = f.paths.Project(f.ws)
 	mkdir(t, f.ws)
+	if os.Geteuid() == 0 { // the agent runs as the workspace owner, which root never may be
+		if err := os.Chown(f.ws, 1000, 1000); err != nil {
+			t.Fatal(err)
+		}
+	}
 	f.writeWS(manifest.FileName, manifestYAML)
 	f.render()
 	f.approve()
@@ -100,8 +106,12 @@ func (f *fixture) catalog() *catalog.Catalog {
 }
 
 func (f *fixture) spec() render.Spec {
+	uid, gid, err := owner.StatOwner(f.ws) // 1000:1000 as root (see newFixture), else the tester's
+	if err != nil {
+		f.t.Fatal(err)
+	}
 	return render.Spec{Version: "0.0.0-test", Manifest: f.parsed(), Config: f.cfg, Paths: f.paths,
-		Project: f.project, Home: "/home/u", Catalog: f.catalog()}
+		Project: f.project, Home: "/home/u", Catalog: f.catalog(), Agent: render.Identity{UID: uid, GID: gid}}
 }
 
 // render renders and writes the artifacts as `abox render` does.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/owner"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/termtext"
 	"github.com/aboxhq/abox/internal/watch"
@@ -192,3 +193,25 @@ func cappedNames(cs []watch.Capped) string {
 
 // timestamp is the current time as a baseline timestamp.
 func (e *Env) timestamp() string { return e.clock().UTC().Format("2006-01-02T15:04:05Z") }
+
+// agentCanWrite: the agent, as the runspec's --user, can create files in the workspace. It runs
+// as the workspace owner unless config.yaml says otherwise; a workspace whose owner changed
+// since `abox up`, or an override the directory's mode does not admit, leaves an agent that can
+// only fail, and `abox run` refuses it the same way.
+func agentCanWrite(_ context.Context, e *Env) Finding {
+	rs, err := e.runSpec()
+	if err != nil {
+		return notRendered(err)
+	}
+	id, ok := rs.AgentIdentity()
+	if !ok {
+		return failf("run `abox render` to write runspec.json again", "runspec.json gives the agent no numeric --user")
+	}
+	if ok, why := owner.CanWrite(e.Project.Workspace, id); !ok {
+		return failf(CanWriteHint, "%s", termtext.Line(why)).with("agent", id.String())
+	}
+	return okf("the agent, %s, can create files in %s", id, termtext.Line(e.Project.Workspace)).with("agent", id.String())
+}
+
+// CanWriteHint names the fixes of a workspace the agent cannot write.
+const CanWriteHint = "chown the project to the user who works on it and run `abox up`, or set agent.uid and agent.gid in config.yaml to an owner the directory admits"

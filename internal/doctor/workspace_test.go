@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"github.com/aboxhq/abox/internal/render"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,4 +186,28 @@ func TestArtifactsPrivate(t *testing.T) {
 	wantStatus(t, "boundary.artifacts-private", boundaryResult(t, f, "boundary.artifacts-private").Finding, OK)
 	os.Chmod(filepath.Join(f.project.Artifacts(), "agent"), 0o777)
 	wantStatus(t, "boundary.artifacts-private (0777)", boundaryResult(t, f, "boundary.artifacts-private").Finding, Fail)
+}
+
+// TestAgentCanWrite: the check fails, with its hint, when the runspec's agent cannot create
+// files in the workspace: a mode that admits only the owner, and the runspec made for someone
+// else (the owner changed since `abox up`, or an override).
+func TestAgentCanWrite(t *testing.T) {
+	f := newFixture(t, baseManifest).healthy()
+	wantStatus(t, "workspace.agent-can-write", f.run(agentCanWrite), OK)
+	f.editRunSpec(func(rs *render.RunSpec) {
+		for i := 1; i < len(rs.Agent.Args); i++ {
+			if rs.Agent.Args[i-1] == "--user" {
+				rs.Agent.Args[i] = "4242:4242"
+			}
+		}
+	})
+	got := f.run(agentCanWrite)
+	wantStatus(t, "workspace.agent-can-write", got, Fail)
+	if !strings.Contains(got.Detail, "uid 4242 (gid 4242) cannot create files in it") || got.Hint != CanWriteHint {
+		t.Errorf("finding = %+v", got)
+	}
+	if err := os.Chmod(f.ws, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, "workspace.agent-can-write with mode 0777", f.run(agentCanWrite), OK)
 }

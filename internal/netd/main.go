@@ -72,7 +72,7 @@ func mainSupervisor(ctx context.Context, args []string, stdout, stderr io.Writer
 	addrs := defaultAddrs()
 	st := selfTest{
 		resolvers: []string{addrs.dns, "127.0.0.1:53"}, // the second goes through the nat redirect
-		addrs:     addrs, nft: nft, // expected: from the policy, when the supervisor loads it
+		addrs:     addrs, nft: nft,                     // expected: from the policy, when the supervisor loads it
 	}
 	s := newSupervisor(o, nft, execChild{upstreamDNS: o.upstreamDNS, stderr: stderr}, st, stdout)
 	sigs := make(chan os.Signal, 4)

@@ -134,6 +134,10 @@ func (p Project) MaskRecord() string { return filepath.Join(p.Dir, "masked.json"
 // masked paths holds it alone.
 func (p Project) LiveLock() string { return filepath.Join(p.Dir, "live.lock") }
 
+// VolumeOwner records the uid:gid the project's ~/.claude volume was last given to, so that
+// `abox up` re-owns it when the agent's identity changes.
+func (p Project) VolumeOwner() string { return filepath.Join(p.Dir, "volume-owner") }
+
 // Build is the staged image build context (Dockerfiles, CA certificates, binaries).
 func (p Project) Build() string { return filepath.Join(p.Dir, "build") }
 

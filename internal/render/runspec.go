@@ -2,9 +2,10 @@ package render
 
 import (
 	"bytes"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/aboxhq/abox/internal/policy"
 )
@@ -40,7 +41,34 @@ type RunSpec struct {
 	Connectors  bool       `json:"connectors"`
 	Egress      int        `json:"egress_entries"`
 	MCPEndpoint string     `json:"mcp_endpoint"`
+	// Reown gives the project's ~/.claude volume to the agent's uid and gid, when they changed
+	// since the volume was filled (the workspace changed hands, or agent.uid did): a throwaway
+	// container with no network, root with only CAP_CHOWN and CAP_DAC_READ_SEARCH, that follows
+	// no symlink. `abox up` runs it; the login in the volume is kept.
+	Reown RunCommand `json:"reown"`
 }
+
+// AgentIdentity returns the uid and gid of the agent's --user, as rendered: the identity every
+// other container that touches the agent's files (the login check) must run as. ok is false
+// when the argv has no numeric --user uid:gid.
+func (r RunSpec) AgentIdentity() (id Identity, ok bool) {
+	for i := 0; i+1 < len(r.Agent.Args); i++ {
+		if r.Agent.Args[i] != "--user" {
+			continue
+		}
+		u, g, found := strings.Cut(r.Agent.Args[i+1], ":")
+		uid, err1 := strconv.Atoi(u)
+		gid, err2 := strconv.Atoi(g)
+		if !found || err1 != nil || err2 != nil {
+			return Identity{}, false
+		}
+		return Identity{UID: uid, GID: gid}, true
+	}
+	return Identity{}, false
+}
+
+// String is "uid:gid".
+func (id Identity) String() string { return strconv.Itoa(id.UID) + ":" + strconv.Itoa(id.GID) }
 
 // RunCommand is one container's argv: docker Args… Image Command….
 type RunCommand struct {
@@ -182,8 +210,24 @@ func (m *model) runSpec() ([]byte, error) {
 		Connectors:  m.m.Run.Connectors,
 		Egress:      len(egressAll),
 		MCPEndpoint: mcpURL,
+		Reown:       m.reownCommand(),
 	}
 	return marshalJSON(rs)
+}
+
+// reownCommand is [RunSpec.Reown].
+func (m *model) reownCommand() RunCommand {
+	vol := Mount{Type: "volume", Source: ClaudeVolume(m.s.Project.Hash), Target: "/claude"}
+	args := []string{"run", "--rm", "--pull", "never", "--network", "none", "--cap-drop", "ALL",
+		"--cap-add", "CHOWN", "--cap-add", "DAC_READ_SEARCH", "--security-opt", "no-new-privileges",
+		"--user", "0:0", "--read-only"}
+	labels := m.labels("reown")
+	delete(labels, "abox.run") // not a run's: `abox up` runs it
+	for _, k := range sortedKeys(labels) {
+		args = append(args, "--label", k+"="+labels[k])
+	}
+	args = append(args, "--mount", vol.Arg(), "--entrypoint", "chown")
+	return RunCommand{Args: args, Image: m.agentImage, Command: []string{"-R", "--no-dereference", m.s.agent().String(), "/claude"}}
 }
 
 // masks merges defaults.mask and mounts.mask, in order, without duplicates.

@@ -48,7 +48,7 @@ before it allows bypassPermissions.
 The first look records baselines of .git's dangerous keys and hooks and of the watched files;
 later looks report changes until --accept-git or --accept-watch records them again.
 
---probe starts a throwaway sandbox whose agent, as uid 1000, tries each escape route (an
+--probe starts a throwaway sandbox whose agent, as the project's agent user, tries each escape route (an
 unlisted name, Docker's resolver, an IP literal, IPv6, the host's bridge address, the gateway
 directly, changing the ruleset, a setuid binary); it targets only the project's own containers,
 loopback and names under .invalid.

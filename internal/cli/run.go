@@ -30,7 +30,7 @@ func newRunCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run PROMPT",
 		Short: "Run Claude Code headless on a prompt in a fresh sandbox",
-		Long: `Run starts a fresh sandbox and runs claude -p PROMPT in it, as uid 1000 in /workspace.
+		Long: `Run starts a fresh sandbox and runs claude -p PROMPT in it, as the workspace owner in /workspace.
 
 netd starts first and loads the network policy; abox reads the loaded ruleset back and compares
 it with netpolicy.nft, and only then starts the agent, with no capabilities, in netd's network

@@ -27,7 +27,7 @@ var renamed = map[string]string{
 	"claude_version":     "claude_code.version",
 	"egress_proxy":       "nothing: abox always filters TLS by server name",
 	"scoped_dns":         "nothing: abox's resolver always answers only allowlisted names",
-	"remote_user":        "nothing: the agent user is always uid 1000",
+	"remote_user":        "agent.uid and agent.gid (by default the agent runs as the workspace owner)",
 	"toolchain_versions": "nothing: toolchains come from the base image's package archive",
 }
 

@@ -314,7 +314,7 @@ func TestRenamedKeys(t *testing.T) {
 		{"claude_version", `"claude_version" was replaced by claude_code.version`},
 		{"egress_proxy", `"egress_proxy" was replaced by nothing: abox always filters TLS by server name`},
 		{"scoped_dns", `"scoped_dns" was replaced by nothing: abox's resolver always answers only allowlisted names`},
-		{"remote_user", `"remote_user" was replaced by nothing: the agent user is always uid 1000`},
+		{"remote_user", `"remote_user" was replaced by agent.uid and agent.gid (by default the agent runs as the workspace owner)`},
 		{"toolchain_versions", `"toolchain_versions" was replaced by nothing: toolchains come from the base image's package archive`},
 		{"gateway_imag", "check the spelling against the configuration reference in README.md"},
 	}

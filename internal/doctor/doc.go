@@ -37,7 +37,7 @@
 // # Probes
 //
 // [Probes] start a throwaway sandbox of the project whose agent runs a probe script instead of
-// Claude Code, as uid 1000, and tries each escape route: an unlisted name, Docker's resolver,
+// Claude Code, as the agent user, and tries each escape route: an unlisted name, Docker's resolver,
 // an IP literal, IPv6, the host's bridge address, the gateway directly, changing the ruleset, a
 // setuid binary. They target only the project's own containers, loopback and names under
 // .invalid, never an outside address.

@@ -147,7 +147,7 @@ func secretsFresh(ctx context.Context, e *Env) Finding {
 }
 
 // secretsSources: no file source of secrets.yaml lies where the agent can read it, in the
-// workspace or a mounts.context directory. The agent runs as uid 1000, often the host user who
+// workspace or a mounts.context directory. The agent runs as the workspace owner, often the user who
 // owns the file, so its mode does not stop it: such a secret is as good as attached.
 func secretsSources(_ context.Context, e *Env) Finding {
 	cfg, err := config.LoadSecrets(e.Paths.SecretsFile())

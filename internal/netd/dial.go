@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"strconv"
 	"time"
 
 	"github.com/aboxhq/abox/internal/policy"
@@ -116,17 +115,4 @@ func (d *upstreamDialer) resolve(ctx context.Context, name string) ([]netip.Addr
 		return nil, 0, err
 	}
 	return addrs[:min(len(addrs), maxReqAddrs)], ttl, nil
-}
-
-// dialContext adapts dial to http.Transport: addr is host:port as the transport has it.
-func (d *upstreamDialer) dialContext(ctx context.Context, _, addr string) (net.Conn, error) {
-	host, ps, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
-	}
-	port, err := strconv.Atoi(ps)
-	if err != nil {
-		return nil, fmt.Errorf("port of %s: %w", addr, err)
-	}
-	return d.dial(ctx, host, port)
 }

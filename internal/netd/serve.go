@@ -99,9 +99,6 @@ func (c *child) reportLogError(err error) {
 	c.ctl.send(message{Op: opEvent, Event: policy.EventError, Detail: "writing " + policy.LogStatsFile + ": " + err.Error()})
 }
 
-// errStopped ends the control loop when the supervisor asks the child to stop.
-var errStopped = errors.New("stopped by the supervisor")
-
 // firstConfig waits for the supervisor's first configuration.
 func (c *child) firstConfig() error {
 	m, err := c.ctl.recv()

@@ -36,6 +36,9 @@ type preflighted struct {
 // narrowing closed to other projects' tools, the images and network present. With
 // bypassPermissions, every boundary check of doctor must pass too.
 func (a *App) preflight(ctx context.Context, p *project) (*preflighted, error) {
+	if _, err := agentIdentity(p); err != nil { // root's workspace: the first thing to fix
+		return nil, err
+	}
 	if err := a.checkApproved(p); err != nil {
 		return nil, err
 	}

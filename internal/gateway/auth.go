@@ -59,6 +59,10 @@ func (a *AuthCheck) String() string {
 	return s
 }
 
+// AuthProbeAgent is the User-Agent of the requests without the token, so that a gateway's log
+// tells them from a client's.
+const AuthProbeAgent = "abox-auth-probe/1"
+
 // initializeBody is an MCP initialize request, as a client would send it.
 const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",` +
 	`"capabilities":{},"clientInfo":{"name":"abox-auth-probe","version":"1"}}}`
@@ -102,6 +106,7 @@ func initializeAs(ctx context.Context, client *http.Client, url, authorization s
 func mcpRequest(ctx context.Context, method, url, authorization, body string) *http.Request {
 	req, _ := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("User-Agent", AuthProbeAgent)
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -45,6 +45,10 @@ func TestClaudeNativeFromReleaseManifest(t *testing.T) {
 	cfg.ClaudeCode = harness.ClaudeCodeConfig{Source: "native", Version: version, ReleaseURL: release.URL}
 	h.WriteConfig(cfg)
 	h.WriteManifest("version: 1\nproject: native\nprofile: " + h.Profile + "\n")
+	// The agent image's tag is a hash of what goes into it, so an earlier run of this test left
+	// one that `abox up` would reuse without downloading anything.
+	mustAbox(t, h, "render")
+	h.Docker("image", "rm", "--force", agentImage(t, h))
 
 	// a release host serving another binary than its manifest names
 	publish(strings.Repeat("0", 64))

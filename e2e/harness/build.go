@@ -130,17 +130,6 @@ var (
 	buildStandin = sync.OnceValues(func() (string, error) { return goBuildTimeout("e2e/standin", "claude", "e2e") })
 	buildTestsrv = sync.OnceValues(func() (string, error) { return scratchImage("testsrv") })
 	buildMCPStub = sync.OnceValues(func() (string, error) { return scratchImage("mcpstub") })
-	// The open build: the same stub, with the environment that switches its bearer check off
-	// in a container, as docker/mcp-gateway before v0.43.1 did.
-	buildMCPStubOpen = sync.OnceValues(func() (string, error) {
-		stub, err := buildMCPStub()
-		if err != nil {
-			return "", err
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		return buildImage(ctx, "abox-e2e-mcpstub-open", "FROM "+stub+"\nENV MCPSTUB_CONTAINER_AUTH=off\n", nil)
-	})
 	buildClient  = sync.OnceValues(clientImage)
 	buildAbox    = sync.OnceValues(func() (string, error) { return goBuildTimeout("cmd/abox", "abox") })
 	loadCA       = sync.OnceValues(func() (*testca.CA, error) {
@@ -170,6 +159,18 @@ func TestsrvImage(t testing.TB) string { return must(t, buildTestsrv) }
 // MCPStubImage returns the mcpstub image, abox-e2e-mcpstub:<hash>. Its entrypoint takes the
 // gateway's flags directly, like docker/mcp-gateway's image.
 func MCPStubImage(t testing.TB) string { return must(t, buildMCPStub) }
+
+// buildMCPStubOpen builds the open stub: the same stub, with the environment that switches its
+// bearer check off in a container, as docker/mcp-gateway before v0.43.1 did.
+var buildMCPStubOpen = sync.OnceValues(func() (string, error) {
+	stub, err := buildMCPStub()
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	return buildImage(ctx, "abox-e2e-mcpstub-open", "FROM "+stub+"\nENV MCPSTUB_CONTAINER_AUTH=off\n", nil)
+})
 
 // MCPStubOpenImage returns a deliberately vulnerable build of the mcpstub gateway,
 // abox-e2e-mcpstub-open:<hash>: run as abox runs a gateway (DOCKER_MCP_IN_CONTAINER=1), it

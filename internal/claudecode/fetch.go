@@ -35,6 +35,9 @@ type Release struct {
 	Path string `json:"-"`
 }
 
+// Host is the host the binary came from.
+func (r *Release) Host() string { return host(r.Source) }
+
 // RecordFile is the name of a release's record beside its binary.
 const RecordFile = "release.json"
 

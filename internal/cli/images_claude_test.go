@@ -103,8 +103,10 @@ func TestNativeClaudeIsVerifiedAndStaged(t *testing.T) {
 	if !slices.ContainsFunc(fake.Calls(), func(c dockertest.Call) bool { return c.Args[0] == "build" }) {
 		t.Error("no image was built")
 	}
-	if !strings.Contains(a.Err.(*bytes.Buffer).String(), "downloading Claude Code 2.1.332 for linux-") {
-		t.Errorf("no progress line: %q", a.Err)
+	if errs := a.Err.(*bytes.Buffer).String(); !strings.Contains(errs, "downloading Claude Code 2.1.332 for linux-") ||
+		!strings.Contains(errs, "sha256 "+nativeSum[:12]+"…, as its release manifest on 127.0.0.1:") ||
+		!strings.Contains(errs, "the manifest's own signature is not checked") {
+		t.Errorf("progress does not say what was downloaded and what the check rests on: %q", errs)
 	}
 }
 

@@ -72,7 +72,7 @@ func (a *App) ensureAgentImage(ctx context.Context, p *project, rs *render.RunSp
 
 // agentContext lists the agent build context: the Dockerfile, CA certificates, Claude Code (for
 // the file source checked against its configured sha256, for the native source downloaded and
-// verified, see claude.go) and rtk, checked against its sha256 first.
+// verified, see images_claude.go) and rtk, checked against its sha256 first.
 func (a *App) agentContext(ctx context.Context, p *project) (map[string]string, error) {
 	home := a.getenv("HOME")
 	files := map[string]string{"Dockerfile": filepath.Join(p.state.Artifacts(), render.AgentDockerfile)}

@@ -33,7 +33,7 @@ func (a *App) stageNativeClaude(ctx context.Context, p *project, certs []caCert,
 		Now: a.Now, Progress: a.progressf}
 	rel, err := f.Fetch(ctx, cc.Version, platform, cc.SHA256)
 	if err != nil {
-		return explainFetch(err, cc.Version)
+		return explainFetch(err, cc.Version, f.Cache)
 	}
 	files["claude"] = rel.Path
 	if cc.SHA256 == "" {
@@ -51,7 +51,7 @@ func (a *App) stageNativeClaude(ctx context.Context, p *project, certs []caCert,
 
 // explainFetch attaches the fix to an error of [claudecode.Fetcher.Fetch]. A binary that does
 // not match what vouches for it is a boundary refusal: no image is built from it.
-func explainFetch(err error, version string) error {
+func explainFetch(err error, version, cache string) error {
 	var fe *claudecode.FetchError
 	var me *claudecode.MismatchError
 	var mfe *claudecode.ManifestError
@@ -71,5 +71,6 @@ func explainFetch(err error, version string) error {
 		return boundary(errorf("find out why the release changed before trusting it; to accept it, remove "+ce.Record+
 			" or pin claude_code.sha256", "refusing Claude Code %s: %v", version, err))
 	}
-	return fmt.Errorf("preparing Claude Code %s: %w", version, err)
+	return withHint(fmt.Errorf("preparing Claude Code %s: %w", version, err),
+		"remove "+claudecode.Dir(cache, version, "")+" and run `abox up` again to download it afresh")
 }

@@ -135,6 +135,21 @@ func TestNativeClaudeRefused(t *testing.T) {
 			}
 		})
 	}
+	t.Run("unreadable cache record", func(t *testing.T) {
+		a, p, _ := nativeFixture(t, nativeSum)
+		platform, _ := claudecode.PlatformFor(runtime.GOARCH)
+		dir := claudecode.Dir(p.paths.ClaudeReleases(), "2.1.332", platform)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, claudecode.RecordFile), []byte("{"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := a.agentContext(context.Background(), p)
+		if err == nil || !strings.Contains(err.Error(), "is not a release record") || !strings.Contains(hintOf(err), "to download it afresh") {
+			t.Errorf("agentContext = %v (hint %q)", err, hintOf(err))
+		}
+	})
 	t.Run("host unreachable", func(t *testing.T) {
 		a, p, _ := nativeFixture(t, nativeSum)
 		p.cfg.ClaudeCode.ReleaseURL = "https://127.0.0.1:1/r"

@@ -198,12 +198,13 @@ func stubCalls(t *testing.T, h *harness.H, gw string) []string {
 }
 
 // checkStubAuth: every request that reached the gateway's MCP endpoint carried exactly the
-// profile token (the stub compares it and logs ok, bad or missing).
+// profile token (the stub compares it and logs ok, bad or missing), but abox's own probes of
+// its token check, which the gateway refused.
 func checkStubAuth(t *testing.T, h *harness.H, gw string) {
 	t.Helper()
 	n := 0
 	for _, ev := range h.Events(gw, "http") {
-		if ev.Str("path") == "/health" {
+		if ev.Str("path") == "/health" || refusedAuthProbe(ev) {
 			continue
 		}
 		n++
@@ -214,6 +215,13 @@ func checkStubAuth(t *testing.T, h *harness.H, gw string) {
 	if n == 0 {
 		t.Error("the gateway logged no MCP request")
 	}
+}
+
+// refusedAuthProbe reports whether a gateway stub's http event is one of the requests abox
+// sends without the token, or with a wrong one, to prove the gateway refuses them, and was
+// refused.
+func refusedAuthProbe(ev harness.Event) bool {
+	return ev.Str("user_agent") == gateway.AuthProbeAgent && ev.Str("status") == "401" && ev.Str("auth") != "ok"
 }
 
 // checkMCPLog: the last run's harvested mcp.jsonl has each tool's call with the verdict.

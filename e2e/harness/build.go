@@ -160,6 +160,23 @@ func TestsrvImage(t testing.TB) string { return must(t, buildTestsrv) }
 // gateway's flags directly, like docker/mcp-gateway's image.
 func MCPStubImage(t testing.TB) string { return must(t, buildMCPStub) }
 
+// buildMCPStubOpen builds the open stub: the same stub, with the environment that switches its
+// bearer check off in a container, as docker/mcp-gateway before v0.43.1 did.
+var buildMCPStubOpen = sync.OnceValues(func() (string, error) {
+	stub, err := buildMCPStub()
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	return buildImage(ctx, "abox-e2e-mcpstub-open", "FROM "+stub+"\nENV MCPSTUB_CONTAINER_AUTH=off\n", nil)
+})
+
+// MCPStubOpenImage returns a deliberately vulnerable build of the mcpstub gateway,
+// abox-e2e-mcpstub-open:<hash>: run as abox runs a gateway (DOCKER_MCP_IN_CONTAINER=1), it
+// serves MCP without a token and with a wrong one, as docker/mcp-gateway did before v0.43.1.
+func MCPStubOpenImage(t testing.TB) string { return must(t, buildMCPStubOpen) }
+
 // scratchImage builds e2e/<name> into a FROM scratch image tagged by content.
 func scratchImage(name string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -103,6 +103,10 @@ func newGateway(f gatewayFlags, log *slog.Logger, stderr io.Writer) (*gateway, e
 	g := &gateway{log: log, env: spawnedEnv(cat, f.servers, secrets)}
 	g.name, _ = os.Hostname()
 	g.tools = enabledTools(f.servers, f.tools, cat, log)
+	if openInContainer() {
+		log.Warn("auth", "off", "MCPSTUB_CONTAINER_AUTH=off and DOCKER_MCP_IN_CONTAINER=1: no bearer check, as before docker/mcp-gateway v0.43.1")
+		return g, nil
+	}
 	if !f.allowUnauthenticated {
 		g.token = os.Getenv("MCP_GATEWAY_AUTH_TOKEN")
 		if g.token == "" {
@@ -112,6 +116,16 @@ func newGateway(f gatewayFlags, log *slog.Logger, stderr io.Writer) (*gateway, e
 		}
 	}
 	return g, nil
+}
+
+// OpenEnv makes a deliberately vulnerable build of the stub: with it set to "off" in the image
+// and DOCKER_MCP_IN_CONTAINER=1 (which abox passes, and the real image sets), the stub checks
+// no bearer token, even with MCP_GATEWAY_AUTH_TOKEN set, as docker/mcp-gateway did in a
+// container before v0.43.1 (docker/mcp-gateway#243). The e2e tests prove abox refuses it.
+const OpenEnv = "MCPSTUB_CONTAINER_AUTH"
+
+func openInContainer() bool {
+	return os.Getenv(OpenEnv) == "off" && os.Getenv("DOCKER_MCP_IN_CONTAINER") == "1"
 }
 
 func randomToken() string {
@@ -133,7 +147,8 @@ func (g *gateway) handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		auth := g.serve(rec, r, mcpHandler)
-		g.log.Info("http", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr, "auth", auth, "status", rec.status)
+		g.log.Info("http", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr, "auth", auth, "status", rec.status,
+			"user_agent", r.UserAgent())
 	})
 }
 

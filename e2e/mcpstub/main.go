@@ -7,7 +7,7 @@
 //
 // is a streamable-HTTP MCP server shaped like docker/mcp-gateway in a container: it listens on
 // --port (default 8811), requires "Authorization: Bearer $MCP_GATEWAY_AUTH_TOKEN" on every path
-// but GET /health, accepts the real gateway's flags, and serves the tools of its built-in servers
+// but GET /health (unless built open, see OpenEnv), accepts the real gateway's flags, and serves the tools of its built-in servers
 // (echo: echo; math: add; whoami: whoami; secrets: secret_env) narrowed by --servers and --tools
 // as the real one narrows its catalog. secret_env returns what a spawned server would find in its
 // environment given --catalog and --secrets. MCP sessions are stateful as in the real gateway:

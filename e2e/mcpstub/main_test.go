@@ -172,6 +172,31 @@ func TestGatewayAuth(t *testing.T) {
 	}
 }
 
+// TestGatewayOpenBuild: the deliberately open build serves MCP without a token and with a wrong
+// one, token or not, but only in a container (DOCKER_MCP_IN_CONTAINER=1), like the real
+// gateway before v0.43.1.
+func TestGatewayOpenBuild(t *testing.T) {
+	t.Setenv(OpenEnv, "off")
+	t.Run("outside a container", func(t *testing.T) {
+		url, _ := startGateway(t)
+		if _, err := connect(t, url, "wrong"); err == nil {
+			t.Error("connect with a wrong token succeeded outside a container")
+		}
+	})
+	t.Run("in a container", func(t *testing.T) {
+		t.Setenv("DOCKER_MCP_IN_CONTAINER", "1")
+		url, logs := startGateway(t)
+		for _, tok := range []string{"wrong", "tok"} {
+			if _, err := connect(t, url, tok); err != nil {
+				t.Errorf("connect with token %q: %v, want served", tok, err)
+			}
+		}
+		if !strings.Contains(logs.String(), `"msg":"auth","off":`) {
+			t.Errorf("the log does not say auth is off: %s", logs)
+		}
+	})
+}
+
 func TestGatewayNarrowing(t *testing.T) {
 	tests := []struct {
 		args []string

@@ -72,7 +72,7 @@ func (a *App) unbindProject(ctx context.Context, p *project) error {
 }
 
 func (a *App) gatewayManager() *gateway.Manager {
-	m := &gateway.Manager{Docker: a.docker(), Progress: a.progressf}
+	m := &gateway.Manager{Docker: a.docker(), Progress: a.progressf, Now: a.Now}
 	if ps, err := a.Paths(); err == nil {
 		m.GatewaysDir = ps.GatewaysDir() // the gateway's log is shown with its secrets removed
 	}
@@ -239,7 +239,10 @@ func (a *App) probeImage(ctx context.Context, ps paths.Paths, plan *gateway.Plan
 func (a *App) explainGateway(ctx context.Context, mgr *gateway.Manager, profile, token string, err error) error {
 	var ue *gateway.UnhealthyError
 	var missing *gateway.ImageMissingError
+	var open *gateway.OpenError
 	switch {
+	case errors.As(err, &open):
+		return boundary(withHint(err, openGatewayHint(profile)))
 	case errors.As(err, &ue):
 		if logs := strings.TrimSpace(mgr.LogsTail(ctx, profile, token, 40)); logs != "" {
 			fmt.Fprintf(a.Err, "the last lines of %s's log:\n%s\n", gateway.Name(profile), logs)

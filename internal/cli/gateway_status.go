@@ -119,6 +119,8 @@ func (a *App) statusOf(ctx context.Context, cfg *config.Config, custom config.Cu
 		st.Health, st.Detail = "unhealthy", gateway.Redact(err.Error(), token)
 	case !res.OK:
 		st.Health, st.Detail = "unhealthy", gateway.Redact(res.Error, token)
+	case !res.AuthEnforced():
+		st.Health, st.Detail = "open", "does not enforce its token: "+res.Auth.String()+"; abox refuses to use it"
 	default:
 		st.Health = "healthy"
 		if tools {

@@ -55,7 +55,7 @@ func (a *App) ensureAgentImage(ctx context.Context, p *project, rs *render.RunSp
 	if ok, err := a.docker().ImageExists(ctx, rs.Agent.Image); err == nil && ok && !o.noCache {
 		return nil
 	}
-	files, err := a.agentContext(p)
+	files, err := a.agentContext(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -70,9 +70,10 @@ func (a *App) ensureAgentImage(ctx context.Context, p *project, rs *render.RunSp
 	})
 }
 
-// agentContext lists the agent build context: the Dockerfile, CA certificates and, for the file
-// source, Claude Code and rtk binaries, checked against their configured sha256 first.
-func (a *App) agentContext(p *project) (map[string]string, error) {
+// agentContext lists the agent build context: the Dockerfile, CA certificates, Claude Code (for
+// the file source checked against its configured sha256, for the native source downloaded and
+// verified, see images_claude.go) and rtk, checked against its sha256 first.
+func (a *App) agentContext(ctx context.Context, p *project) (map[string]string, error) {
 	home := a.getenv("HOME")
 	files := map[string]string{"Dockerfile": filepath.Join(p.state.Artifacts(), render.AgentDockerfile)}
 	certs, err := caCerts(p.cfg.Image.CACertificates, home)
@@ -85,9 +86,8 @@ func (a *App) agentContext(p *project) (map[string]string, error) {
 	cc := p.cfg.ClaudeCode
 	switch cc.Source {
 	case config.SourceNative:
-		if cc.SHA256 == "" {
-			return nil, errorf("set claude_code.sha256 in config.yaml to the published sha256 of linux-x64/claude "+cc.Version+
-				", or use claude_code.source: file with a local binary", "claude_code.sha256 is required for source native: the build verifies the download against it")
+		if err := a.stageNativeClaude(ctx, p, certs, files); err != nil {
+			return nil, err
 		}
 	case config.SourceFile:
 		path := expandHome(cc.Path, home)

@@ -57,8 +57,9 @@ func (a *App) preflight(ctx context.Context, p *project) (*preflighted, error) {
 		return nil, err
 	}
 	var gwAddr netip.AddrPort
+	var gw *docker.Container
 	if np.MCP != nil {
-		gw, err := a.gatewayManager().Inspect(ctx, rs.Profile)
+		gw, err = a.gatewayManager().Inspect(ctx, rs.Profile)
 		if err != nil {
 			return nil, err
 		}
@@ -79,6 +80,11 @@ func (a *App) preflight(ctx context.Context, p *project) (*preflighted, error) {
 	}
 	if err := a.checkNetdBinary(ctx, rs.Netd.Image); err != nil {
 		return nil, err
+	}
+	if gw != nil { // probed from the netd image, which must exist first
+		if err := a.checkGatewayAuth(ctx, p, rs, gw); err != nil {
+			return nil, err
+		}
 	}
 	if ok, err := a.docker().ImageExists(ctx, rs.Agent.Image); err != nil {
 		return nil, err

@@ -85,11 +85,13 @@ func runUp(ctx context.Context, a *App, opts upOptions) error {
 		return fmt.Errorf("creating volume %s: %w", rs.ClaudeVol, err)
 	}
 	if !opts.noBuild {
+		// The agent image first: its Claude Code download is what most often needs the network,
+		// and its error names the host.
 		bo := buildOptions{noCache: opts.noCache}
-		if err := a.ensureNetdImage(ctx, p, rs, bo); err != nil {
+		if err := a.ensureAgentImage(ctx, p, rs, bo); err != nil {
 			return err
 		}
-		if err := a.ensureAgentImage(ctx, p, rs, bo); err != nil {
+		if err := a.ensureNetdImage(ctx, p, rs, bo); err != nil {
 			return err
 		}
 	}

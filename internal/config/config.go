@@ -6,6 +6,11 @@
 // or an argv is checked here, at the boundary.
 package config
 
+import (
+	"cmp"
+	"time"
+)
+
 // Config is config.yaml.
 type Config struct {
 	Network     string             `yaml:"network"`
@@ -51,9 +56,19 @@ const (
 type ClaudeCode struct {
 	Source  string `yaml:"source"`
 	Version string `yaml:"version"`
-	SHA256  string `yaml:"sha256,omitempty"`
-	Path    string `yaml:"path,omitempty"`
+	// SHA256 is optional for the native source, whose checksum comes from the release's
+	// manifest; set, it wins and the manifest is not read (for a mirror of the binaries only).
+	SHA256 string `yaml:"sha256,omitempty"`
+	Path   string `yaml:"path,omitempty"`
+	// ReleaseURL is the base URL of native releases, laid out as the official one is
+	// (<base>/<version>/manifest.json, <base>/<version>/<platform>/claude); empty means
+	// [DefaultClaudeReleaseURL]. (Omitted from JSON when empty, so that the digest of a
+	// configuration without it stays what it was.)
+	ReleaseURL string `yaml:"release_url,omitempty" json:",omitempty"`
 }
+
+// Releases returns the base URL native releases come from.
+func (c ClaudeCode) Releases() string { return cmp.Or(c.ReleaseURL, DefaultClaudeReleaseURL) }
 
 // Gateway configures the per-profile MCP gateway.
 type Gateway struct {
@@ -114,11 +129,36 @@ const (
 	DefaultBaseImage = "debian:bookworm-slim@sha256:4b50eb66f977b4062683ff434ef18ac191da862dbe966961bc11990cf5791a8d"
 	// DefaultGatewayImage is docker/mcp-gateway, pinned by digest; `abox gateway update`
 	// re-resolves it.
-	DefaultGatewayImage  = "docker/mcp-gateway@sha256:54dd518ee51b5c4641b02ddd4790b88cc0dafa59d76b6d07bc441d896a23bbea"
-	DefaultClaudeVersion = "2.1.0"
-	DefaultRTKVersion    = "0.43.0"
+	//
+	// Which release it is, is not known: it is the digest the original Python abox pinned from
+	// the :v2 tag, which upstream moves on every merge to main, and the image reports its
+	// version as "HEAD". docker/mcp-gateway before v0.43.1 (2026-06-25) switched the bearer
+	// check off whenever DOCKER_MCP_IN_CONTAINER=1, which its own image sets, whatever the
+	// token; this digest may be such a build. No digest of v0.43.1 or later could be fetched
+	// and checked where this was written (neither Docker Hub nor GitHub is reachable), so none
+	// is pinned here on trust. The control is behaviour instead: `abox gateway up`, `abox run`
+	// and doctor send an MCP initialize without the token and with a wrong one and refuse a
+	// gateway that does not answer both with 401 or 403 (internal/gateway, AuthCheck).
+	DefaultGatewayImage = "docker/mcp-gateway@sha256:54dd518ee51b5c4641b02ddd4790b88cc0dafa59d76b6d07bc441d896a23bbea"
+	DefaultRTKVersion   = "0.43.0"
 	// DefaultMaskWalk is limits.mask_walk unless set: 200000 workspace entries.
 	DefaultMaskWalk = 200000
+)
+
+// The default Claude Code. The version is the npm registry's answer to `npm view
+// @anthropic-ai/claude-code version` on 2026-12-01 (the native releases and the npm package
+// share version numbers), and the date its `time` entry for that version: 2026-11-24T22:06:38Z.
+// Doctor warns once a pinned version is older than [MaxClaudeAge]; a newer abox moves the
+// default.
+const (
+	DefaultClaudeVersion  = "2.1.332"
+	DefaultClaudeReleased = "2026-11-24"
+	// DefaultClaudeReleaseURL is where the official installer (claude.ai/install.sh) downloads
+	// native releases from.
+	DefaultClaudeReleaseURL = "https://downloads.claude.ai/claude-code-releases"
+	// MaxClaudeAge is how old a pinned Claude Code may be before doctor warns: it ships several
+	// releases a week, and a pin left alone for a quarter misses its fixes.
+	MaxClaudeAge = 90 * 24 * time.Hour
 )
 
 // BaseMandatory are the hosts Claude Code needs to authenticate; abox always allows them.

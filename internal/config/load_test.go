@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/google/go-cmp/cmp"
@@ -232,5 +233,26 @@ func TestLoadFiles(t *testing.T) {
 		if err := load(dir); err == nil {
 			t.Errorf("%s(a directory) error = nil", name)
 		}
+	}
+}
+
+// TestDefaultClaudeCode: with no config.yaml, Claude Code is the native build of a dated,
+// exact version from the official release URL, and needs no sha256 from the user.
+func TestDefaultClaudeCode(t *testing.T) {
+	cc := Default().ClaudeCode
+	if cc.Source != SourceNative || cc.Version != DefaultClaudeVersion || cc.SHA256 != "" || cc.Releases() != DefaultClaudeReleaseURL {
+		t.Errorf("Default().ClaudeCode = %+v (releases %s)", cc, cc.Releases())
+	}
+	if !versionRe.MatchString(DefaultClaudeVersion) {
+		t.Errorf("DefaultClaudeVersion %q is not an exact version", DefaultClaudeVersion)
+	}
+	if _, err := time.Parse(time.DateOnly, DefaultClaudeReleased); err != nil {
+		t.Errorf("DefaultClaudeReleased: %v", err)
+	}
+	if err := Default().Validate("default"); err != nil {
+		t.Errorf("Default().Validate = %v", err)
+	}
+	if mirror := (ClaudeCode{ReleaseURL: "https://mirror.example/r"}); mirror.Releases() != "https://mirror.example/r" {
+		t.Errorf("Releases() = %q, want the configured mirror", mirror.Releases())
 	}
 }

@@ -25,6 +25,8 @@ var (
 		`[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*` +
 		`(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$`)
 	imageIDRe = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+	// releaseURLRe is a plain https base URL: no credentials, query or fragment.
+	releaseURLRe = regexp.MustCompile(`^https://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~/-]*)?$`)
 )
 
 // IsImageRef reports whether s is a docker image reference or a local image id.
@@ -115,7 +117,11 @@ func (k *checker) claude(cc ClaudeCode) {
 		return
 	}
 	if !versionRe.MatchString(cc.Version) {
-		k.add("claude_code.version", "pin an exact version such as 2.1.0; latest and stable are not pins", "%q is not an exact version", cc.Version)
+		k.add("claude_code.version", "pin an exact version such as "+DefaultClaudeVersion+"; latest and stable are not pins", "%q is not an exact version", cc.Version)
+	}
+	if cc.ReleaseURL != "" && (len(cc.ReleaseURL) > 512 || !releaseURLRe.MatchString(cc.ReleaseURL)) {
+		k.add("claude_code.release_url", "write the base URL of the releases, such as "+DefaultClaudeReleaseURL,
+			"%q is not a plain https URL", cc.ReleaseURL)
 	}
 	if cc.SHA256 != "" && !IsSHA256(cc.SHA256) {
 		k.add("claude_code.sha256", "", "is not 64 lower-case hex digits")

@@ -175,11 +175,19 @@ func TestValidateNetworkAndImages(t *testing.T) {
 }
 
 func TestValidateClaudeCode(t *testing.T) {
-	const verHint = "pin an exact version such as 2.1.0; latest and stable are not pins"
+	const verHint = "pin an exact version such as " + DefaultClaudeVersion + "; latest and stable are not pins"
+	const urlHint = "write the base URL of the releases, such as https://downloads.claude.ai/claude-code-releases"
 	sha := strings.Repeat("a", 64)
 	runConfigCases(t, []configCase{
 		{"native", "claude_code: {source: native, version: 2.1.0}", nil},
 		{"native with sha256", "claude_code: {source: native, version: 2.1.0, sha256: " + sha + "}", nil},
+		{"native from a mirror", "claude_code: {source: native, version: 2.1.0, release_url: 'https://mirror.example:8443/claude/releases'}", nil},
+		{"release_url over http", "claude_code: {release_url: 'http://mirror.example/r'}",
+			ph("claude_code.release_url", `"http://mirror.example/r" is not a plain https URL`, urlHint)},
+		{"release_url with credentials", "claude_code: {release_url: 'https://u:p@mirror.example/r'}",
+			ph("claude_code.release_url", `"https://u:p@mirror.example/r" is not a plain https URL`, urlHint)},
+		{"release_url with a query", "claude_code: {release_url: 'https://mirror.example/r?x=1'}",
+			ph("claude_code.release_url", `"https://mirror.example/r?x=1" is not a plain https URL`, urlHint)},
 		{"npm prerelease", "claude_code: {source: npm, version: 2.1.0-beta.1}", nil},
 		{"file", "claude_code: {source: file, version: 2.1.0, path: /opt/claude, sha256: " + sha + "}", nil},
 		{"file home", "claude_code: {source: file, path: ~/bin/claude, sha256: " + sha + "}", nil},

@@ -50,6 +50,7 @@ func All() []Check {
 		{"agent.single-mcp-endpoint", "mcp endpoints", agentSingleMCPEndpoint},
 		{"agent.mcp-forwarder", "mcp through netd's forwarder", agentMCPForwarder},
 		{"agent.claude-settings", "claude settings fixed by abox", agentClaudeSettings},
+		{"agent.claude-version", "claude code version current", agentClaudeVersion},
 		{"agent.env-secrets", "secrets in the agent's environment", agentEnvSecrets},
 		{"agent.auth-credential", "claude credential volume", agentAuthCredential},
 

@@ -3,11 +3,13 @@ package doctor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/docker"
+	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/render"
 )
 
@@ -147,8 +149,11 @@ func gatewayNoPublishedPorts(ctx context.Context, e *Env) Finding {
 	return okf("nothing published")
 }
 
-// gatewayVerifySignatures: the gateway verifies the signatures of the images it runs, and
-// requires its bearer token.
+// gatewayVerifySignatures: the gateway verifies the signatures of the images it runs (its
+// arguments are all there is to read for that), and requires its bearer token, which is not
+// read from its arguments but proven: a probe from the netd image on the gateway's network
+// initializes MCP with the token, then without it and with a wrong one, and both of those must
+// be refused (docker/mcp-gateway before v0.43.1 ignored the token in a container).
 func gatewayVerifySignatures(ctx context.Context, e *Env) Finding {
 	c, f, ok := e.liveGateway(ctx)
 	if !ok {
@@ -169,7 +174,41 @@ func gatewayVerifySignatures(ctx context.Context, e *Env) Finding {
 	if !verify && len(bad) == 0 {
 		bad = append(bad, "--verify-signatures missing")
 	}
-	return problems(bad, "recreate it with `abox up --force-gateway`", "--verify-signatures, bearer token required")
+	auth, hint, err := e.gatewayAuth(ctx)
+	if err != nil {
+		return failf(hint, "%s", strings.Join(append(bad, err.Error()), "; ")).with("problems", append(bad, err.Error()))
+	}
+	return problems(bad, "recreate it with `abox up --force-gateway`", "--verify-signatures; "+auth).with("auth", auth)
+}
+
+// gatewayAuth proves, by probing it, that the profile's gateway refuses MCP requests without
+// its token and answers with it. It returns what the probe saw, or an error with its fix.
+func (e *Env) gatewayAuth(ctx context.Context) (string, string, error) {
+	profile := e.profile()
+	rs, err := e.runSpec()
+	if err != nil || e.Config == nil {
+		return "", "run `abox up`", errors.New("the token is not proven: nothing rendered to probe from")
+	}
+	token, err := gateway.ReadToken(e.Paths.Gateway(profile))
+	if err != nil {
+		return "", "run `abox up` to mint it", fmt.Errorf("the token is not proven: the profile's token cannot be read (%v)", err)
+	}
+	if _, err := e.image(ctx, rs.Netd.Image); err != nil {
+		return "", "run `abox up` to build the netd image the probe runs in", errors.New("the token is not proven: no netd image to probe from")
+	}
+	fmt.Fprintf(e.progress(), "probing the %s gateway's token check\n", profile)
+	m := &gateway.Manager{Docker: e.Docker}
+	res, err := m.CheckAuth(ctx, profile, rs.Network, rs.Netd.Image, e.Config.Profiles[profile].Port, token)
+	var open *gateway.OpenError
+	switch {
+	case errors.As(err, &open):
+		return "", "pin a gateway that enforces its token (docker/mcp-gateway v0.43.1 or later) with `abox gateway update`, then `abox up --force-gateway`",
+			errors.New(gateway.Redact(err.Error(), token))
+	case err != nil:
+		return "", "`abox gateway status` shows its health; `abox up --force-gateway` recreates it",
+			errors.New("the token is not proven: " + gateway.Redact(err.Error(), token))
+	}
+	return fmt.Sprintf("refuses requests without its token (%d) and with a wrong one (%d)", res.Auth.NoToken, res.Auth.WrongToken), "", nil
 }
 
 // publishedPorts lists a container's host port bindings as "host:port->container".

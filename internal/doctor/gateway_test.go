@@ -1,8 +1,13 @@
 package doctor
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/aboxhq/abox/internal/docker"
 
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
@@ -51,13 +56,32 @@ func (f *fixture) gatewayContainer(edit func(c map[string]any)) *fixture {
 	return f
 }
 
+// gatewayProbe gives the profile a token and answers the probe from the netd image with a
+// gateway that answers with the token and gets auth for requests without it.
+func (f *fixture) gatewayProbe(auth string) *fixture {
+	dir := f.paths.Gateway("default")
+	mkdir(f.t, dir)
+	if err := os.WriteFile(filepath.Join(dir, "token"), []byte(gwToken+"\n"), 0o600); err != nil {
+		f.t.Fatal(err)
+	}
+	f.fake.On("run --rm --interactive", docker.Result{Stdout: []byte(`{"ok":true,"server":"gw 1","tools":[],"auth":` + auth + `}`)}).Optional()
+	return f
+}
+
+const (
+	gwToken      = "gateway-token-of-the-doctor-fixture-0123456789"
+	authEnforced = `{"no_token":401,"wrong_token":401}`
+	authOpen     = `{"no_token":200,"wrong_token":200}`
+)
+
 func (f *fixture) gatewayImage(digests ...string) *fixture {
 	f.fake.On("image inspect --format {{json .}} "+gwImageID, jsonResult(map[string]any{"Id": gwImageID, "RepoDigests": digests})).Optional()
 	return f
 }
 
 func TestGatewayHealthy(t *testing.T) {
-	f := withServers(t).daemonUp().built().noSandbox().gatewayContainer(nil).gatewayImage("docker/mcp-gateway@" + pinnedDigest)
+	f := withServers(t).daemonUp().built().noSandbox().gatewayContainer(nil).gatewayImage("docker/mcp-gateway@" + pinnedDigest).
+		gatewayProbe(authEnforced)
 	for name, c := range map[string]func() Finding{
 		"gateway.image-pinned": func() Finding { return f.run(gatewayImagePinned) },
 		"gateway.image-digest": func() Finding { return f.run(gatewayImageDigest) },
@@ -107,14 +131,63 @@ func TestGatewayPublishesAPort(t *testing.T) {
 }
 
 func TestGatewayWithoutVerificationOrToken(t *testing.T) {
-	f := withServers(t).daemonUp().noSandbox().gatewayContainer(func(c map[string]any) {
+	f := withServers(t).daemonUp().built().noSandbox().gatewayContainer(func(c map[string]any) {
 		c["Args"] = []string{"--verify-signatures=false", "--allow-unauthenticated"}
-	})
+	}).gatewayProbe(authEnforced)
 	got := f.run(gatewayVerifySignatures)
 	wantStatus(t, "gateway.verify-signatures", got, Fail)
 	if !strings.Contains(got.Detail, "--allow-unauthenticated") {
 		t.Errorf("detail %q", got.Detail)
 	}
+}
+
+// TestGatewayTokenProvenByBehaviour: a gateway whose arguments are all in order but that
+// answers MCP without its token, or with a wrong one, fails gateway.verify-signatures with the
+// `abox gateway update` hint; one whose check cannot be proven fails too. The token never
+// reaches a finding.
+func TestGatewayTokenProvenByBehaviour(t *testing.T) {
+	for _, tc := range []struct {
+		name, auth, detail, hint string
+	}{
+		{"open", authOpen, "does not enforce its token: an initialize without a token got HTTP 200, one with a wrong token HTTP 200", "abox gateway update"},
+		{"wrong token accepted", `{"no_token":401,"wrong_token":200}`, "one with a wrong token HTTP 200", "abox gateway update"},
+		{"no answer without the token", `{"no_token":0,"wrong_token":0,"error":"reset"}`, "got no answer", "abox gateway update"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := withServers(t).daemonUp().built().noSandbox().gatewayContainer(nil).gatewayProbe(tc.auth)
+			got := f.run(gatewayVerifySignatures)
+			wantStatus(t, "gateway.verify-signatures", got, Fail)
+			if !strings.Contains(got.Detail, tc.detail) || !strings.Contains(got.Hint, tc.hint) {
+				t.Errorf("finding %q (hint %q), want %q and %q", got.Detail, got.Hint, tc.detail, tc.hint)
+			}
+			if strings.Contains(got.Detail+got.Hint, gwToken) {
+				t.Error("the token is in the finding")
+			}
+		})
+	}
+	t.Run("no token to probe with", func(t *testing.T) {
+		f := withServers(t).daemonUp().built().noSandbox().gatewayContainer(nil)
+		got := f.run(gatewayVerifySignatures)
+		wantStatus(t, "gateway.verify-signatures", got, Fail)
+		if !strings.Contains(got.Detail, "the token is not proven") {
+			t.Errorf("detail %q", got.Detail)
+		}
+	})
+	t.Run("enforced", func(t *testing.T) {
+		f := withServers(t).daemonUp().built().noSandbox().gatewayContainer(nil).gatewayProbe(authEnforced)
+		got := f.run(gatewayVerifySignatures)
+		wantStatus(t, "gateway.verify-signatures", got, OK)
+		if !strings.Contains(got.Detail, "refuses requests without its token (401) and with a wrong one (401)") {
+			t.Errorf("detail %q", got.Detail)
+		}
+		var probed bool
+		for _, c := range f.fake.Calls() {
+			probed = probed || slices.Contains(c.Args, "mcp-probe") && string(c.Stdin) == gwToken+"\n"
+		}
+		if !probed {
+			t.Error("the gateway was not probed with the token on stdin")
+		}
+	})
 }
 
 func TestGatewayMissingOrStopped(t *testing.T) {

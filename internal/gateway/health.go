@@ -32,13 +32,16 @@ func (e *UnhealthyError) Error() string {
 }
 
 // probeUntilReady probes the gateway until it answers, it refuses the token, it stops running,
-// or the attempts run out.
+// or the attempts run out. A gateway that answers but does not refuse requests without its
+// token is an [*OpenError]: retrying cannot help.
 func (m *Manager) probeUntilReady(ctx context.Context, p *Plan, o UpOptions) (*ProbeResult, error) {
 	var last *ProbeResult
 	var lastErr error
 	for i := 0; ; i++ {
 		last, lastErr = m.Probe(ctx, p.Profile, p.Container.Network, o.ProbeImage, p.Container.Port, o.Token)
 		switch {
+		case lastErr == nil && last.OK && !last.AuthEnforced():
+			return last, &OpenError{Profile: p.Profile, Auth: last.Auth}
 		case lastErr == nil && last.OK:
 			return last, nil
 		case lastErr == nil && last.Unauthorized():

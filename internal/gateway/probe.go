@@ -22,7 +22,13 @@ type ProbeResult struct {
 	// Tools are the tool definitions of tools/list as the gateway sent them: what an agent
 	// would see before netd's narrowing.
 	Tools []json.RawMessage `json:"tools"`
+	// Auth is how the gateway answered requests without its token, sent once it answered with
+	// it; nil when the probe did not get that far.
+	Auth *AuthCheck `json:"auth,omitempty"`
 }
+
+// AuthEnforced reports whether the gateway refused both requests without its token.
+func (r *ProbeResult) AuthEnforced() bool { return r.Auth.Enforced() }
 
 // Unauthorized reports whether the gateway refused the token.
 func (r *ProbeResult) Unauthorized() bool {
@@ -42,8 +48,9 @@ func (r *ProbeResult) ToolNames() []string {
 }
 
 // Probe checks an MCP endpoint as a client does: a streamable-HTTP initialize with the bearer
-// token, then tools/list (every page), then the session is closed (DELETE). It never returns an
-// error: a failure is a result with OK false. The token appears in no result field.
+// token, then tools/list (every page), then the session is closed (DELETE); and then that the
+// endpoint refuses an initialize without the token and one with a wrong token (Auth). It never
+// returns an error: a failure is a result with OK false. The token appears in no result field.
 func Probe(ctx context.Context, url, token string) *ProbeResult {
 	res := &ProbeResult{Tools: []json.RawMessage{}}
 	rt := &bearer{base: &http.Transport{Proxy: nil}, token: token}
@@ -78,6 +85,7 @@ func Probe(ctx context.Context, url, token string) *ProbeResult {
 		res.Tools = append(res.Tools, b)
 	}
 	res.OK = true
+	res.Auth = checkAuth(ctx, url, token)
 	return res
 }
 

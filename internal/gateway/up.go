@@ -22,6 +22,8 @@ type Manager struct {
 	Progress func(format string, args ...any)
 	// Sleep waits between probe attempts; nil waits for real. Tests make it instant.
 	Sleep func(context.Context, time.Duration) error
+	// Now dates the record of a proven token check; nil is time.Now.
+	Now func() time.Time
 	// GatewaysDir is paths.Paths.GatewaysDir. [Manager.LogsTail] removes the values of the
 	// profile's secrets file found there from the gateway's output; "" removes the token only.
 	GatewaysDir string
@@ -99,8 +101,14 @@ func (m *Manager) up(ctx context.Context, p *Plan, o UpOptions) (*Outcome, error
 	if o.ProbeImage == "" {
 		return out, nil
 	}
-	out.Probe, err = m.probeUntilReady(ctx, p, o)
-	return out, err
+	if out.Probe, err = m.probeUntilReady(ctx, p, o); err != nil {
+		return out, err
+	}
+	ct, err = m.inspect(ctx, p.Profile)
+	if err != nil || ct == nil {
+		return out, err
+	}
+	return out, SaveAuthProof(p.Dir, ct, out.Probe.Auth, m.now())
 }
 
 // writeSecrets writes the plan's secrets file, 0600 in the profile's 0700 directory, or removes
@@ -240,6 +248,13 @@ func (m *Manager) remove(ctx context.Context, profile string) error {
 // Inspect returns the profile's gateway container, or nil when there is none.
 func (m *Manager) Inspect(ctx context.Context, profile string) (*docker.Container, error) {
 	return m.inspect(ctx, profile)
+}
+
+func (m *Manager) now() time.Time {
+	if m.Now != nil {
+		return m.Now()
+	}
+	return time.Now()
 }
 
 func (m *Manager) progressf(format string, args ...any) {

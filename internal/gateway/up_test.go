@@ -34,7 +34,11 @@ func running(fingerprint string) docker.Result {
 		`"Config":{"Labels":{"abox.managed":"true","abox.role":"gateway","abox.fingerprint":%q}}}`, fingerprint))
 }
 
-const probeOK = `{"ok":true,"server":"stub 1","tools":[{"name":"get_issue","inputSchema":{"type":"object"}}]}`
+const probeOK = `{"ok":true,"server":"stub 1","tools":[{"name":"get_issue","inputSchema":{"type":"object"}}],"auth":{"no_token":401,"wrong_token":401}}`
+
+// probeOpen is a gateway that answers with the token and without it: docker/mcp-gateway before
+// v0.43.1 in a container.
+const probeOpen = `{"ok":true,"server":"stub 1","tools":[],"auth":{"no_token":200,"wrong_token":200}}`
 
 // runRecorder answers `docker run --detach` and checks, at that moment, that the env file holds
 // the token with mode 0600.
@@ -364,5 +368,66 @@ func TestLogsTailRedactsSecrets(t *testing.T) {
 	}
 	if !strings.Contains(got, "DOCS_TOKEN=«redacted»") || !strings.Contains(got, "abc stays") {
 		t.Errorf("LogsTail = %q, want the value redacted and short values left alone", got)
+	}
+}
+
+// TestUpRefusesAnOpenGateway: a gateway that answers MCP without its token, or with a wrong
+// one, is an OpenError at once (no retries) and leaves no proof behind; one that refuses both is
+// recorded for its container, so that `abox run` need not probe it again.
+func TestUpRefusesAnOpenGateway(t *testing.T) {
+	for _, tc := range []struct {
+		name, probe string
+		open        bool
+	}{
+		{"open", probeOpen, true},
+		{"wrong token accepted", `{"ok":true,"tools":[],"auth":{"no_token":401,"wrong_token":200}}`, true},
+		{"no answer without the token", `{"ok":true,"tools":[],"auth":{"no_token":0,"wrong_token":401,"error":"reset"}}`, true},
+		{"no auth check at all", `{"ok":true,"tools":[]}`, true},
+		{"forbidden counts as refused", `{"ok":true,"tools":[],"auth":{"no_token":403,"wrong_token":401}}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			p := f.plan(t)
+			fake := dockertest.New(t)
+			imagesPresent(fake)
+			fake.On("container inspect --format {{json .}} abox-gw-dev", running(p.Container.Fingerprint))
+			fake.On("run --rm --interactive", okJSON(tc.probe)).Once()
+			_, err := newManager(fake).Up(context.Background(), p, UpOptions{Token: testToken, ProbeImage: probeImage})
+			var open *OpenError
+			if errors.As(err, &open) != tc.open || (!tc.open && err != nil) {
+				t.Fatalf("Up = %v, want an OpenError: %v", err, tc.open)
+			}
+			ct := &docker.Container{ID: "c1"}
+			if AuthProven(f.dir, ct) == tc.open {
+				t.Errorf("AuthProven = %v after an Up whose gateway is open: %v", !tc.open, tc.open)
+			}
+			if tc.open && !strings.Contains(err.Error(), "the dev gateway does not enforce its token: ") {
+				t.Errorf("error %q", err)
+			}
+		})
+	}
+}
+
+func TestAuthProofIsPerContainer(t *testing.T) {
+	dir := t.TempDir()
+	ct := &docker.Container{ID: "c1", Image: "sha256:1"}
+	if err := SaveAuthProof(dir, ct, &AuthCheck{NoToken: 200, WrongToken: 401}, time.Now()); err == nil {
+		t.Error("SaveAuthProof recorded an open gateway")
+	}
+	if err := SaveAuthProof(dir, ct, &AuthCheck{NoToken: 401, WrongToken: 401}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		ct   *docker.Container
+		want bool
+	}{
+		{ct, true}, {&docker.Container{ID: "c2", Image: "sha256:1"}, false}, {&docker.Container{ID: "c1", Image: "sha256:2"}, false}, {nil, false},
+	} {
+		if got := AuthProven(dir, tc.ct); got != tc.want {
+			t.Errorf("AuthProven(%+v) = %v, want %v", tc.ct, got, tc.want)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(dir, AuthProofFile)); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("auth.json: %v, mode %v", err, st.Mode().Perm())
 	}
 }

@@ -82,6 +82,10 @@ func (p Paths) GatewaysDir() string { return filepath.Join(p.State, "gateways") 
 // Gateway returns the state directory of one profile's gateway.
 func (p Paths) Gateway(profile string) string { return filepath.Join(p.GatewaysDir(), profile) }
 
+// ClaudeReleases caches the native Claude Code binaries abox downloaded and verified, shared by
+// every project: <version>/<platform>/{claude,release.json}.
+func (p Paths) ClaudeReleases() string { return filepath.Join(p.State, "claude-code") }
+
 // Project returns the state of the project whose workspace is at the absolute path ws.
 func (p Paths) Project(ws string) Project {
 	h := Hash(ws)

@@ -291,7 +291,9 @@ func (m *model) claudeArgs() []string {
 
 func (m *model) agentFiles() []File {
 	files := append([]File{}, m.s.CACerts...)
-	if cc := m.c.ClaudeCode; cc.Source == config.SourceFile {
+	// A native binary is staged too, but its sha256 comes from the release's manifest at build
+	// time unless config.yaml pins it; its version is in the Dockerfile either way.
+	if cc := m.c.ClaudeCode; cc.Source == config.SourceFile || cc.Source == config.SourceNative && cc.SHA256 != "" {
 		files = append(files, File{Name: "claude", SHA256: cc.SHA256})
 	}
 	if r := m.c.RTK; r.Enabled && r.Source == config.SourceFile {

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"context"
+	"errors"
+
+	"github.com/aboxhq/abox/internal/docker"
+	"github.com/aboxhq/abox/internal/gateway"
+	"github.com/aboxhq/abox/internal/render"
+)
+
+// openGatewayHint is the fix for a gateway that does not enforce its token.
+func openGatewayHint(profile string) string {
+	return "pin a gateway that enforces its token (docker/mcp-gateway v0.43.1 or later) with `abox gateway update`, then `abox gateway up --force " +
+		profile + "`; until then `abox gateway down " + profile + "` stops this one"
+}
+
+// checkGatewayAuth refuses to start an agent behind a gateway that has not been seen to refuse
+// requests without its token. The proof `gateway up` records for the container it started
+// stands for that container; any other is probed now, from the netd image on the sandbox's
+// network, and the proof recorded.
+func (a *App) checkGatewayAuth(ctx context.Context, p *project, rs *render.RunSpec, gw *docker.Container) error {
+	dir := p.paths.Gateway(rs.Profile)
+	if gateway.AuthProven(dir, gw) {
+		return nil
+	}
+	token, err := gateway.ReadToken(dir)
+	if err != nil {
+		return boundary(errorf("run `abox up` to mint it and start the gateway", "the %s gateway's token cannot be read: %v", rs.Profile, err))
+	}
+	res, err := a.gatewayManager().CheckAuth(ctx, rs.Profile, rs.Network, rs.Netd.Image, p.cfg.Profiles[rs.Profile].Port, token)
+	if err != nil {
+		return boundary(explainAuth(err, rs.Profile))
+	}
+	return gateway.SaveAuthProof(dir, gw, res.Auth, a.Now())
+}
+
+// explainAuth attaches the fix to an error of [gateway.Manager.CheckAuth].
+func explainAuth(err error, profile string) error {
+	var open *gateway.OpenError
+	var ue *gateway.UnhealthyError
+	switch {
+	case errors.As(err, &open):
+		return withHint(err, openGatewayHint(profile))
+	case errors.As(err, &ue) && ue.Unauthorized:
+		return withHint(err, "the gateway holds another token; recreate it with `abox gateway up --force "+profile+"`")
+	case errors.Is(err, docker.ErrNotFound):
+		return withHint(err, "run `abox up` to build the netd image the probe runs in")
+	}
+	return withHint(err, "`abox gateway status "+profile+"` shows its health; `abox gateway up --force "+profile+"` recreates it")
+}

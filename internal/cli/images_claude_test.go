@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aboxhq/abox/internal/claudecode"
+	"github.com/aboxhq/abox/internal/config"
+	"github.com/aboxhq/abox/internal/docker"
+	"github.com/aboxhq/abox/internal/docker/dockertest"
+	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/render"
+)
+
+var (
+	nativeBinary = []byte("#!/bin/sh\necho 'claude from the release'\n")
+	nativeSum    = sha256Hex(nativeBinary)
+)
+
+func sha256Hex(data []byte) string {
+	h := sha256.Sum256(data)
+	return hex.EncodeToString(h[:])
+}
+
+// nativeFixture is a project whose config.yaml takes Claude Code natively from a fake release
+// host (HTTPS with its own certificate, trusted through image.ca_certificates), whose manifest
+// names checksum for this machine's platform.
+func nativeFixture(t *testing.T, checksum string) (*App, *project, *dockertest.Fake) {
+	t.Helper()
+	platform, err := claudecode.PlatformFor(runtime.GOARCH)
+	if err != nil {
+		t.Skip(err)
+	}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/r/2.1.332/manifest.json":
+			fmt.Fprintf(w, `{"version": "2.1.332", "platforms": {%q: {"binary": "claude", "checksum": %q, "size": %d}}}`,
+				platform, checksum, len(nativeBinary))
+		case "/r/2.1.332/" + platform + "/claude":
+			_, _ = w.Write(nativeBinary)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "release-ca.crt")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Image.CACertificates = []string{ca}
+	cfg.ClaudeCode = config.ClaudeCode{Source: config.SourceNative, Version: "2.1.332", ReleaseURL: srv.URL + "/r"}
+	ps := paths.Paths{Config: filepath.Join(dir, "config"), State: filepath.Join(dir, "state")}
+	p := &project{cfg: cfg, paths: ps, state: ps.Project(filepath.Join(dir, "work")), manifest: &manifest.Manifest{Project: "p"}}
+	if err := os.MkdirAll(p.state.Artifacts(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p.state.Artifacts(), render.AgentDockerfile), []byte("FROM scratch\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fake := dockertest.New(t)
+	a := &App{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}, Env: func(string) (string, bool) { return "", false },
+		Now: func() time.Time { return time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) }}
+	a.dockerClient = docker.NewClient(fake, nil)
+	return a, p, fake
+}
+
+// TestNativeClaudeIsVerifiedAndStaged: `abox up` builds the agent image from a Claude Code it
+// downloaded and checked against the release's manifest, with no sha256 in config.yaml; the
+// build context holds the binary and the checksum the Dockerfile checks it against again.
+func TestNativeClaudeIsVerifiedAndStaged(t *testing.T) {
+	a, p, fake := nativeFixture(t, nativeSum)
+	fake.On("image inspect", docker.Result{ExitCode: 1, Stderr: []byte("Error: No such image: abox-agent-p:1\n")})
+	fake.On("build", docker.Result{})
+	rs := &render.RunSpec{Agent: render.RunCommand{Image: "abox-agent-p:1"}}
+	if err := a.ensureAgentImage(context.Background(), p, rs, buildOptions{}); err != nil {
+		t.Fatalf("ensureAgentImage = %v (hint %q)", err, hintOf(err))
+	}
+	staged, err := os.ReadFile(filepath.Join(p.state.Build(), "claude"))
+	if err != nil || !bytes.Equal(staged, nativeBinary) {
+		t.Errorf("staged claude = %q, %v; want the release's binary", staged, err)
+	}
+	sum, err := os.ReadFile(filepath.Join(p.state.Build(), "claude.sha256"))
+	if err != nil || string(sum) != nativeSum+"  claude\n" {
+		t.Errorf("staged claude.sha256 = %q, %v", sum, err)
+	}
+	if !slices.ContainsFunc(fake.Calls(), func(c dockertest.Call) bool { return c.Args[0] == "build" }) {
+		t.Error("no image was built")
+	}
+	if errs := a.Err.(*bytes.Buffer).String(); !strings.Contains(errs, "downloading Claude Code 2.1.332 for linux-") ||
+		!strings.Contains(errs, "sha256 "+nativeSum[:12]+"…, as its release manifest on 127.0.0.1:") ||
+		!strings.Contains(errs, "the manifest's own signature is not checked") {
+		t.Errorf("progress does not say what was downloaded and what the check rests on: %q", errs)
+	}
+}
+
+// TestNativeClaudeRefused: a binary that is not the one the manifest (or a pinned sha256)
+// vouches for stops `abox up` with a boundary refusal before anything is built; an unreachable
+// release host is named.
+func TestNativeClaudeRefused(t *testing.T) {
+	other := sha256Hex([]byte("another build"))
+	cases := []struct {
+		name, manifestSum, pinned string
+		exit                      int
+		msg, hint                 string
+	}{
+		{"tampered binary", other, "", ExitBoundary, "has sha256 " + nativeSum + ", but the release manifest says " + other, "do not use this binary"},
+		{"pinned sha256 wins", nativeSum, other, ExitBoundary, "but claude_code.sha256 says " + other, "pin claude_code.sha256 from a source you trust"},
+		{"manifest of no use", "not-a-checksum", "", ExitBoundary, "checksum \"not-a-checksum\" is not 64 lower-case hex digits", "a mirror without manifests needs claude_code.sha256"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a, p, _ := nativeFixture(t, tc.manifestSum)
+			p.cfg.ClaudeCode.SHA256 = tc.pinned
+			_, err := a.agentContext(context.Background(), p)
+			var ec *exitCode
+			if err == nil || !errors.As(err, &ec) || ec.code != tc.exit || !strings.Contains(err.Error(), tc.msg) || !strings.Contains(hintOf(err), tc.hint) {
+				t.Fatalf("agentContext = %v (hint %q), want exit %d with %q and hint %q", err, hintOf(err), tc.exit, tc.msg, tc.hint)
+			}
+		})
+	}
+	t.Run("unreadable cache record", func(t *testing.T) {
+		a, p, _ := nativeFixture(t, nativeSum)
+		platform, _ := claudecode.PlatformFor(runtime.GOARCH)
+		dir := claudecode.Dir(p.paths.ClaudeReleases(), "2.1.332", platform)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, claudecode.RecordFile), []byte("{"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := a.agentContext(context.Background(), p)
+		if err == nil || !strings.Contains(err.Error(), "is not a release record") || !strings.Contains(hintOf(err), "to download it afresh") {
+			t.Errorf("agentContext = %v (hint %q)", err, hintOf(err))
+		}
+	})
+	t.Run("host unreachable", func(t *testing.T) {
+		a, p, _ := nativeFixture(t, nativeSum)
+		p.cfg.ClaudeCode.ReleaseURL = "https://127.0.0.1:1/r"
+		_, err := a.agentContext(context.Background(), p)
+		if err == nil || !strings.HasPrefix(err.Error(), "cannot download Claude Code 2.1.332 from 127.0.0.1:1: fetching https://127.0.0.1:1/r/2.1.332/manifest.json: ") ||
+			!strings.Contains(hintOf(err), "allow HTTPS to 127.0.0.1:1") {
+			t.Errorf("agentContext = %v (hint %q)", err, hintOf(err))
+		}
+	})
+}
+
+// TestNativeClaudePinned: a pinned sha256 is checked on the host and rendered into the
+// Dockerfile, so no checksum file is staged.
+func TestNativeClaudePinned(t *testing.T) {
+	a, p, _ := nativeFixture(t, sha256Hex([]byte("the manifest is not read")))
+	p.cfg.ClaudeCode.SHA256 = nativeSum
+	files, err := a.agentContext(context.Background(), p)
+	if err != nil {
+		t.Fatalf("agentContext = %v", err)
+	}
+	if _, ok := files["claude.sha256"]; ok || files["claude"] == "" {
+		t.Errorf("agentContext files = %v, want claude and no claude.sha256", files)
+	}
+}

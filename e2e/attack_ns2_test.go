@@ -178,58 +178,117 @@ func checkForgedRefused(t *testing.T, got map[string]probeResult, out, real, for
 	}
 }
 
-// forgedSourceRules are what TestAttackForgedReplyControl proposes to close the forged-reply
-// attack with, ahead of "established": a datagram from Docker's resolver address that Docker
-// (root) did not send, or one from netd's ports that netd did not send, is dropped whatever
-// conntrack thinks of it.
+// forgedSourceRules are one fix TestAttackUpstreamFlowControl tries, ahead of "established": a
+// datagram from Docker's resolver address that Docker (root) did not send, or one from netd's
+// ports that netd did not send, is dropped whatever conntrack thinks of it. It closes forged
+// answers, not the reuse of netd's flows.
 var forgedSourceRules = []string{
 	`ip saddr 127.0.0.11 meta skuid != 0 counter drop comment "forged docker dns"`,
 	fmt.Sprintf(`meta skuid != %d ip saddr 127.0.0.0/8 meta l4proto { tcp, udp } th sport { %d, %d, %d, %d } counter drop comment "forged netd ports"`,
 		policy.NetdUID, policy.DNSPort, policy.SNIPort, policy.HTTPPort, policy.MCPPort),
 }
 
-// TestAttackForgedReplyControl: the forged-reply attack of TestAttackForgedUpstreamAnswer
-// against namespaces made like netd's, where a uid-990 process asks Docker's resolver for a name
-// Docker never answers (each query waits 3 s) while the agent's uid answers it by every DNS id
-// from 127.0.0.11:<Docker's port>. As shipped the query must not take the forged answer; with the
-// proposed rules ahead of "established" it does not, and Docker's own answers still arrive.
-func TestAttackForgedReplyControl(t *testing.T) {
+// flowOwnerRules are the other fix TestAttackUpstreamFlowControl tries, ahead of
+// "established": every flow is marked by who opened it (netd's uid, or another uid but root),
+// and a packet of a flow is dropped when the wrong side sends it — another uid in netd's flow
+// (reuse), anyone but Docker (root) answering netd on loopback (forgery), netd or Docker's
+// forwarding in a flow the agent opened (planted entries).
+var flowOwnerRules = []string{
+	fmt.Sprintf(`ct status ! confirmed meta skuid %d ct mark set 0x990 comment "netd's new flow"`, policy.NetdUID),
+	fmt.Sprintf(`ct status ! confirmed meta skuid != { 0, %d } ct mark set 0x1 comment "another uid's new flow"`, policy.NetdUID),
+	fmt.Sprintf(`ct mark 0x990 ct direction original meta skuid != %d counter drop comment "netd's flow, another sender"`, policy.NetdUID),
+	`ct mark 0x990 ct direction reply meta skuid != 0 counter drop comment "netd's flow, a forged reply"`,
+	fmt.Sprintf(`ct mark 0x1 ct direction original meta skuid { 0, %d } counter drop comment "another uid's flow, netd or root sending"`, policy.NetdUID),
+}
+
+// TestAttackUpstreamFlowControl: the attacks of TestAttackForgedUpstreamAnswer and
+// TestAttackReusedUpstreamFlow against namespaces made like netd's, where a uid-990 process asks
+// what netd asks — Docker's resolver for a name it never answers (each query waits 3 s) while
+// the agent's uid answers by every DNS id from 127.0.0.11:<Docker's port>, then a slow resolver
+// on the bridge (opened in netd's set) while the agent waits to reuse each query's flow. As
+// shipped neither may work. The two fixes tried: forgedSourceRules stops the forgery only;
+// flowOwnerRules stops both, and Docker's and the resolver's own answers still arrive.
+func TestAttackUpstreamFlowControl(t *testing.T) {
 	h := harness.Setup(t)
 	srv := h.StartServer("allowed.test")
 	other := h.StartServer("other.test")
-	upProject(t, h, "forgectl", []string{"allowed.test"}, "")
+	zone := h.StartServerWith(harness.ServerOptions{Aliases: []string{"zone.test"}, Args: []string{"-dns-answer", srv.IP, "-dns-delay", "300ms"}})
+	upProject(t, h, "flowctl", []string{"allowed.test"}, "")
 	image := runSpec(t, h).Netd.Image
-	for _, v := range []nsVariant{
-		{name: "as shipped", ports: true},
-		{name: "with the forged-source rules", ports: true, insert: forgedSourceRules},
+	for _, c := range []struct {
+		v             nsVariant
+		forged, reuse bool // whether the variant lets each attack through
+	}{
+		{nsVariant{name: "as shipped", ports: true}, false, false},
+		{nsVariant{name: "with the forged-source rules", ports: true, insert: forgedSourceRules}, false, true},
+		{nsVariant{name: "with the flow-ownership rules", ports: true, insert: flowOwnerRules}, false, false},
 	} {
-		t.Run(v.name, func(t *testing.T) {
-			ns := startNamespace(t, h, image, v)
-			before := probes(t, inNamespace(t, h, ns, "990", false, `echo "docker $(claude net dns 127.0.0.11:53 allowed.test)"`))
-			if p := before["docker"]; strings.Join(p.Answers, ",") != srv.IP {
-				t.Fatalf("uid 990 asking Docker's resolver for allowed.test: %+v, want %s", p, srv.IP)
-			}
-			forger := strings.TrimSpace(inNamespace(t, h, ns, "1000", true, "claude net spoof-race x.unknown.test "+other.IP+" 14"))
-			time.Sleep(time.Second)
-			var script []string
-			for i := range 4 {
-				script = append(script, fmt.Sprintf(`echo "q%d $(claude net dns 127.0.0.11:53 x.unknown.test)"`, i))
-			}
-			got := probes(t, inNamespace(t, h, ns, "990", false, strings.Join(script, "\n")))
-			for i := range 4 {
-				if p := got[fmt.Sprintf("q%d", i)]; strings.Contains(strings.Join(p.Answers, ","), other.IP) {
-					t.Errorf("q%d: uid 990 took the agent's forged answer: %+v", i, p)
+		t.Run(c.v.name, func(t *testing.T) {
+			ns := startNamespace(t, h, image, c.v)
+			h.MustDocker("exec", ns, "nft", "add", "element", "inet", policy.Table, policy.SetNetd, "{ "+zone.IP+" . 53 }")
+			before := probes(t, inNamespace(t, h, ns, "990", false, `echo "docker $(claude net dns 127.0.0.11:53 allowed.test)"`+"\n"+
+				`echo "zone $(claude net dns `+zone.IP+`:53 allowed.test)"`))
+			for _, k := range []string{"docker", "zone"} {
+				if p := before[k]; strings.Join(p.Answers, ",") != srv.IP {
+					t.Fatalf("uid 990 asking %s for allowed.test: %+v, want %s", k, p, srv.IP)
 				}
 			}
-			h.MustDocker("wait", forger)
-			var f forgeResult
-			json.Unmarshal([]byte(strings.TrimSpace(h.Docker("logs", forger).Stdout)), &f)
-			if len(f.SprayedPorts) == 0 || f.Sent+f.SendErrors == 0 {
-				t.Errorf("the forger answered no query (%+v): the attack did not run", f)
+			forged := checkForgery(t, h, ns, other.IP)
+			reused := checkReuse(t, h, ns, zone, "reuse-"+strings.ReplaceAll(c.v.name, " ", "-")+".test")
+			if forged != c.forged || reused != c.reuse {
+				t.Errorf("forged answer taken: %v (want %v); netd's flow reused: %v (want %v)", forged, c.forged, reused, c.reuse)
 			}
-			t.Logf("forger: %+v", f)
 		})
 	}
+}
+
+// checkForgery runs the forger against four of uid 990's queries to Docker's resolver and
+// reports whether one took the forged answer.
+func checkForgery(t *testing.T, h *harness.H, ns, forged string) bool {
+	t.Helper()
+	forger := strings.TrimSpace(inNamespace(t, h, ns, "1000", true, "claude net spoof-race x.unknown.test "+forged+" 14"))
+	time.Sleep(time.Second)
+	var script []string
+	for i := range 4 {
+		script = append(script, fmt.Sprintf(`echo "q%d $(claude net dns 127.0.0.11:53 x.unknown.test)"`, i))
+	}
+	got := probes(t, inNamespace(t, h, ns, "990", false, strings.Join(script, "\n")))
+	h.MustDocker("wait", forger)
+	defer func() { t.Logf("forger: %s; queries: %v", h.Docker("logs", forger).Stdout, got) }()
+	var f forgeResult
+	json.Unmarshal([]byte(strings.TrimSpace(h.Docker("logs", forger).Stdout)), &f)
+	if len(f.SprayedPorts) == 0 || f.Sent+f.SendErrors == 0 {
+		t.Errorf("the forger answered no query (%+v): the attack did not run", f)
+	}
+	taken := false
+	for i := range 4 {
+		if p := got[fmt.Sprintf("q%d", i)]; strings.Contains(strings.Join(p.Answers, ","), forged) {
+			taken = true
+		}
+	}
+	return taken
+}
+
+// checkReuse lets uid 990 ask the slow resolver five times while the agent waits to reuse each
+// query's flow for name, and reports whether the resolver heard the agent.
+func checkReuse(t *testing.T, h *harness.H, ns string, zone *harness.Server, name string) bool {
+	t.Helper()
+	reuser := strings.TrimSpace(inNamespace(t, h, ns, "1000", true, "claude net reuse-flow "+name+" 8"))
+	time.Sleep(500 * time.Millisecond)
+	inNamespace(t, h, ns, "990", false, `for i in 1 2 3 4 5; do claude net dns `+zone.IP+`:53 allowed.test > /dev/null; sleep 0.5; done`)
+	h.MustDocker("wait", reuser)
+	var p probeResult
+	json.Unmarshal([]byte(strings.TrimSpace(h.Docker("logs", reuser).Stdout)), &p)
+	heard := false
+	for _, ev := range h.Events(zone.Container, "dns") {
+		if ev.Str("name") == name {
+			heard = true
+		}
+	}
+	if heard != p.OK {
+		t.Errorf("the reuser reports %+v, the resolver heard it: %v", p, heard)
+	}
+	return heard
 }
 
 // TestAttackEgressRmCutsHTTP: the agent holds long plain-HTTP exchanges through netd's HTTP
@@ -529,8 +588,8 @@ const minuteSecs = 50
 // TestAttackSharedNamespaceMinute: a hostile agent that, for most of a minute, runs every attack
 // on the shared namespace at once — the conntrack spray from Docker's resolver address, a
 // listener on the gateway's port, conntrack entries planted on every ephemeral port, forged
-// answers to netd's upstream queries, binds of privileged and netd's ports, datagrams forged
-// from netd's ports — while it uses allowed names (DNS, TLS, a non-TLS port, MCP) and tries
+// answers to netd's upstream queries, netd's finished queries reused, binds of privileged and
+// netd's ports, datagrams forged from netd's ports — while it uses allowed names (DNS, TLS, a non-TLS port, MCP) and tries
 // forbidden ones (DNS, TLS, HTTP, a direct connection, an allowed name aimed at a forbidden
 // address). No byte reaches the forbidden host, the listener never sees the token, every allowed
 // use works, every forbidden attempt that reaches netd is in its logs as denied, and its
@@ -539,7 +598,7 @@ func TestAttackSharedNamespaceMinute(t *testing.T) {
 	h := harness.Setup(t)
 	srv := h.StartServer("allowed.test")
 	other := h.StartServer("other.test")
-	_, env := zoneEnv(t, h, srv.IP)
+	zone, env := zoneEnv(t, h, srv.IP)
 	h.WriteConfig(h.DefaultConfig())
 	mcpCustomServers(t, h)
 	upWith(t, h, env, "minute", []string{"allowed.test", "allowed.test:2222", "*.wild.test"}, "servers: [echo]\n")
@@ -550,6 +609,7 @@ func TestAttackSharedNamespaceMinute(t *testing.T) {
 		fmt.Sprintf(`claude net spoof-dns %s %d > /tmp/spoof.json &`, o, minuteSecs),
 		fmt.Sprintf(`claude net capture 0.0.0.0:%d %d > /tmp/cap.json &`, port, minuteSecs+2),
 		fmt.Sprintf(`claude net plant %d > /tmp/plant.json &`, minuteSecs-5),
+		fmt.Sprintf(`claude net reuse-flow deny-reuse.test %d > /tmp/reuse.json &`, minuteSecs),
 		`( k=0; while [ $SECONDS -lt $end ]; do k=$((k+1))`,
 		`    claude net spoof-race f$k.wild.test `+o+` 2 > /dev/null & sleep 0.3`,
 		`    echo "f-dns-$k $(claude net dns 127.0.0.1:53 f$k.wild.test)"; wait`,
@@ -575,6 +635,7 @@ func TestAttackSharedNamespaceMinute(t *testing.T) {
 		`echo "spoof $(cat /tmp/spoof.json)"`,
 		`echo "capture $(cat /tmp/cap.json)"`,
 		`echo "plant $(cat /tmp/plant.json)"`,
+		`echo "reuse $(cat /tmp/reuse.json)"`,
 		`cat /tmp/forge.out`)
 	if ev := h.Traffic(other.Container); len(ev) != 0 {
 		t.Errorf("the forbidden host was reached: %d events, first %v", len(ev), ev[0])
@@ -585,6 +646,18 @@ func TestAttackSharedNamespaceMinute(t *testing.T) {
 	checkSpoofHeld(t, got["spoof"])
 	if p := got["plant"]; !p.OK {
 		t.Errorf("the planter did not run: %+v", p)
+	}
+	if p := got["reuse"]; p.OK {
+		t.Errorf("the agent asked a resolver along netd's flows: %+v", p)
+	}
+	var heard []harness.Event
+	for _, ev := range h.Events(zone.Container, "dns") {
+		if strings.HasPrefix(ev.Str("name"), "deny-") {
+			heard = append(heard, ev)
+		}
+	}
+	if len(heard) > 0 {
+		t.Errorf("the host's resolver heard %d queries of names that are not allowed, first %v", len(heard), heard[0])
 	}
 	rounds, forged := minuteRounds(t, got, srv.IP, o)
 	denied := minuteDenials(t, h, rounds)
@@ -663,4 +736,158 @@ func minuteDenials(t *testing.T, h *harness.H, rounds int) map[string]int {
 		}
 	}
 	return counts
+}
+
+// TestAttackNetdSetExhaustion: the agent opens TLS connections to hundreds of names under an
+// allowed wildcard whose zone answers 32 addresses each (none of which answers), so that netd
+// asks for every address to be opened in its own set, the one its uid connects through. The
+// set's budget must not let that deny service: a TLS connection to another allowed name, not
+// used before, still works afterwards.
+func TestAttackNetdSetExhaustion(t *testing.T) {
+	h := harness.Setup(t)
+	zone := h.StartServerWith(harness.ServerOptions{Aliases: []string{"zone.test"}, Args: []string{"-dns-spread", "32", "-dns-ttl", "600"}})
+	h.StartServer("ok.test")
+	resolv := filepath.Join(h.Dir, "resolv.conf")
+	writeFile(t, resolv, "nameserver "+zone.IP+"\n")
+	env := append(h.Env(), "ABOX_RESOLV_CONF="+resolv)
+	upWith(t, h, env, "netdset", []string{"*.flood.test", "ok.test"}, "")
+	const names = 300 // × 32 addresses > the set's budget of 8192
+	_, got := runWith(t, h, env,
+		fmt.Sprintf(`seq %d | xargs -P 64 -I{} sh -c 'claude net tls 127.0.0.1:443 n{}.flood.test >/dev/null 2>&1; true'`, names),
+		`echo "after $(claude net tls 127.0.0.1:443 ok.test)"`)
+	probesOK(t, got, "after")
+	budget := 0
+	for _, r := range harvested[policy.ConnRecord](t, h, policy.ConnLog) {
+		if strings.HasSuffix(r.Name, ".flood.test") && strings.Contains(r.Reason, "budget") {
+			budget++
+		}
+	}
+	t.Logf("%d TLS connections to flood names refused for the set's budget", budget)
+}
+
+// TestAttackMCPForwarderSteering: the agent listens on 127.0.0.1:9000 and on the gateway's port
+// on every address, and sends netd's MCP forwarder raw requests that try to name another
+// upstream: an absolute-form URI and a Host naming its listener, CONNECT, a request smuggled
+// behind a Content-Length and Transfer-Encoding conflict, and an h2c upgrade. netd dials only
+// the gateway's address abox gave it, so the listeners see nothing and the token goes nowhere
+// else: the two requests naming the listener are answered by the gateway.
+func TestAttackMCPForwarderSteering(t *testing.T) {
+	h := harness.Setup(t)
+	h.WriteConfig(h.DefaultConfig())
+	mcpCustomServers(t, h)
+	h.WriteManifest("version: 1\nproject: steer\nprofile: " + h.Profile + "\nservers: [echo]\n")
+	mustAbox(t, h, "up", "--yes")
+	port := gatewayPort(t, h)
+	const body = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	head := `Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n`
+	reqs := map[string]string{
+		"absolute": `POST http://127.0.0.1:9000/mcp HTTP/1.1\r\nHost: 127.0.0.1:9000\r\n` + head + fmt.Sprintf(`Content-Length: %d\r\n\r\n%s`, len(body), body),
+		"host":     `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:9000\r\n` + head + fmt.Sprintf(`Content-Length: %d\r\n\r\n%s`, len(body), body),
+		"connect":  `CONNECT 127.0.0.1:9000 HTTP/1.1\r\nHost: 127.0.0.1:9000\r\n\r\n`,
+		"smuggle": `POST /mcp HTTP/1.1\r\nHost: x\r\n` + head + `Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n` +
+			`POST http://127.0.0.1:9000/mcp HTTP/1.1\r\nHost: 127.0.0.1:9000\r\n` + head + fmt.Sprintf(`Content-Length: %d\r\n\r\n%s`, len(body), body),
+		"h2c": `GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:9000\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n`,
+	}
+	script := []string{
+		`claude net capture 127.0.0.1:9000 12 > /tmp/cap1.json &`,
+		fmt.Sprintf(`claude net capture 0.0.0.0:%d 12 > /tmp/cap2.json &`, port),
+		`sleep 1`,
+	}
+	for name, raw := range reqs {
+		script = append(script, fmt.Sprintf(`r=$( (exec 3<>/dev/tcp/127.0.0.1/%d; printf '%s' >&3; timeout 3 cat <&3) | head -1 | tr -d '\r"\\'); echo "%s {\"ok\":true,\"reply\":\"$r\"}"`,
+			policy.MCPPort, raw, name))
+	}
+	script = append(script, `wait`, `echo "cap1 $(cat /tmp/cap1.json)"`, `echo "cap2 $(cat /tmp/cap2.json)"`)
+	_, got := attackRun(t, h, script...)
+	for _, c := range []string{"cap1", "cap2"} {
+		if p := got[c]; p.Conns != 0 || p.Authorization {
+			t.Errorf("%s: the agent's listener got %+v", c, p)
+		}
+	}
+	for name := range reqs {
+		if p, ok := got[name]; !ok || p.Reply == "" {
+			t.Errorf("%s: no answer from netd's forwarder: %+v", name, p)
+		}
+	}
+	for _, name := range []string{"absolute", "host"} {
+		if p := got[name]; !strings.Contains(p.Reply, " 200 ") {
+			t.Errorf("%s: %q, want the gateway's 200", name, p.Reply)
+		}
+	}
+	if p := got["connect"]; !strings.Contains(p.Reply, " 404 ") {
+		t.Errorf("CONNECT: %q, want 404 (there is only /mcp)", p.Reply)
+	}
+	for name := range reqs {
+		t.Logf("%s: %s", name, got[name].Reply)
+	}
+}
+
+// TestAttackForgedSourceNewFlows: what IP_PKTINFO lets the agent forge when no flow of netd's
+// is waiting for it. A datagram from Docker's resolver address or from one of netd's ports (the
+// socket bound to another loopback address on that port) is refused by the ruleset's source
+// rules, and a foreign source cannot be routed at all; without the source rules both forgeries
+// are sent. Nothing in a sandbox's namespace listens on an abstract unix socket (which the
+// namespace would share with the agent).
+func TestAttackForgedSourceNewFlows(t *testing.T) {
+	h := harness.Setup(t)
+	other := h.StartServer("other.test")
+	upProject(t, h, "forgenew", nil, "")
+	image := runSpec(t, h).Netd.Image
+	script := strings.Join([]string{
+		`echo "from-docker-dns $(claude net pktinfo-send 127.0.0.20:5300 127.0.0.11 127.0.0.1:9)"`,
+		fmt.Sprintf(`echo "from-netd-port $(claude net pktinfo-send 127.0.0.20:%d 127.0.0.1 127.0.0.1:9)"`, policy.DNSPort),
+		`echo "from-foreign $(claude net pktinfo-send 127.0.0.20:5301 ` + other.IP + ` 127.0.0.1:9)"`,
+		`echo "from-loopback $(claude net pktinfo-send 127.0.0.20:5302 127.0.0.1 127.0.0.1:9)"`,
+	}, "\n")
+	// In a real sandbox, beside netd and Docker's resolver: no abstract unix socket at all.
+	_, got := attackRun(t, h, `n=$(awk 'NR > 1 && $8 ~ /^@/' /proc/net/unix | wc -l); u=$(awk 'NR > 1' /proc/net/unix | wc -l)`,
+		`echo "abstract {\"ok\":$([ $n -gt 0 ] && echo true || echo false),\"reply\":\"$n of $u\"}"`)
+	if p := got["abstract"]; p.OK || p.Reply == "" {
+		t.Errorf("abstract unix sockets in the namespace: %+v", p)
+	}
+	for _, v := range []nsVariant{
+		{name: "as shipped", ports: true},
+		{name: "without the source rules", ports: true, drop: []string{"docker dns as a source refused", "netd ports as a source refused"}},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			ns := startNamespace(t, h, image, v)
+			got := probes(t, inNamespace(t, h, ns, "1000", false, script))
+			probesOK(t, got, "from-loopback")
+			probesRefused(t, got, "from-foreign")
+			if v.drop == nil {
+				probesRefused(t, got, "from-docker-dns", "from-netd-port")
+				return
+			}
+			probesOK(t, got, "from-docker-dns", "from-netd-port")
+		})
+	}
+}
+
+// TestAttackReusedUpstreamFlow: once one of netd's DNS queries is answered and its socket closed,
+// conntrack keeps the flow for half a minute or more. The agent binds the same address and port
+// (its local port is in /proc/net/udp) and asks the same server — Docker's resolver, or the
+// host's, which only netd's uid may reach — for a name that is not allowed: the datagram is
+// "established" for the ruleset. It must not get through: no answer comes back, and the host's
+// resolver never hears the name.
+func TestAttackReusedUpstreamFlow(t *testing.T) {
+	h := harness.Setup(t)
+	srv := h.StartServer("real.test")
+	h.StartServer("other.test")
+	zone, env := zoneEnv(t, h, srv.IP)
+	upWith(t, h, env, "reuse", []string{"*.wild.test"}, "")
+	_, got := runWith(t, h, env,
+		`claude net reuse-flow other.test 12 > /tmp/reuse.json &`,
+		`sleep 0.5`,
+		`for i in 1 2 3 4 5; do claude net dns 127.0.0.1:53 w$i.wild.test > /dev/null; sleep 1; done`,
+		`wait`,
+		`echo "reuse $(cat /tmp/reuse.json)"`)
+	p := got["reuse"]
+	if p.OK || len(p.Answers) != 0 {
+		t.Errorf("the agent asked a resolver only netd may reach along netd's own flow: %+v", p)
+	}
+	for _, ev := range h.Events(zone.Container, "dns") {
+		if ev.Str("name") == "other.test" {
+			t.Errorf("the host's resolver was asked a name that is not allowed: %v", ev)
+		}
+	}
 }

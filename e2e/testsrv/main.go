@@ -29,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 func main() {
@@ -51,6 +52,7 @@ type options struct {
 	dnsTTL    uint
 	dnsSpread int
 	dnsMap    string
+	dnsDelay  time.Duration
 }
 
 func parseFlags(args []string) (options, error) {
@@ -71,6 +73,7 @@ func parseFlags(args []string) (options, error) {
 		"different for every name (and for every query of a name starting with \"rot\"); nothing ever connects to them")
 	fs.StringVar(&o.dnsMap, "dns-map", "", "file of \"name address\" lines, read again for every query: an A query of a listed "+
 		"name gets that address instead (lets a test point names at addresses it learns late)")
+	fs.DurationVar(&o.dnsDelay, "dns-delay", 0, "wait this long before each DNS answer (a slow upstream)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -180,7 +183,7 @@ func (s *server) listen(ctx context.Context, o options) error {
 		if err != nil {
 			return err
 		}
-		s.serveDNS(ctx, pc, l, &dnsHandler{s: s, answer: answer, ttl: uint32(o.dnsTTL), spread: o.dnsSpread, mapFile: o.dnsMap})
+		s.serveDNS(ctx, pc, l, &dnsHandler{s: s, answer: answer, ttl: uint32(o.dnsTTL), spread: o.dnsSpread, mapFile: o.dnsMap, delay: o.dnsDelay})
 	}
 	return nil
 }

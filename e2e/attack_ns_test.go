@@ -108,9 +108,10 @@ func lastCounter(t *testing.T, h *harness.H, comment string) int64 {
 
 // nsVariant is a network namespace made like netd's, with some of its controls left out.
 type nsVariant struct {
-	name  string
-	drop  []string // comments of rules removed from the shipped ruleset
-	ports bool     // ports below 1024 privileged, as netd's container sets it
+	name   string
+	drop   []string // comments of rules removed from the shipped ruleset
+	ports  bool     // ports below 1024 privileged, as netd's container sets it
+	insert []string // rules added before the shipped one commented "established"
 }
 
 // TestAttackNamespaceControl: the upstream-DNS attack against namespaces made like netd's —
@@ -165,7 +166,7 @@ func TestAttackNamespaceControl(t *testing.T) {
 }
 
 // startNamespace starts a namespace owner from netd's image that loads the shipped ruleset less
-// v.drop, with the port setting when v.ports, and returns its name.
+// v.drop and with v.insert, with the port setting when v.ports, and returns its name.
 func startNamespace(t *testing.T, h *harness.H, image string, v nsVariant) string {
 	t.Helper()
 	rs := string(policy.Ruleset(policy.NetdUID))
@@ -180,6 +181,13 @@ func startNamespace(t *testing.T, h *harness.H, image string, v nsVariant) strin
 			t.Fatalf("the ruleset has no rule %q to drop", c)
 		}
 		rs = strings.Join(kept, "\n")
+	}
+	if len(v.insert) > 0 {
+		const at = "\t\tct state established,related counter accept"
+		if !strings.Contains(rs, at) {
+			t.Fatal("the ruleset has no established rule to insert before")
+		}
+		rs = strings.Replace(rs, at, "\t\t"+strings.Join(v.insert, "\n\t\t")+"\n"+at, 1)
 	}
 	slug := strings.ReplaceAll(v.name, " ", "-")
 	file := filepath.Join(h.Dir, "ns-"+slug+".nft")

@@ -353,3 +353,18 @@ func toStrings(v any) []string {
 	}
 	return out
 }
+
+// TestParseProcAddr: /proc/net/udp's addresses are little-endian hex, ports big-endian hex.
+func TestParseProcAddr(t *testing.T) {
+	for in, want := range map[string]string{"0100007F:3BF9": "127.0.0.1:15353", "0B00007F:0035": "127.0.0.11:53", "06001CAC:9952": "172.28.0.6:39250"} {
+		got, err := parseProcAddr(in)
+		if err != nil || got.String() != want {
+			t.Errorf("parseProcAddr(%q) = %v, %v; want %s", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "0100007F", "zz00007F:0035", "0100007F:zzzz"} {
+		if _, err := parseProcAddr(bad); err == nil {
+			t.Errorf("parseProcAddr(%q) = nil error, want one", bad)
+		}
+	}
+}

@@ -52,7 +52,7 @@ func netProbe(args []string, stdout, stderr io.Writer) int {
 	default:
 		var ok bool
 		if res, ok = nsProbe(args); !ok {
-			fmt.Fprintln(stderr, netUsage+"\n"+nsUsage)
+			fmt.Fprintln(stderr, netUsage+"\n"+nsUsage+"\n"+ns2Usage)
 			return 2
 		}
 	}

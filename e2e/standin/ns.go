@@ -51,7 +51,7 @@ func nsProbe(args []string) (map[string]any, bool) {
 	case "hold":
 		return hold(args[1:]), true
 	}
-	return nil, false
+	return ns2Probe(args)
 }
 
 // ephemeral is the namespace's default ip_local_port_range, where netd's queries come from.
@@ -195,19 +195,24 @@ func hold(args []string) map[string]any {
 	if len(args) < 3 {
 		return map[string]any{"ok": false, "error": "need ADDR:PORT SECONDS MARKER"}
 	}
-	secs, _ := strconv.Atoi(args[1])
 	c, err := net.DialTimeout("tcp4", args[0], 5*time.Second)
 	if err != nil {
 		return failed(err)
 	}
 	defer c.Close()
-	r := bufio.NewReader(c)
+	secs, _ := strconv.Atoi(args[1])
+	return holdEcho(c, bufio.NewReader(c), secs, args[2])
+}
+
+// holdEcho reads the echo server's banner on c (read through r), creates marker, and keeps a
+// line going back and forth every 200 ms for secs seconds, as [hold] reports it.
+func holdEcho(c net.Conn, r *bufio.Reader, secs int, marker string) map[string]any {
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := r.ReadString('\n'); err != nil { // the banner
 		return failed(fmt.Errorf("banner: %w", err))
 	}
 	start := time.Now()
-	if f, err := os.Create(args[2]); err == nil {
+	if f, err := os.Create(marker); err == nil {
 		f.Close()
 	}
 	rounds := 0

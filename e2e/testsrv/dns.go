@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net"
+	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/miekg/dns"
 )
@@ -42,6 +44,9 @@ type dnsHandler struct {
 	answer net.IP
 	ttl    uint32
 	spread int // >0: that many addresses per answer, see -dns-spread
+	// mapFile (-dns-map), if set, is read for every query: "name address" lines.
+	mapFile string
+	delay   time.Duration // before each answer, see -dns-delay
 
 	mu      sync.Mutex
 	queries uint32 // of names starting with "rot", which get new addresses every time
@@ -67,7 +72,26 @@ func (h *dnsHandler) spreadAnswer(name string) []net.IP {
 	return out
 }
 
+// mapped returns the address -dns-map gives name, or nil.
+func (h *dnsHandler) mapped(name string) net.IP {
+	if h.mapFile == "" {
+		return nil
+	}
+	data, err := os.ReadFile(h.mapFile)
+	if err != nil {
+		return nil
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 2 && strings.EqualFold(f[0], strings.TrimSuffix(name, ".")) {
+			return net.ParseIP(f[1]).To4()
+		}
+	}
+	return nil
+}
+
 func (h *dnsHandler) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
+	time.Sleep(h.delay)
 	m := new(dns.Msg)
 	m.SetReply(req)
 	m.Authoritative = true
@@ -80,6 +104,9 @@ func (h *dnsHandler) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 		answers := []net.IP{h.answer}
 		if h.spread > 0 {
 			answers = h.spreadAnswer(q.Name)
+		}
+		if a := h.mapped(q.Name); a != nil {
+			answers = []net.IP{a}
 		}
 		for _, a := range answers {
 			m.Answer = append(m.Answer, &dns.A{

@@ -29,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 func main() {
@@ -50,6 +51,8 @@ type options struct {
 	dnsAnswer string
 	dnsTTL    uint
 	dnsSpread int
+	dnsMap    string
+	dnsDelay  time.Duration
 }
 
 func parseFlags(args []string) (options, error) {
@@ -68,6 +71,9 @@ func parseFlags(args []string) (options, error) {
 	fs.UintVar(&o.dnsTTL, "dns-ttl", 60, "TTL of DNS answers")
 	fs.IntVar(&o.dnsSpread, "dns-spread", 0, "answer each A query with this many addresses of 198.18.0.0/15 instead, "+
 		"different for every name (and for every query of a name starting with \"rot\"); nothing ever connects to them")
+	fs.StringVar(&o.dnsMap, "dns-map", "", "file of \"name address\" lines, read again for every query: an A query of a listed "+
+		"name gets that address instead (lets a test point names at addresses it learns late)")
+	fs.DurationVar(&o.dnsDelay, "dns-delay", 0, "wait this long before each DNS answer (a slow upstream)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -177,7 +183,7 @@ func (s *server) listen(ctx context.Context, o options) error {
 		if err != nil {
 			return err
 		}
-		s.serveDNS(ctx, pc, l, &dnsHandler{s: s, answer: answer, ttl: uint32(o.dnsTTL), spread: o.dnsSpread})
+		s.serveDNS(ctx, pc, l, &dnsHandler{s: s, answer: answer, ttl: uint32(o.dnsTTL), spread: o.dnsSpread, mapFile: o.dnsMap, delay: o.dnsDelay})
 	}
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -292,5 +294,46 @@ func TestDNSSpread(t *testing.T) {
 	}
 	if len(seen) != 64 {
 		t.Errorf("two queries of a rot name gave %d distinct addresses, want 64", len(seen))
+	}
+}
+
+// TestDNSMap: -dns-map answers the names of its file, read again for every query, and the
+// default for the others.
+func TestDNSMap(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "map")
+	h := &dnsHandler{answer: net.IPv4(10, 9, 8, 7), mapFile: file}
+	if a := h.mapped("a.test."); a != nil {
+		t.Errorf("mapped without a file = %v, want nil", a)
+	}
+	if err := os.WriteFile(file, []byte("a.test 192.0.2.1\nbad\nB.test 192.0.2.2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"a.test.": "192.0.2.1", "b.TEST.": "192.0.2.2", "c.test.": "<nil>"} {
+		if got := h.mapped(name).String(); got != want {
+			t.Errorf("mapped(%q) = %s, want %s", name, got, want)
+		}
+	}
+}
+
+// TestDripAndSink: /drip/<s> streams a line every 200 ms; /sink reads a body line by line.
+func TestDripAndSink(t *testing.T) {
+	ts := startServer(t, nil)
+	resp, err := http.Get("http://" + ts.http + "/drip/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if n := strings.Count(string(b), "drip "); n != 5 {
+		t.Errorf("/drip/1 sent %d lines, want 5: %q", n, b)
+	}
+	resp, err = http.Post("http://"+ts.http+"/sink", "text/plain", strings.NewReader("one\ntwo\nthree\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := "testsrv name=srv1 sink lines=3\n"; string(b) != want {
+		t.Errorf("/sink = %q, want %q", b, want)
 	}
 }

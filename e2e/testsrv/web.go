@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
@@ -104,6 +105,8 @@ func (s *server) httpServer(proto string) *http.Server {
 //
 //	GET /bytes/<n>  n bytes of filler, for throughput
 //	GET /headers    the request headers as JSON
+//	GET /drip/<s>   a line every 200 ms for s seconds, each flushed (a long download)
+//	POST /sink      reads the body line by line, logging each as http-data (a long upload)
 //	anything else   one line naming this server and the Host and SNI it saw
 func (s *server) handler(proto string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -117,6 +120,10 @@ func (s *server) handler(proto string) http.Handler {
 		switch {
 		case strings.HasPrefix(r.URL.Path, "/bytes/"):
 			s.serveBytes(w, strings.TrimPrefix(r.URL.Path, "/bytes/"))
+		case strings.HasPrefix(r.URL.Path, "/drip/"):
+			s.serveDrip(w, r, strings.TrimPrefix(r.URL.Path, "/drip/"))
+		case r.URL.Path == "/sink" && r.Method == http.MethodPost:
+			s.serveSink(w, r, proto)
 		case r.URL.Path == "/headers":
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(r.Header)
@@ -125,6 +132,39 @@ func (s *server) handler(proto string) http.Handler {
 			fmt.Fprintf(w, "testsrv name=%s proto=%s host=%s sni=%s path=%s\n", s.name, proto, r.Host, sni, r.URL.Path)
 		}
 	})
+}
+
+// serveDrip writes a numbered line every 200 ms for the given seconds, flushing each.
+func (s *server) serveDrip(w http.ResponseWriter, r *http.Request, arg string) {
+	secs, err := strconv.Atoi(arg)
+	if err != nil || secs < 0 || secs > 600 {
+		http.Error(w, "want /drip/<seconds>", http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	rc := http.NewResponseController(w)
+	for i := 0; i < secs*5; i++ {
+		if _, err := fmt.Fprintf(w, "drip %d from %s\n", i, s.name); err != nil || rc.Flush() != nil {
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// serveSink reads the request body line by line as it arrives, logging each, and answers with
+// how many lines it read.
+func (s *server) serveSink(w http.ResponseWriter, r *http.Request, proto string) {
+	sc := bufio.NewScanner(r.Body)
+	n := 0
+	for sc.Scan() {
+		n++
+		s.log.Info("http-data", "proto", proto, "host", r.Host, "remote", r.RemoteAddr, "data", clip(sc.Text()))
+	}
+	fmt.Fprintf(w, "testsrv name=%s sink lines=%d\n", s.name, n)
 }
 
 var filler = []byte(strings.Repeat("abox-e2e-bulk-data-0123456789abc\n", 2048)) // 64 KiB

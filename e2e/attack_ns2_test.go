@@ -188,26 +188,21 @@ var forgedSourceRules = []string{
 		policy.NetdUID, policy.DNSPort, policy.SNIPort, policy.HTTPPort, policy.MCPPort),
 }
 
-// flowOwnerRules are the other fix TestAttackUpstreamFlowControl tries, ahead of
-// "established": every flow is marked by who opened it (netd's uid, or another uid but root),
-// and a packet of a flow is dropped when the wrong side sends it — another uid in netd's flow
-// (reuse), anyone but Docker (root) answering netd on loopback (forgery), netd or Docker's
-// forwarding in a flow the agent opened (planted entries).
-var flowOwnerRules = []string{
-	fmt.Sprintf(`ct status ! confirmed meta skuid %d ct mark set 0x990 comment "netd's new flow"`, policy.NetdUID),
-	fmt.Sprintf(`ct status ! confirmed meta skuid != { 0, %d } ct mark set 0x1 comment "another uid's new flow"`, policy.NetdUID),
-	fmt.Sprintf(`ct mark 0x990 ct direction original meta skuid != %d counter drop comment "netd's flow, another sender"`, policy.NetdUID),
-	`ct mark 0x990 ct direction reply meta skuid != 0 counter drop comment "netd's flow, a forged reply"`,
-	fmt.Sprintf(`ct mark 0x1 ct direction original meta skuid { 0, %d } counter drop comment "another uid's flow, netd or root sending"`, policy.NetdUID),
-}
+// flowOwnerComments name the ruleset's flow-ownership rules (internal/policy): every flow is
+// marked by who opened it, and a packet of a flow is dropped when the wrong side sends it —
+// another uid in netd's flow (reuse), anyone but Docker (root) answering netd on loopback
+// (forgery), netd or root sending in a flow the agent opened (planted entries).
+var flowOwnerComments = []string{"netd's new flow", "another uid's new flow", "netd's flow, another sender",
+	"netd's flow, a forged reply", "another uid's flow, root sending", "another uid's flow, netd sending"}
 
 // TestAttackUpstreamFlowControl: the attacks of TestAttackForgedUpstreamAnswer and
 // TestAttackReusedUpstreamFlow against namespaces made like netd's, where a uid-990 process asks
 // what netd asks — Docker's resolver for a name it never answers (each query waits 3 s) while
 // the agent's uid answers by every DNS id from 127.0.0.11:<Docker's port>, then a slow resolver
 // on the bridge (opened in netd's set) while the agent waits to reuse each query's flow. As
-// shipped neither may work. The two fixes tried: forgedSourceRules stops the forgery only;
-// flowOwnerRules stops both, and Docker's and the resolver's own answers still arrive.
+// shipped neither works, and Docker's and the resolver's own answers still arrive; without the
+// ruleset's flow-ownership rules both do (the control), and forgedSourceRules alone, the
+// narrower fix, stops the forgery only.
 func TestAttackUpstreamFlowControl(t *testing.T) {
 	h := harness.Setup(t)
 	srv := h.StartServer("allowed.test")
@@ -220,8 +215,10 @@ func TestAttackUpstreamFlowControl(t *testing.T) {
 		forged, reuse bool // whether the variant lets each attack through
 	}{
 		{nsVariant{name: "as shipped", ports: true}, false, false},
-		{nsVariant{name: "with the forged-source rules", ports: true, insert: forgedSourceRules}, false, true},
-		{nsVariant{name: "with the flow-ownership rules", ports: true, insert: flowOwnerRules}, false, false},
+		// the controls: without the shipped flow-ownership rules both attacks work, and the
+		// narrower forged-source rules alone stop only the forgery
+		{nsVariant{name: "without the flow-ownership rules", ports: true, drop: flowOwnerComments}, true, true},
+		{nsVariant{name: "with only the forged-source rules", ports: true, drop: flowOwnerComments, insert: forgedSourceRules}, false, true},
 	} {
 		t.Run(c.v.name, func(t *testing.T) {
 			ns := startNamespace(t, h, image, c.v)

@@ -264,6 +264,7 @@ func TestTwoProjectsAreApart(t *testing.T) {
 	// A second project on the same network and profile, in its own workspace.
 	ws2 := filepath.Join(h.Dir, "work2")
 	os.MkdirAll(ws2, 0o755)
+	os.Chown(ws2, 1000, 1000) // the agent runs as the workspace owner, never root
 	os.WriteFile(filepath.Join(ws2, "agentbox.yaml"), []byte("version: 1\nproject: beta\nprofile: "+h.Profile+"\negress: [b.test]\n"), 0o644)
 	if res := h.AboxIn(ws2, "up", "--yes"); !res.OK() {
 		t.Fatalf("abox up (beta): %s", res)

@@ -33,34 +33,29 @@ const dialTimeout = 10 * time.Second
 
 // dial connects to name:port and returns the connection. name is canonical, or an IP literal.
 // Addresses [upstreamDialer.allowed] refuses are skipped; a name that resolves to nothing else
-// is not connected to at all. Loopback addresses (in tests) are not opened: the ruleset accepts
-// them anyway.
+// is not connected to at all. Each address is opened in netd's set just before it is tried,
+// alone and for [dialOpenTimeout] only: conntrack carries a connection once it is established,
+// so a flood of names with many addresses each cannot fill the set for their TTLs. Loopback
+// addresses (in tests) are not opened: the ruleset accepts them anyway.
 func (d *upstreamDialer) dial(ctx context.Context, name string, port int) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
-	addrs, ttl, err := d.resolve(ctx, name)
+	addrs, _, err := d.resolve(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	if addrs, err = d.filter(name, addrs); err != nil {
 		return nil, err
 	}
-	var open []netip.Addr
-	for _, a := range addrs {
-		if !a.IsLoopback() {
-			open = append(open, a)
-		}
-	}
-	if len(open) > 0 {
-		req := setRequest{Set: policy.SetNetd, Name: name, Addrs: open[:min(len(open), maxReqAddrs)], Ports: []int{port},
-			Timeout: clampTTL(ttl, minElemTimeout, maxElemTimeout)}
-		if err := d.sets.addElements(ctx, req); err != nil {
-			return nil, fmt.Errorf("opening %s: %w", name, err)
-		}
-	}
 	var errs []error
 	var nd net.Dialer
 	for _, a := range addrs {
+		if !a.IsLoopback() {
+			req := setRequest{Set: policy.SetNetd, Name: name, Addrs: []netip.Addr{a}, Ports: []int{port}, Timeout: dialOpenTimeout}
+			if err := d.sets.addElements(ctx, req); err != nil {
+				return nil, fmt.Errorf("opening %s: %w", name, err)
+			}
+		}
 		c, err := nd.DialContext(ctx, "tcp4", netip.AddrPortFrom(a, uint16(port)).String())
 		if err == nil {
 			return c, nil
@@ -69,6 +64,10 @@ func (d *upstreamDialer) dial(ctx context.Context, name string, port int) (net.C
 	}
 	return nil, fmt.Errorf("connecting to %s:%d: %w", name, port, errors.Join(errs...))
 }
+
+// dialOpenTimeout is how long, in seconds, an address netd dials stays open in its set: enough
+// for the connection to be made, after which conntrack carries it.
+const dialOpenTimeout = minElemTimeout
 
 // filter drops the addresses netd may not connect to, and fails when none is left.
 func (d *upstreamDialer) filter(name string, addrs []netip.Addr) ([]netip.Addr, error) {

@@ -44,16 +44,16 @@
 //     let a second socket share a listening TCP port or an unshared UDP one, and SO_REUSEPORT
 //     groups only sockets of one uid. The ruleset also refuses any packet of another uid from
 //     netd's ports.
-//   - Conntrack. The ruleset refuses, before a conntrack entry is confirmed, every flow of the
-//     agent but loopback ones and the sets' pairs, so the agent can plant entries for loopback
-//     flows only. The one loopback flow netd opens is to Docker's resolver, 127.0.0.11:53; an
-//     entry whose reply direction is such a query would have to come from 127.0.0.11:53, and the
-//     ruleset refuses every new flow from 127.0.0.11 (only the replies of netd's own flows carry
-//     that source), besides the agent being unable to bind port 53. Entries in the original
-//     direction (the agent to 127.0.0.11) are refused for every uid but netd's. Docker's DNAT to
-//     its resolver's real ports applies to new flows only, and those ports are Docker's sockets,
-//     which the agent cannot share. The agent cannot read or change conntrack either: ctnetlink
-//     needs CAP_NET_ADMIN for every request and for its event groups.
+//   - Conntrack. Every flow is marked, with its first packet, by who opened it (netd's uid, or
+//     another uid but root), and before conntrack's "established" can accept anything a packet
+//     sent by the wrong side of its flow is dropped: another uid in a flow netd opened (the
+//     five-tuple of a finished query of netd's, whose entry outlives its socket), anyone but
+//     root (Docker's resolver) answering netd on loopback (a reply forged with IP_PKTINFO from
+//     127.0.0.11 and Docker's port, spraying every DNS id), and netd or root sending in a flow
+//     the agent opened (a planted entry that would carry netd's query back into netd, or
+//     Docker's forwarding elsewhere). New flows from 127.0.0.11 and from netd's ports are
+//     refused besides, and the agent cannot bind port 53. The agent cannot read or change
+//     conntrack either: ctnetlink needs CAP_NET_ADMIN for every request and its event groups.
 //   - Source addresses. Sending from an address that is not the namespace's own needs
 //     IP_TRANSPARENT (CAP_NET_ADMIN); IP_FREEBIND lets a socket bind one but not send from it.
 //     Raw and packet sockets need CAP_NET_RAW, so the agent can neither forge a reply to netd nor
@@ -69,9 +69,10 @@
 //   - Sets. Only the supervisor writes them, on the child's validated requests, within budgets
 //     (64 addresses per name and set, 8,192 elements per set, far below the kernel set's
 //     65,536), so the agent cannot fill them to deny netd its own openings (the resolvers and
-//     the gateway, opened by the supervisor itself) nor widen anything beyond its names. A pair
-//     `abox egress rm` revokes moves to policy.SetRevoked, where even established flows of the
-//     agent are reset.
+//     the gateway, opened by the supervisor itself) nor widen anything beyond its names; netd
+//     opens an address it dials alone and for 30 s, conntrack carrying the connection after. A
+//     pair `abox egress rm` revokes moves to policy.SetRevoked, where even established flows of
+//     the agent are reset, as the proxies close their tunnels and HTTP exchanges to the name.
 //   - Unix sockets. netd listens on none, abstract or not; the supervisor and its child talk
 //     over an unnamed socketpair.
 package netd

@@ -24,15 +24,20 @@ type httpProxy struct {
 	cfg  *current
 	log  *jsonl
 	rp   *httputil.ReverseProxy
+	tr   *http.Transport
 	now  func() time.Time
 	port int // the upstream port: 80
+
+	mu       sync.Mutex
+	inflight map[*target]context.CancelFunc // requests being forwarded, for [httpProxy.revoke]
 }
 
 // target is what the handler decided, passed to the reverse proxy through the context, and what
 // the proxy saw, for the log.
 type target struct {
-	name string
-	down atomic.Int64
+	name    string
+	down    atomic.Int64
+	revoked atomic.Bool // cut by a reload that no longer allows name
 
 	mu       sync.Mutex
 	upstream string // the address netd connected to
@@ -49,7 +54,7 @@ func (t *target) seen(upstream, failure string) {
 type targetKey struct{}
 
 func newHTTPProxy(cfg *current, dial *upstreamDialer, log *jsonl, port int) *httpProxy {
-	p := &httpProxy{cfg: cfg, log: log, now: time.Now, port: port}
+	p := &httpProxy{cfg: cfg, log: log, now: time.Now, port: port, inflight: map[*target]context.CancelFunc{}}
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
 			host, _, _ := net.SplitHostPort(addr)
@@ -60,6 +65,7 @@ func newHTTPProxy(cfg *current, dial *upstreamDialer, log *jsonl, port int) *htt
 		MaxIdleConnsPerHost: 4,
 		IdleConnTimeout:     90 * time.Second,
 	}
+	p.tr = tr
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:        rewrite,
 		Transport:      tr,
@@ -91,14 +97,63 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	up := &countingBody{ReadCloser: r.Body}
 	r.Body = up
 	t := &target{name: name}
-	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), targetKey{}, t)))
+	ctx, cancel := context.WithCancel(context.WithValue(r.Context(), targetKey{}, t))
+	defer p.track(t, cancel)()
+	p.forward(w, r.WithContext(ctx))
 	t.mu.Lock()
 	rec.Verdict, rec.Upstream = policy.Allowed, t.upstream
-	if t.failure != "" {
+	switch {
+	case t.revoked.Load():
+		rec.Reason = "cut: " + name + " is no longer allowed on port 80"
+	case t.failure != "":
 		rec.Verdict, rec.Reason = policy.Error, t.failure
 	}
 	t.mu.Unlock()
 	rec.BytesUp, rec.BytesDown = up.n.Load(), t.down.Load()
+}
+
+// forward relays one allowed request. A request cut by [httpProxy.revoke] makes the reverse
+// proxy abort the handler (http.ErrAbortHandler), which closes the agent's connection; that is
+// the intended end here, not a crash.
+func (p *httpProxy) forward(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil && v != http.ErrAbortHandler {
+			panic(v)
+		}
+	}()
+	p.rp.ServeHTTP(w, r)
+}
+
+// track registers an in-flight request; the returned function unregisters it.
+func (p *httpProxy) track(t *target, cancel context.CancelFunc) func() {
+	p.mu.Lock()
+	p.inflight[t] = cancel
+	p.mu.Unlock()
+	return func() {
+		p.mu.Lock()
+		delete(p.inflight, t)
+		p.mu.Unlock()
+		cancel()
+	}
+}
+
+// revoke cuts every request in flight to a name the current policy no longer allows on port 80
+// (`abox egress rm` of it), as the TLS proxy closes its tunnels, and drops the idle upstream
+// connections, so that nothing of the name outlives the reload. It returns how many it cut.
+func (p *httpProxy) revoke() int {
+	list := p.cfg.get().list
+	p.mu.Lock()
+	n := 0
+	for t, cancel := range p.inflight {
+		if !list.Allows(t.name, 80) { // decided on 80, as decide does; p.port is only where netd connects
+			t.revoked.Store(true)
+			cancel()
+			n++
+		}
+	}
+	p.mu.Unlock()
+	p.tr.CloseIdleConnections()
+	return n
 }
 
 // decide returns the canonical host of an allowed request, or why it is refused.

@@ -145,3 +145,76 @@ func TestHTTPProxyRawRequests(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestHTTPProxyRevokesInFlight: a download in progress through the HTTP proxy, to a name a
+// reload no longer allows on port 80, is cut at once (as `abox egress rm` cuts TLS tunnels);
+// one to a name still allowed runs on; the log says which was cut.
+func TestHTTPProxyRevokesInFlight(t *testing.T) {
+	log := &syncBuffer{}
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for i := 0; i < 40; i++ { // 4 s of a slow download
+			fmt.Fprintf(w, "chunk %d\n", i)
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}))
+	t.Cleanup(upstream.Close)
+	port := upstream.Listener.Addr().(*net.TCPAddr).Port
+	dns := fakeDNS{"gone.example.com": loopback, "kept.example.com": loopback}
+	cfg := testConfig(t, []string{"gone.example.com:80", "kept.example.com:80"}, nil, "")
+	p := newHTTPProxy(cfg, &upstreamDialer{res: dns, sets: &fakeSets{}, timeout: 2 * time.Second}, newJSONL(log, maxLogBytes), port)
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	f := &httpFixture{addr: srv.Listener.Addr().String()}
+	type result struct {
+		chunks int
+		err    error
+		took   time.Duration
+	}
+	download := func(host string) <-chan result {
+		ch := make(chan result, 1)
+		go func() {
+			start := time.Now()
+			resp, err := f.client().Get("http://" + host + "/slow")
+			if err != nil {
+				ch <- result{err: err}
+				return
+			}
+			defer resp.Body.Close()
+			n := 0
+			sc := bufio.NewScanner(resp.Body)
+			for sc.Scan() {
+				n++
+			}
+			ch <- result{chunks: n, err: sc.Err(), took: time.Since(start)}
+		}()
+		return ch
+	}
+	gone, kept := download("gone.example.com"), download("kept.example.com")
+	time.Sleep(500 * time.Millisecond)
+	cfg.set(testConfig(t, []string{"kept.example.com:80"}, nil, "").get())
+	if n := p.revoke(); n != 1 {
+		t.Errorf("revoke cut %d requests, want the one to gone.example.com", n)
+	}
+	g, k := <-gone, <-kept
+	if g.chunks >= 40 || g.took > 2*time.Second {
+		t.Errorf("the download from the removed name got %d chunks in %v (err %v), want it cut at once", g.chunks, g.took, g.err)
+	}
+	if k.chunks != 40 || k.err != nil {
+		t.Errorf("the download from the kept name got %d chunks (err %v), want all 40", k.chunks, k.err)
+	}
+	recs := waitRecords[policy.ConnRecord](t, log, 2)
+	cut := 0
+	for _, r := range recs {
+		if strings.HasPrefix(r.Reason, "cut: gone.example.com is no longer allowed") {
+			cut++
+		}
+	}
+	if cut != 1 {
+		t.Errorf("log records %+v, want the cut one named", recs)
+	}
+}

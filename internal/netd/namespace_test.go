@@ -156,7 +156,8 @@ func TestDialRefusesReservedDestinations(t *testing.T) {
 	if _, err := d.dial(context.Background(), "mixed.example.com", 443); !errors.Is(err, errFake) {
 		t.Errorf("dial = %v, want it stopped at the opening", err)
 	}
-	if reqs := sets.requests(); len(reqs) != 1 || len(reqs[0].Addrs) != 1 || reqs[0].Addrs[0] != netip.MustParseAddr("192.0.2.50") {
+	if reqs := sets.requests(); len(reqs) != 1 || len(reqs[0].Addrs) != 1 || reqs[0].Addrs[0] != netip.MustParseAddr("192.0.2.50") ||
+		reqs[0].Timeout != dialOpenTimeout {
 		t.Errorf("opened %v, want only 192.0.2.50", reqs)
 	}
 }

@@ -3,7 +3,9 @@ package netd
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +24,11 @@ type resolver struct {
 	fallbacks func() []string
 	udp, tcp  *dns.Client
 	now       func() time.Time
+	// local are the sandbox's own networks. An answer from the host's resolvers (the
+	// internet's names) never points into them: only Docker's resolver names containers there,
+	// and an address of the network in a public zone is DNS rebinding toward the gateway, the
+	// MCP servers and the other sandboxes.
+	local []netip.Prefix
 
 	mu    sync.Mutex
 	cache map[string]cached
@@ -76,10 +83,46 @@ func (r *resolver) exchange(ctx context.Context, name string, qtype uint16) (*dn
 	for _, server := range r.fallbacks() {
 		fin, ferr := r.ask(ctx, server, name, qtype)
 		if ferr == nil && fin.Rcode != dns.RcodeServerFailure && fin.Rcode != dns.RcodeRefused {
+			fin.Answer = r.outsideLocal(fin.Answer)
 			return fin, nil
 		}
 	}
 	return in, err
+}
+
+// outsideLocal drops the A records that point into the sandbox's own networks.
+func (r *resolver) outsideLocal(rrs []dns.RR) []dns.RR {
+	if len(r.local) == 0 {
+		return rrs
+	}
+	return slices.DeleteFunc(rrs, func(rr dns.RR) bool {
+		a, ok := rr.(*dns.A)
+		if !ok {
+			return false
+		}
+		ip, _ := netip.AddrFromSlice(a.A.To4())
+		return slices.ContainsFunc(r.local, func(p netip.Prefix) bool { return p.Contains(ip) })
+	})
+}
+
+// localNetworks returns the IPv4 networks of the namespace's interfaces other than loopback.
+func localNetworks() []netip.Prefix {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	var out []netip.Prefix
+	for _, a := range addrs {
+		n, ok := a.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		ones, _ := n.Mask.Size()
+		if ip, ok := netip.AddrFromSlice(n.IP.To4()); ok && !ip.IsLoopback() {
+			out = append(out, netip.PrefixFrom(ip, ones).Masked())
+		}
+	}
+	return out
 }
 
 // ask sends one question to server.

@@ -3,6 +3,7 @@ package netd
 import (
 	"context"
 	"net"
+	"net/netip"
 	"testing"
 
 	"github.com/miekg/dns"
@@ -63,5 +64,35 @@ func TestResolverFallsBackToTheHostsResolvers(t *testing.T) {
 	r.fallbacks = nil
 	if in, err := r.exchange(context.Background(), "x.example.test", dns.TypeA); err != nil || in.Rcode != dns.RcodeServerFailure {
 		t.Errorf("without fallbacks: %v, %v; want Docker's SERVFAIL", in, err)
+	}
+}
+
+// TestResolverKeepsPublicNamesOutOfTheSandboxNetwork: an answer of the host's resolvers that
+// points into the sandbox's own network (a public zone rebinding toward the gateway, the MCP
+// servers or another sandbox) loses those addresses; Docker's answers for its containers there
+// keep theirs.
+func TestResolverKeepsPublicNamesOutOfTheSandboxNetwork(t *testing.T) {
+	local := []netip.Prefix{netip.MustParsePrefix("172.20.0.0/16")}
+	docker := serveFixed(t, dns.RcodeServerFailure, "")
+	rebind := serveFixed(t, dns.RcodeSuccess, "172.20.0.9")
+	r := newResolver(docker)
+	r.local = local
+	r.fallbacks = func() []string { return []string{rebind} }
+	if addrs, _, err := r.lookupA(context.Background(), "x.wild.example.test"); err == nil {
+		t.Errorf("lookupA = %v: a public name resolved into the sandbox's network", addrs)
+	}
+	in, err := r.exchange(context.Background(), "x.wild.example.test", dns.TypeA)
+	if err != nil || len(in.Answer) != 0 {
+		t.Errorf("exchange = %v, %v; want the address dropped from the answer", in, err)
+	}
+	r.local = nil // the control: without the networks, the rebinding answer stands
+	if in, _ := r.exchange(context.Background(), "y.wild.example.test", dns.TypeA); len(in.Answer) != 1 {
+		t.Errorf("without local networks the answer is %v", in)
+	}
+	knows := serveFixed(t, dns.RcodeSuccess, "172.20.0.5")
+	r = newResolver(knows)
+	r.local = local
+	if addrs, _, err := r.lookupA(context.Background(), "gateway.test"); err != nil || addrs[0].String() != "172.20.0.5" {
+		t.Errorf("Docker's answer for a container = %v, %v; want it kept", addrs, err)
 	}
 }

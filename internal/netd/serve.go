@@ -38,6 +38,7 @@ type child struct {
 	sets *ctlSets
 	logs *logs
 	sni  *sniProxy     // set by start; reconfigure closes its tunnels a new policy revokes
+	web  *httpProxy    // set by start; reconfigure cuts its requests a new policy revokes
 	mcp  *mcpForwarder // set by start; closes the agent's gateway sessions when serve ends
 }
 
@@ -64,6 +65,7 @@ func serve(ctx context.Context, o serveOptions) error {
 	errc := make(chan error, 8)
 	res := newResolver(o.upstreamDNS)
 	res.fallbacks = func() []string { return c.cur.get().resolvers }
+	res.local = localNetworks()
 	c.start(ls, res, errc)
 	defer c.mcp.closeSessions(mcpCloseTimeout)
 	if err := c.ctl.send(message{Op: opListening}); err != nil {
@@ -152,6 +154,9 @@ func (c *child) reconfigure(m message) {
 	if c.sni != nil {
 		c.sni.revoke()
 	}
+	if c.web != nil {
+		c.web.revoke()
+	}
 }
 
 // listeners are the child's sockets, all on loopback.
@@ -196,7 +201,8 @@ func (c *child) start(ls *listeners, res *resolver, errc chan<- error) {
 	sni := &sniProxy{cfg: &c.cur, dial: dial, log: c.logs.conn, port: 443, helloTimeout: helloTimeout,
 		slots: make(chan struct{}, maxProxyConns), now: time.Now}
 	c.sni = sni
-	web := newHTTPServer(newHTTPProxy(&c.cur, dial, c.logs.conn, 80))
+	c.web = newHTTPProxy(&c.cur, dial, c.logs.conn, 80)
+	web := newHTTPServer(c.web)
 	web.ConnContext = withOrigDst
 	c.mcp = newMCPForwarder(&c.cur, c.logs.mcp)
 	mcp := newHTTPServer(c.mcp)

@@ -144,6 +144,9 @@ func TestSNIProxyVerifiesEndToEnd(t *testing.T) {
 	}
 }
 
+// TestSNIProxyOpensWhatItResolved: netd dials the addresses it resolved, in order, and opens
+// each only as it tries it: the first (loopback, here) answers, so the second is neither opened
+// nor dialed.
 func TestSNIProxyOpensWhatItResolved(t *testing.T) {
 	_, port := tlsUpstream(t)
 	other := netip.MustParseAddr("192.0.2.7") // listed after loopback: never dialed
@@ -151,9 +154,8 @@ func TestSNIProxyOpensWhatItResolved(t *testing.T) {
 	if _, err := getVia(f.addr, "api.example.com", nil); err != nil {
 		t.Fatal(err)
 	}
-	want := setRequest{Set: policy.SetNetd, Name: "api.example.com", Addrs: []netip.Addr{other}, Ports: []int{port}, Timeout: 45}
-	if got := f.sets.requests(); len(got) != 1 || fmt.Sprint(got[0]) != fmt.Sprint(want) {
-		t.Errorf("set requests = %v, want [%v]", got, want)
+	if got := f.sets.requests(); len(got) != 0 {
+		t.Errorf("set requests = %v, want none: loopback is not opened and %v was never tried", got, other)
 	}
 }
 

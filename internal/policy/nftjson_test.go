@@ -27,7 +27,7 @@ func liveWith(t *testing.T, old, repl string) []byte {
 }
 
 func TestCompareRuleset(t *testing.T) {
-	const ruleRefused = `{"rule": {"family": "inet", "table": "abox", "chain": "output", "handle": 31, "comment": "refused"`
+	const ruleRefused = `{"rule": {"family": "inet", "table": "abox", "chain": "output", "handle": 37, "comment": "refused"`
 	const natTable = `{"table": {"family": "ip", "name": "nat", "handle": 1}}`
 	tests := []struct {
 		name    string
@@ -94,8 +94,8 @@ func TestParseCounters(t *testing.T) {
 	if c.AcceptedPkts <= 0 {
 		t.Errorf("accepted = %d, want > 0 (loopback traffic)", c.AcceptedPkts)
 	}
-	if len(c.Rules) != 27 {
-		t.Errorf("%d counted rules, want 27", len(c.Rules))
+	if len(c.Rules) != 33 {
+		t.Errorf("%d counted rules, want 33", len(c.Rules))
 	}
 }
 
@@ -104,5 +104,26 @@ func TestParseCountersRefusesGarbage(t *testing.T) {
 		if _, err := ParseCounters([]byte(in)); err == nil {
 			t.Errorf("ParseCounters(%q) = nil error", in)
 		}
+	}
+}
+
+// TestExpectedRulesetForAnotherUID: the listing expected for a netd of another uid (beside an
+// agent of uid 990) is what nft itself lists after loading the ruleset rendered for it
+// (testdata/ruleset-991.json, made with the netd image's nft as ruleset.json is), and names
+// netd's default uid nowhere.
+func TestExpectedRulesetForAnotherUID(t *testing.T) {
+	live, err := os.ReadFile("testdata/ruleset-991.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ExpectedRuleset(991)
+	if err := CompareRuleset(want, live); err != nil {
+		t.Errorf("CompareRuleset(ExpectedRuleset(991), nft's listing) = %v", err)
+	}
+	if bytes.Contains(want, []byte(`"skuid"}}, "right": 990`)) {
+		t.Error("ExpectedRuleset(991) still matches uid 990")
+	}
+	if err := CompareRuleset(ExpectedRuleset(NetdUID), live); err == nil {
+		t.Error("the listing for uid 991 compares equal to uid 990's: the comparison does not see the uid")
 	}
 }

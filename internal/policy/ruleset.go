@@ -35,10 +35,18 @@ import (
 //
 // The agent shares this namespace, so the rules that keep netd's own traffic out of its reach
 // are as much a part of the policy as the allowlist (the netd package doc has the whole
-// argument). The two that live here: a packet from 127.0.0.11 can only be the reply of a flow
-// netd opened to Docker's resolver (established), never a new flow, so nobody can answer netd's
-// upstream queries from that address or plant conntrack state that would make a later query of
-// netd's look like a reply; and nobody but netd sends from netd's ports.
+// argument). Those that live here:
+//   - every flow is marked, with its first packet, by who opened it: netd's uid (0x990), or any
+//     other uid but root (0x1). Then, before "established" can accept anything, a packet of a
+//     flow is dropped when the wrong side sends it: another uid in a flow netd opened (reusing
+//     the five-tuple of a finished query of netd's, whose conntrack entry outlives it), anyone
+//     but root (Docker's resolver) answering netd on loopback (a reply forged with IP_PKTINFO
+//     from 127.0.0.11 and Docker's port), and netd or root sending in a flow another uid
+//     opened (a planted entry that would carry netd's query, or Docker's forwarding, somewhere
+//     the agent chose). Conntrack state is thus never a way into netd's flows, whatever the
+//     agent plants or waits for;
+//   - a new flow from 127.0.0.11 is refused (only the replies of netd's own flows to Docker's
+//     resolver carry that source), and nobody but netd sends from netd's ports.
 //
 // Docker's embedded resolver answers container names itself but forwards every other name to
 // the host's resolvers from inside the container's namespace, as root. Redirected to netd, that
@@ -103,6 +111,12 @@ table inet %[1]s {
 	chain output {
 		type filter hook output priority 0; policy drop;
 		meta skuid != %[5]d ip daddr . tcp dport @%[9]s counter reject with tcp reset comment "revoked"
+		ct status ! confirmed meta skuid %[5]d counter ct mark set 0x990 comment "netd's new flow"
+		ct status ! confirmed meta skuid != 0 meta skuid != %[5]d counter ct mark set 0x1 comment "another uid's new flow"
+		ct mark 0x990 ct direction original meta skuid != %[5]d counter drop comment "netd's flow, another sender"
+		ct mark 0x990 ct direction reply meta skuid != 0 counter drop comment "netd's flow, a forged reply"
+		ct mark 0x1 ct direction original meta skuid 0 counter drop comment "another uid's flow, root sending"
+		ct mark 0x1 ct direction original meta skuid %[5]d counter drop comment "another uid's flow, netd sending"
 		ct state established,related counter accept comment "established"
 		ct state invalid counter drop comment "invalid"
 		ip saddr 127.0.0.11 counter reject with icmpx type admin-prohibited comment "docker dns as a source refused"

@@ -142,19 +142,24 @@ func TestAttackForgedUpstreamAnswer(t *testing.T) {
 	srv := h.StartServer("real.test")
 	other := h.StartServer("other.test")
 	_, env := zoneEnv(t, h, srv.IP)
-	upWith(t, h, env, "forge", []string{"*.wild.test", "*.wild.test:2222"}, "")
+	upWith(t, h, env, "forge", []string{"*.wild.test", "*.wild.test:2222", "real.test"}, "")
 	out, got := runWith(t, h, env,
 		forgeLoop("dns", "wild.test", other.IP, `claude net dns 127.0.0.1:53 $n`, other.IP, 8),
 		`echo "direct $(claude net tcp `+other.IP+`:2222 forged)"`,
-		forgeLoop("tls", "wild.test", other.IP, `claude net tls 127.0.0.1:443 $n`, "name=other.test", 8))
+		forgeLoop("tls", "wild.test", other.IP, `claude net tls 127.0.0.1:443 $n`, "name=other.test", 8),
+		`echo "live-dns $(claude net dns 127.0.0.1:53 real.test)"`,
+		`echo "live-tls $(claude net tls 127.0.0.1:443 real.test)"`)
 	checkForgedRefused(t, got, out, srv.IP, other.IP)
 	if ev := h.Traffic(other.Container); len(ev) != 0 {
 		t.Errorf("the host on no allowlist was reached through a forged answer: %v", ev)
 	}
 }
 
-// checkForgedRefused: the forger ran against netd's queries, yet every DNS answer is the real
-// one, every TLS connection landed on the real host, and the forged address was not opened.
+// checkForgedRefused: the forger ran against netd's queries, yet no DNS answer is the forged
+// one and no TLS connection landed on the forged host, and the forged address was not opened.
+// The zone's own answers for the wildcard are the real host's, which is on the sandbox's
+// network, so netd drops them as rebinding (a public name never points there): the names
+// resolve to nothing. A name Docker knows (real.test) resolves and connects throughout.
 func checkForgedRefused(t *testing.T, got map[string]probeResult, out, real, forged string) {
 	t.Helper()
 	forges := forgeResults(out, "forge-")
@@ -164,17 +169,23 @@ func checkForgedRefused(t *testing.T, got map[string]probeResult, out, real, for
 	for name, p := range got {
 		switch {
 		case strings.HasPrefix(name, "dns-"):
-			if strings.Join(p.Answers, ",") != real {
-				t.Errorf("%s: %+v, want only the real answer %s (forger: %+v)", name, p, real, forges["forge-"+name])
+			if len(p.Answers) != 0 {
+				t.Errorf("%s: %+v, want no address: not the forged one, nor the zone's answer into the sandbox's network (forger: %+v)", name, p, forges["forge-"+name])
 			}
 		case strings.HasPrefix(name, "tls-"):
-			if !strings.Contains(p.Reply, "name=real.test") {
-				t.Errorf("%s: %+v, want the real host (forger: %+v)", name, p, forges["forge-"+name])
+			if strings.Contains(p.Reply, "name=other.test") || p.OK {
+				t.Errorf("%s: %+v, want no connection (forger: %+v)", name, p, forges["forge-"+name])
 			}
 		}
 	}
 	if p := got["direct"]; p.OK {
 		t.Errorf("the forged address %s was opened on the allowed name's port: %+v", forged, p)
+	}
+	if p := got["live-dns"]; strings.Join(p.Answers, ",") != real {
+		t.Errorf("live-dns: %+v, want real.test's %s", p, real)
+	}
+	if p := got["live-tls"]; !strings.Contains(p.Reply, "name=real.test") {
+		t.Errorf("live-tls: %+v, want the real host", p)
 	}
 }
 
@@ -462,9 +473,21 @@ func TestAttackDNSRebinding(t *testing.T) {
 	for _, r := range harvested[policy.ConnRecord](t, h, policy.ConnLog) {
 		conns[strings.TrimSuffix(r.Name, ".rebind.test")] = append(conns[strings.TrimSuffix(r.Name, ".rebind.test")], r)
 	}
+	_, subnet, err := net.ParseCIDR(strings.TrimSpace(h.MustDocker("network", "inspect", "-f", "{{range .IPAM.Config}}{{.Subnet}}{{end}}", h.Network)))
+	if err != nil {
+		t.Fatalf("the test network's subnet: %v", err)
+	}
+	local := func(a string) bool { // the sandbox's network: the public zone's answers never point there
+		ip := net.ParseIP(a)
+		return ip != nil && subnet.Contains(ip)
+	}
 	for _, c := range cases {
-		if p := got["dns-"+c.name]; p.Reply != c.addr {
-			t.Errorf("%s.rebind.test resolved to %q, want the zone's %s: the test did not set its zone up", c.name, p.Reply, c.addr)
+		want := c.addr
+		if local(c.addr) {
+			want = ""
+		}
+		if p := got["dns-"+c.name]; p.Reply != want {
+			t.Errorf("%s.rebind.test resolved to %q, want %q (the zone answers %s)", c.name, p.Reply, want, c.addr)
 			continue
 		}
 		if p := got["tls-"+c.name]; p.OK {

@@ -23,7 +23,12 @@ type resolver struct {
 	// ruleset refuses, and then answers SERVFAIL. nil: none.
 	fallbacks func() []string
 	udp, tcp  *dns.Client
-	now       func() time.Time
+	// fromUDP and fromTCP ask the loopback upstream (Docker's resolver) from
+	// policy.NetdSource, an address the ruleset lets nobody but netd send from: no flow the
+	// agent opens, or plants, can ever share a five-tuple with one of these queries. Nil: the
+	// ordinary clients (tests).
+	fromUDP, fromTCP *dns.Client
+	now              func() time.Time
 	// local are the sandbox's own networks. An answer from the host's resolvers (the
 	// internet's names) never points into them: only Docker's resolver names containers there,
 	// and an address of the network in a public zone is DNS rebinding toward the gateway, the
@@ -90,6 +95,13 @@ func (r *resolver) exchange(ctx context.Context, name string, qtype uint16) (*dn
 	return in, err
 }
 
+// askFrom makes the resolver ask its upstream from src.
+func (r *resolver) askFrom(src netip.Addr) {
+	ip := net.IP(src.AsSlice())
+	r.fromUDP = &dns.Client{Net: "udp", Timeout: dnsTimeout, Dialer: &net.Dialer{Timeout: dnsTimeout, LocalAddr: &net.UDPAddr{IP: ip}}}
+	r.fromTCP = &dns.Client{Net: "tcp", Timeout: dnsTimeout, Dialer: &net.Dialer{Timeout: dnsTimeout, LocalAddr: &net.TCPAddr{IP: ip}}}
+}
+
 // outsideLocal drops the A records that point into the sandbox's own networks.
 func (r *resolver) outsideLocal(rrs []dns.RR) []dns.RR {
 	if len(r.local) == 0 {
@@ -130,9 +142,13 @@ func (r *resolver) ask(ctx context.Context, server, name string, qtype uint16) (
 	q := new(dns.Msg)
 	q.SetQuestion(dns.Fqdn(name), qtype)
 	q.RecursionDesired = true
-	in, _, err := r.udp.ExchangeContext(ctx, q, server)
+	udp, tcp := r.udp, r.tcp
+	if server == r.upstream && r.fromUDP != nil {
+		udp, tcp = r.fromUDP, r.fromTCP
+	}
+	in, _, err := udp.ExchangeContext(ctx, q, server)
 	if err == nil && in.Truncated {
-		in, _, err = r.tcp.ExchangeContext(ctx, q, server)
+		in, _, err = tcp.ExchangeContext(ctx, q, server)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("asking %s for %s: %w", server, name, err)

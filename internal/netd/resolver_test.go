@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/aboxhq/abox/internal/policy"
 	"github.com/miekg/dns"
 )
 
@@ -94,5 +95,39 @@ func TestResolverKeepsPublicNamesOutOfTheSandboxNetwork(t *testing.T) {
 	r.local = local
 	if addrs, _, err := r.lookupA(context.Background(), "gateway.test"); err != nil || addrs[0].String() != "172.20.0.5" {
 		t.Errorf("Docker's answer for a container = %v, %v; want it kept", addrs, err)
+	}
+}
+
+// TestResolverAsksDockerFromNetdsSource: netd's queries to its upstream come from
+// policy.NetdSource, the address the ruleset reserves to netd's uid; the host's resolvers are
+// asked from the ordinary source.
+func TestResolverAsksDockerFromNetdsSource(t *testing.T) {
+	froms := make(chan string, 4)
+	serve := func() string {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+			froms <- w.RemoteAddr().(*net.UDPAddr).IP.String()
+			m := new(dns.Msg)
+			m.SetReply(r)
+			m.Rcode = dns.RcodeServerFailure
+			w.WriteMsg(m)
+		})}
+		go srv.ActivateAndServe()
+		t.Cleanup(func() { srv.Shutdown() })
+		return pc.LocalAddr().String()
+	}
+	docker, host := serve(), serve()
+	r := newResolver(docker)
+	r.askFrom(policy.NetdSource)
+	r.fallbacks = func() []string { return []string{host} }
+	r.exchange(context.Background(), "x.example.test", dns.TypeA)
+	if got := <-froms; got != policy.NetdSource.String() {
+		t.Errorf("Docker's resolver was asked from %s, want %s", got, policy.NetdSource)
+	}
+	if got := <-froms; got != "127.0.0.1" {
+		t.Errorf("the host's resolver was asked from %s, want the ordinary source", got)
 	}
 }

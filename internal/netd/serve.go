@@ -66,6 +66,7 @@ func serve(ctx context.Context, o serveOptions) error {
 	res := newResolver(o.upstreamDNS)
 	res.fallbacks = func() []string { return c.cur.get().resolvers }
 	res.local = localNetworks()
+	res.askFrom(policy.NetdSource)
 	c.start(ls, res, errc)
 	defer c.mcp.closeSessions(mcpCloseTimeout)
 	if err := c.ctl.send(message{Op: opListening}); err != nil {

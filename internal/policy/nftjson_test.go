@@ -27,7 +27,7 @@ func liveWith(t *testing.T, old, repl string) []byte {
 }
 
 func TestCompareRuleset(t *testing.T) {
-	const ruleRefused = `{"rule": {"family": "inet", "table": "abox", "chain": "output", "handle": 37, "comment": "refused"`
+	const ruleRefused = `{"rule": {"family": "inet", "table": "abox", "chain": "output", "handle": 38, "comment": "refused"`
 	const natTable = `{"table": {"family": "ip", "name": "nat", "handle": 1}}`
 	tests := []struct {
 		name    string
@@ -94,8 +94,8 @@ func TestParseCounters(t *testing.T) {
 	if c.AcceptedPkts <= 0 {
 		t.Errorf("accepted = %d, want > 0 (loopback traffic)", c.AcceptedPkts)
 	}
-	if len(c.Rules) != 33 {
-		t.Errorf("%d counted rules, want 33", len(c.Rules))
+	if len(c.Rules) != 34 {
+		t.Errorf("%d counted rules, want 34", len(c.Rules))
 	}
 }
 

@@ -52,6 +52,11 @@ const (
 	SetRevoked = "revoked_dst"
 )
 
+// NetdSource is the loopback address netd asks Docker's resolver from. The ruleset lets no
+// other uid send from it, so no flow of the agent's — opened, planted or waited for — can have
+// the five-tuple of one of netd's queries.
+var NetdSource = netip.MustParseAddr("127.0.0.99")
+
 // NetdUIDFor returns the uid netd's serving process runs as beside an agent of agentUID:
 // [NetdUID], unless that is the agent's own (a workspace owned by uid 990), then the next one.
 // The ruleset lets netd's uid out and nobody else, so the two must never be one.

@@ -45,6 +45,8 @@ import (
 //     opened (a planted entry that would carry netd's query, or Docker's forwarding, somewhere
 //     the agent chose). Conntrack state is thus never a way into netd's flows, whatever the
 //     agent plants or waits for;
+//   - netd asks Docker's resolver from [NetdSource], which nobody else may send from, so no
+//     flow of another uid can have the five-tuple of netd's queries at all;
 //   - a new flow from 127.0.0.11 is refused (only the replies of netd's own flows to Docker's
 //     resolver carry that source), and nobody but netd sends from netd's ports.
 //
@@ -62,7 +64,7 @@ import (
 // gateway).
 func Ruleset(netdUID int) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, rulesetTemplate, Table, SetAgent, SetNetd, setSize, netdUID, DNSPort, SNIPort, HTTPPort, SetRevoked, MCPPort)
+	fmt.Fprintf(&b, rulesetTemplate, Table, SetAgent, SetNetd, setSize, netdUID, DNSPort, SNIPort, HTTPPort, SetRevoked, MCPPort, NetdSource)
 	return b.Bytes()
 }
 
@@ -72,7 +74,7 @@ const setSize = 65536
 
 // rulesetTemplate is written the way `nft list` prints it, so the rendered file and a listing of
 // the live table read the same. Its indexed verbs are, in order: table, agent set, netd set, set
-// size, netd uid, DNS, SNI and HTTP ports, revoked set, MCP port.
+// size, netd uid, DNS, SNI and HTTP ports, revoked set, MCP port, netd's source address.
 const rulesetTemplate = `# netpolicy.nft: the sandbox's network policy, rendered by abox and loaded by netd with nft -f.
 # One transaction: declare, delete and recreate table inet %[1]s; Docker's own nat rules for
 # its embedded resolver (127.0.0.11) in other tables are left alone.
@@ -111,6 +113,7 @@ table inet %[1]s {
 	chain output {
 		type filter hook output priority 0; policy drop;
 		meta skuid != %[5]d ip daddr . tcp dport @%[9]s counter reject with tcp reset comment "revoked"
+		ip saddr %[11]s meta skuid != %[5]d counter drop comment "netd's source address, another sender"
 		ct status ! confirmed meta skuid %[5]d counter ct mark set 0x990 comment "netd's new flow"
 		ct status ! confirmed meta skuid != 0 meta skuid != %[5]d counter ct mark set 0x1 comment "another uid's new flow"
 		ct mark 0x990 ct direction original meta skuid != %[5]d counter drop comment "netd's flow, another sender"

@@ -27,7 +27,7 @@ mounts: {mask: [.env], watch: [Makefile], context: [~/notes]}
 egress: [api.example.com, "*.cdn.example.com", "git.example.com:22"]
 egress_ignored: [telemetry.example.com]
 env_secrets: {GITHUB_TOKEN: github.token}
-run: {permission_mode: acceptEdits, output: text, connectors: true, timeout: 600}
+run: {permission_mode: acceptEdits, output: text, connectors: true, timeout: 600, on_exec_change: fail}
 `
 	got, err := Parse([]byte(data), FileName)
 	if err != nil {
@@ -48,7 +48,7 @@ run: {permission_mode: acceptEdits, output: text, connectors: true, timeout: 600
 		Egress:        []string{"api.example.com", "*.cdn.example.com", "git.example.com:22"},
 		EgressIgnored: []string{"telemetry.example.com"},
 		EnvSecrets:    map[string]string{"GITHUB_TOKEN": "github.token"},
-		Run:           Run{PermissionMode: ModeAcceptEdits, Output: "text", Connectors: true, Timeout: 600},
+		Run:           Run{PermissionMode: ModeAcceptEdits, Output: "text", Connectors: true, Timeout: 600, OnExecChange: ExecChangeFail},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Parse() mismatch (-want +got):\n%s", diff)
@@ -61,7 +61,7 @@ func TestParseDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Manifest{Version: Version, Project: "demo", Profile: "default",
-		Run: Run{PermissionMode: ModeDefault, Output: DefaultOutput, Timeout: DefaultTimeout}}
+		Run: Run{PermissionMode: ModeDefault, Output: DefaultOutput, Timeout: DefaultTimeout, OnExecChange: ExecChangeWarn}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Parse(%q) mismatch (-want +got):\n%s", base, diff)
 	}
@@ -76,7 +76,7 @@ func TestWithDefaultsDoesNotChangeReceiver(t *testing.T) {
 	if d.RemoteServers["r"].Transport != DefaultTransport || d.Version != Version || d.Run.Timeout != DefaultTimeout {
 		t.Errorf("WithDefaults() = %+v", d)
 	}
-	set := Manifest{Version: 1, Run: Run{PermissionMode: ModePlan, Output: "json", Timeout: 60},
+	set := Manifest{Version: 1, Run: Run{PermissionMode: ModePlan, Output: "json", Timeout: 60, OnExecChange: ExecChangeFail},
 		RemoteServers: map[string]RemoteServer{"r": {Transport: "sse"}}}
 	if diff := cmp.Diff(set, set.WithDefaults()); diff != "" {
 		t.Errorf("WithDefaults() overrode set fields (-want +got):\n%s", diff)

@@ -19,6 +19,7 @@ import (
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/secrets"
+	"github.com/aboxhq/abox/internal/watch"
 )
 
 // Env is everything the checks may look at, and the cache of what they already looked at.
@@ -71,6 +72,7 @@ type cache struct {
 	networks   map[string]*lazy[*docker.Network]
 	probes     lazy[*probeRun]
 	store      lazy[secrets.Choice]
+	snapshot   lazy[watch.Snapshot]
 }
 
 // lazy is a value computed once.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -79,6 +80,16 @@ func (f *fixture) writeWS(name, content string) {
 		return
 	}
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// fifo puts a FIFO in a workspace file's place, as the agent can.
+func (f *fixture) fifo(name string) {
+	f.t.Helper()
+	p := filepath.Join(f.ws, filepath.FromSlash(name))
+	os.Remove(p)
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
 		f.t.Fatal(err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aboxhq/abox/internal/watch"
 )
@@ -147,6 +148,8 @@ func TestExecSurface(t *testing.T) {
 			f.approve()
 		}, ""},
 		{"an unapproved manifest is", func(f *fixture) { f.writeWS("agentbox.yaml", baseManifest+"egress: [x.example]\n") }, "changed: agentbox.yaml"},
+		{"a FIFO in a watched file's place", func(f *fixture) { f.fifo("deploy.sh") }, "changed: deploy.sh (now a FIFO)"},
+		{"a link to a device", func(f *fixture) { f.writeWS(".github/workflows/ci.yml", "->/dev/zero") }, "changed: .github/workflows/ci.yml (now a symlink → /dev/zero)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -202,6 +205,25 @@ func TestReviewCopy(t *testing.T) {
 	wantStatus(t, "artifacts.review-copy", got, Warn)
 	if !strings.Contains(got.Detail, "compose.yaml (edited)") || !strings.Contains(got.Detail, "devcontainer.json (not written by abox)") {
 		t.Errorf("detail %q", got.Detail)
+	}
+}
+
+// TestReviewCopyHostile: a FIFO or a link to a device in the review copy is named as such, at
+// once: doctor never opens it.
+func TestReviewCopyHostile(t *testing.T) {
+	f := newFixture(t, baseManifest).healthy()
+	f.fifo(".devcontainer/compose.yaml")
+	f.writeWS(".devcontainer/netpolicy.nft", "->/dev/zero")
+	done := make(chan Finding, 1)
+	go func() { done <- f.run(artifactsReviewCopy) }()
+	select {
+	case got := <-done:
+		wantStatus(t, "artifacts.review-copy", got, Warn)
+		if !strings.Contains(got.Detail, "compose.yaml (now a FIFO)") || !strings.Contains(got.Detail, "netpolicy.nft (now a symlink)") {
+			t.Errorf("detail %q", got.Detail)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("artifacts.review-copy blocked on a FIFO")
 	}
 }
 

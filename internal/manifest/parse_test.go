@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -310,5 +312,32 @@ func TestParseNullKeys(t *testing.T) {
 				t.Errorf("Parse(%q) problems mismatch (-want +got):\n%s", tc.data, diff)
 			}
 		})
+	}
+}
+
+// TestLoadHostileManifest: the manifest is in the workspace; a FIFO or a device in its place is
+// refused at once, never opened.
+func TestLoadHostileManifest(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, _, err := Load(path); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file: FIFO") {
+			t.Errorf("Load(fifo) error = %v, want not a regular file", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Load(fifo) blocked")
+	}
+	os.Remove(path)
+	if err := os.Symlink("/dev/zero", path); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Load(path); err == nil || !strings.Contains(err.Error(), "character device") {
+		t.Errorf("Load(link to /dev/zero) error = %v, want not a regular file", err)
 	}
 }

@@ -222,3 +222,33 @@ func TestGitStateSymlinkedHooksDirIsNotListed(t *testing.T) {
 		t.Errorf("GitState (-want +got):\n%s", diff)
 	}
 }
+
+// TestCompareReportsANewCap: a pattern that hits a bound after a run but did not before is a
+// change of its own, so filling a watched directory cannot hide what lies beyond the bound; a
+// cap that was already there is not.
+func TestCompareReportsANewCap(t *testing.T) {
+	ws := t.TempDir()
+	write(t, ws, map[string]string{".claude/settings.json": "{}"})
+	scope := Scope{Workspace: ws, Patterns: []string{".claude/"}}
+	before := Take(scope)
+	files := map[string]string{}
+	for i := 0; i < MaxPerPattern; i++ {
+		files[fmt.Sprintf(".claude/a%04d", i)] = ""
+	}
+	write(t, ws, files)
+	after := Take(scope)
+	caps := NewCaps(before.Capped, after.Capped)
+	if len(caps) != 1 || caps[0].String() != "capped .claude/: more than 500 entries; what lies beyond was not compared" {
+		t.Errorf("NewCaps = %v, want the new cap of .claude/", caps)
+	}
+	found := false
+	for _, c := range Compare(before, after) {
+		found = found || c.Area == AreaCap
+	}
+	if !found {
+		t.Error("Compare does not report the new cap")
+	}
+	if again := NewCaps(after.Capped, Take(scope).Capped); len(again) != 0 {
+		t.Errorf("a cap already there is reported again: %v", again)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -34,6 +35,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"statedir": cmdStateDir,
 			"chown":    cmdChown,
+			"mkfifo":   cmdMkfifo,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "root" {
@@ -106,4 +108,16 @@ func cmdStateDir(ts *testscript.TestScript, neg bool, args []string) {
 	ws, err := filepath.EvalSymlinks(ts.MkAbs(args[1]))
 	ts.Check(err)
 	ts.Setenv(args[0], filepath.Join(ts.Getenv("ABOX_STATE_HOME"), "projects", paths.Hash(ws)))
+}
+
+// cmdMkfifo replaces a file with a FIFO, as an agent can:
+//
+//	mkfifo PATH
+func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: mkfifo PATH")
+	}
+	p := ts.MkAbs(args[0])
+	os.Remove(p)
+	ts.Check(syscall.Mkfifo(p, 0o644))
 }

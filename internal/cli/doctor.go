@@ -45,8 +45,10 @@ fixes a warn or fail. Passing checks are listed with -v. The residual risks — 
 does not prevent — are stated on every run. The boundary.* checks are the ones abox run requires
 before it allows bypassPermissions.
 
-The first look records baselines of .git's dangerous keys and hooks and of the watched files;
-later looks report changes until --accept-git or --accept-watch records them again.
+git.tamper and workspace.exec-surface compare .git's dangerous keys and hooks and the watched
+files with the baseline abox up recorded, and report every change until --accept-git or
+--accept-watch records the workspace as it is now. Doctor never records a baseline on its own:
+without one they warn, and abox run refuses to start an agent.
 
 --probe starts a throwaway sandbox whose agent, as the project's agent user, tries each escape route (an
 unlisted name, Docker's resolver, an IP literal, IPv6, the host's bridge address, the gateway

@@ -13,17 +13,22 @@ import (
 
 // Exit codes. They are documented in the root command's help.
 const (
-	ExitOK       = 0 // success
-	ExitError    = 1 // any error
-	ExitDoctor   = 2 // doctor found at least one failing check
-	ExitBoundary = 3 // the sandbox could not be verified; nothing was started
+	ExitOK         = 0 // success
+	ExitError      = 1 // any error
+	ExitDoctor     = 2 // doctor found at least one failing check
+	ExitBoundary   = 3 // the sandbox could not be verified; nothing was started
+	ExitExecChange = 4 // a run changed what runs outside the sandbox, and run.on_exec_change is fail
 )
 
 const exitHelp = `Exit status:
   0  success
   1  error (the message says what and how to fix it)
   2  abox doctor found at least one failing check
-  3  boundary refusal: the sandbox could not be verified, so no agent was started`
+  3  boundary refusal: the sandbox could not be verified, so no agent was started
+  4  a run or shell changed an execution-adjacent file or the git state, and
+     run.on_exec_change is fail (the summary lists the changes; this status wins
+     over the agent's own)
+Otherwise abox run and abox shell exit with the agent's status.`
 
 // hinted attaches a hint naming the fix to an error.
 type hinted struct {

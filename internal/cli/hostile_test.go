@@ -101,7 +101,7 @@ var hostilePrinters = []struct {
 }{
 	{"run summary", false, func(t *testing.T, h *hostileProject) string {
 		h.err.Reset()
-		h.app.printSummary(h.outcome(t), false)
+		h.app.printSummary(h.outcome(t), false, "fail")
 		return h.err.String()
 	}},
 	{"logs --transcript", true, func(t *testing.T, h *hostileProject) string {
@@ -146,6 +146,9 @@ var hostileJSON = []struct {
 		var out []string
 		for _, r := range runs {
 			out = append(out, r.SessionID)
+			for _, c := range r.ExecChanges {
+				out = append(out, c.Name, strings.TrimPrefix(c.New, "symlink:"), strings.TrimPrefix(c.Name, "hook:"))
+			}
 			for _, n := range r.Notes {
 				out = append(out, strings.TrimPrefix(n, "agent stderr: "))
 			}
@@ -252,7 +255,7 @@ func newHostileProject(t *testing.T, payload string) *hostileProject {
 	h.run(t, "init", "--yes", "-C", h.ws, "--project", "p")
 	ps, _ := h.app.Paths()
 	h.state = ps.Project(realPath(t, h.ws))
-	h.run(t, "doctor") // records the workspace baseline
+	h.run(t, "doctor", "--accept-git", "--accept-watch") // records the workspace baseline, as abox up does
 	h.plant(t)
 	return h
 }
@@ -282,7 +285,8 @@ func (h *hostileProject) plant(t *testing.T) {
 	writeFile(t, filepath.Join(run, "netd", policy.MCPLog), jsonLine(t, nil,
 		policy.MCPRecord{TS: "2026-11-29T10:00:02.000Z", Method: "tools/call", Tool: p, Verdict: policy.Denied, Reason: "tool " + p + " is not allowed"}))
 	rec := telemetry.RunRecord{ID: "r1", TS: "2026-11-29T10:00:00Z", Project: "p", Kind: "run", SessionID: p,
-		Transcript: filepath.Join(run, "transcript.jsonl"), RunDir: run, Outcome: "exited", Notes: []string{"agent stderr: " + p}}
+		Transcript: filepath.Join(run, "transcript.jsonl"), RunDir: run, Outcome: "exited", Notes: []string{"agent stderr: " + p},
+		ExecChanges: hostileExec(p)}
 	writeFile(t, h.state.RunsIndex(), jsonLine(t, nil, rec))
 	var denied []byte
 	for _, kind := range []string{telemetry.DeniedDNS, telemetry.DeniedConn} {
@@ -306,7 +310,17 @@ func (h *hostileProject) outcome(t *testing.T) *sandbox.Outcome {
 	defer f.Close()
 	return &sandbox.Outcome{ID: "r1", Result: "exited", Duration: time.Second, Summary: telemetry.ReadSummary(f),
 		Transcript: filepath.Join(h.state.Runs(), "r1", "transcript.jsonl"), Harvest: hv,
-		Notes: []string{"agent stderr: " + h.payload}}
+		Notes: []string{"agent stderr: " + h.payload}, Exec: &sandbox.ExecReport{Changes: hostileExec(h.payload)}}
+}
+
+// hostileExec is what a run changed, as an agent that names files and link targets with the
+// payload leaves it: a file, a link's target, a git hook.
+func hostileExec(p string) []watch.ExecChange {
+	return []watch.ExecChange{
+		{Area: watch.AreaFile, Name: p, Change: "added", New: "fifo"},
+		{Area: watch.AreaFile, Name: "Makefile", Change: "changed", Old: "sha256:00", New: "symlink:" + p},
+		{Area: watch.AreaGit, Name: "hook:" + p, Change: "added", New: "sha256:00"},
+	}
 }
 
 // run runs abox in the project and returns its stdout; exit 0 and 2 (doctor's failures) pass.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -165,8 +164,8 @@ func (a *App) initState(dir string) (*initState, error) {
 // readExisting loads the manifest already in the workspace, if any. An invalid one stops init:
 // it would otherwise be overwritten.
 func (st *initState) readExisting() error {
-	data, err := os.ReadFile(filepath.Join(st.ws, manifest.FileName))
-	if errors.Is(err, fs.ErrNotExist) {
+	data, err := manifest.ReadFile(filepath.Join(st.ws, manifest.FileName))
+	if errors.Is(err, manifest.ErrNotFound) {
 		return nil
 	}
 	if err != nil {

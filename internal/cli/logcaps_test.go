@@ -32,7 +32,7 @@ func TestSummaryReportsLogCaps(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
 			a := &App{Err: &b}
-			a.printSummary(&sandbox.Outcome{ID: "r1", Result: "exited", Harvest: tc.harvest}, false)
+			a.printSummary(&sandbox.Outcome{ID: "r1", Result: "exited", Harvest: tc.harvest}, false, "warn")
 			for _, w := range tc.want {
 				if !strings.Contains(b.String(), w) {
 					t.Errorf("summary lacks %q:\n%s", w, b.String())

@@ -34,8 +34,9 @@ func newLogsCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "logs",
 		Short: "Show runs, DNS queries, MCP calls or a transcript",
-		Long: `Logs reads the project's local telemetry: the runs index (default), the DNS queries netd
-answered, the MCP requests netd forwarded to the gateway or refused, or one run's transcript.
+		Long: `Logs reads the project's local telemetry: the runs index (default; EXEC counts what a run
+changed in the files that run outside the sandbox and in git's settings, and --json lists each
+change as exec_changes), the DNS queries netd answered, the MCP requests netd forwarded to the gateway or refused, or one run's transcript.
 Everything shown was harvested from netd at teardown, never from the agent's container.
 
 With --transcript --json, every line is one JSON value: a stream-json event as recorded, or a
@@ -115,14 +116,17 @@ func (a *App) showRuns(runs []telemetry.RunRecord, o logsOptions) error {
 		fmt.Fprintln(a.Out, "no runs yet; start one with `abox run \"<prompt>\"`")
 		return nil
 	}
-	rows := [][]string{{"RUN", "WHEN", "MODE", "OUTCOME", "EXIT", "SECS", "DENIED", "REFUSED", "DROPPED", "SESSION"}}
+	rows := [][]string{{"RUN", "WHEN", "MODE", "OUTCOME", "EXIT", "SECS", "DENIED", "REFUSED", "DROPPED", "EXEC", "SESSION"}}
 	for _, r := range recent {
-		dropped := "-"
+		dropped, exec := "-", "-"
 		if r.DroppedPackets >= 0 {
 			dropped = strconv.FormatInt(r.DroppedPackets, 10)
 		}
+		if r.ExecChanges != nil {
+			exec = strconv.Itoa(len(r.ExecChanges))
+		}
 		rows = append(rows, []string{r.ID, r.TS, r.PermissionMode, r.Outcome, strconv.Itoa(r.ExitCode),
-			fmt.Sprintf("%.1f", r.DurationS), strconv.Itoa(r.DeniedDomains), strconv.Itoa(r.RefusedConns), dropped, r.SessionID})
+			fmt.Sprintf("%.1f", r.DurationS), strconv.Itoa(r.DeniedDomains), strconv.Itoa(r.RefusedConns), dropped, exec, r.SessionID})
 	}
 	table(a.Out, rows)
 	for _, r := range recent {

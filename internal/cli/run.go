@@ -40,8 +40,13 @@ the agent printed made visible; otherwise the raw stream-json goes to stdout.
 
 Teardown always happens — on success, failure, timeout or Ctrl-C: netd's logs are harvested
 from netd, the run is recorded in runs.jsonl, a summary is printed and both containers are
-removed (unless --keep). The exit status is the agent's; 3 when the sandbox could not be
-verified (no agent was started).
+removed (unless --keep). Then abox snapshots the files that run outside the sandbox (CI, make,
+package scripts, editor tasks, .claude/, the manifest) and git's dangerous settings and hooks
+again, as it did before netd started, and the summary lists what the run changed; a project
+with no baseline of them (abox up records it) is refused before anything starts.
+
+The exit status is the agent's; 3 when the sandbox could not be verified (no agent was
+started); 4 when the run changed any of those files or settings and run.on_exec_change is fail.
 
 Claude Code must be logged in: a project whose ~/.claude volume holds no login (and whose agent
 gets no ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN) is refused before anything starts; run
@@ -110,6 +115,10 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 	if err := checkRecordable(p.state.Runs()); err != nil {
 		return err
 	}
+	scope, err := a.execScope(p, pre.runSpec)
+	if err != nil {
+		return err
+	}
 	sb := &sandbox.Sandbox{
 		Docker: a.docker(), Project: p.state, Spec: pre.runSpec, Baseline: pre.baseline,
 		Now: a.Now, Progress: a.Err,
@@ -117,6 +126,7 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 	so := sandbox.Options{
 		Prompt: opts.prompt, Resume: opts.resume, Continue: opts.cont, Keep: opts.keep, Shell: opts.shell,
 		Timeout: opts.timeout, Masks: pre.runSpec.Masks, MaskWalkLimit: p.cfg.Limits.MaskWalk, SecretEnv: secretEnv, Gateway: pre.gateway,
+		Watch: scope,
 	}
 	if so.Timeout == 0 && !opts.shell {
 		so.Timeout = time.Duration(p.manifest.Run.Timeout) * time.Second
@@ -128,9 +138,13 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 	if err := sb.Record(so, out, p.manifest.Profile, p.manifest.Run.PermissionMode, p.manifest.Servers); err != nil {
 		a.warnf("", "recording the run: %v", err)
 	}
-	a.printSummary(out, opts.shell)
+	a.printSummary(out, opts.shell, pre.runSpec.OnExecChange)
 	if opts.shell || loggedOut(out) {
 		forgetLogin(p) // the shell may have logged in or out; the next run looks again
+	}
+	// First, so that nothing the agent prints (a login prompt) can trade this status for another.
+	if err := execVerdict(out.Exec, pre.runSpec.OnExecChange); err != nil {
+		return err
 	}
 	if !opts.shell && runErr == nil && loggedOut(out) {
 		return errorf(loginHint, "Claude Code is not logged in for this project: the run ended asking for /login")
@@ -166,9 +180,10 @@ func checkRecordable(dir string) error {
 }
 
 // printSummary prints what happened in a run to stderr. Every line goes through linef: the
-// session id, the names netd logged and the notes (the agent's last stderr line among them)
-// come from the agent, which must not be able to rewrite the summary on the terminal.
-func (a *App) printSummary(out *sandbox.Outcome, shell bool) {
+// session id, the names netd logged, the workspace files the run changed and the notes (the
+// agent's last stderr line among them) come from the agent, which must not be able to rewrite
+// the summary on the terminal.
+func (a *App) printSummary(out *sandbox.Outcome, shell bool, onExecChange string) {
 	w := a.Err
 	kind := "run"
 	if shell {
@@ -202,6 +217,7 @@ func (a *App) printSummary(out *sandbox.Outcome, shell bool) {
 		}
 		printLogCaps(w, "  ", out.ID, h.LogCaps())
 	}
+	printExec(w, out.Exec, onExecChange)
 	for _, n := range out.Notes {
 		linef(w, "  note: %s", n)
 	}

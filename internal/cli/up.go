@@ -36,7 +36,13 @@ unchanged), reconciles the profile's gateway, and records the manifest as approv
 
 The manifest lives in the workspace, which the agent can write, so abox run refuses a manifest
 changed since the last up. When the manifest widens what the sandbox may reach, up shows how and
-asks first (--yes accepts without asking). Up is idempotent.`,
+asks first (--yes accepts without asking). Up is idempotent.
+
+The first up also records the project's baseline of what runs outside the sandbox — the watched
+files (CI, make, package scripts, editor tasks, .claude/, the manifest) and git's dangerous
+settings and hooks — before any agent can have changed them; it lists the git settings and hooks
+it found, for you to look at. Later ups leave the baseline alone: only abox doctor --accept-watch
+and --accept-git change it, so running up again never accepts what a run changed.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runUp(c.Context(), a, opts) },
 	}
@@ -99,6 +105,9 @@ func runUp(ctx context.Context, a *App, opts upOptions) error {
 		return err
 	}
 	if err := a.upGateway(ctx, p, opts.forceGateway); err != nil {
+		return err
+	}
+	if err := a.recordBaseline(p, rs); err != nil {
 		return err
 	}
 	if err := statefs.WriteFile(p.state.Approved(), p.raw, statefs.PrivateMode); err != nil {

@@ -8,6 +8,7 @@ package detect
 
 import (
 	"bufio"
+	"bytes"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/aboxhq/abox/internal/egress"
+	"github.com/aboxhq/abox/internal/wsfile"
 )
 
 // markers maps a file in the workspace root, or a pattern of one, to the toolchain it implies.
@@ -170,18 +172,21 @@ func entry(host string, port int) (egress.Entry, bool) {
 	return e, err == nil
 }
 
+// maxGitConfig bounds the .git/config read for its remotes: the workspace's, so the agent's to
+// replace (wsfile reads only a regular file, and not through a symlink).
+const maxGitConfig = 4 << 20
+
 // GitRemotes returns allowlist entries for the workspace's git remotes, read from .git/config
 // without running git: https remotes as the host, ssh remotes as host:port. github.com adds the
 // API and archive hosts git and gh use.
 func GitRemotes(ws string) []string {
-	f, err := os.Open(filepath.Join(ws, ".git", "config"))
+	data, err := wsfile.Read(filepath.Join(ws, ".git", "config"), maxGitConfig, false)
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
 	var out []string
 	inRemote := false
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if strings.HasPrefix(line, "[") {

@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -303,6 +305,33 @@ func TestGitRemotesConfigSyntax(t *testing.T) {
 	want := []string{"a.example.test", "b.example.test:22"}
 	if diff := cmp.Diff(want, GitRemotes(ws)); diff != "" {
 		t.Errorf("GitRemotes() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestGitRemotesHostileConfig: a FIFO or a link out in .git/config's place yields nothing, at
+// once.
+func TestGitRemotesHostileConfig(t *testing.T) {
+	ws := workspace(t, map[string]string{".git/hooks/.keep": ""})
+	cfg := filepath.Join(ws, ".git", "config")
+	if err := syscall.Mkfifo(cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan []string, 1)
+	go func() { done <- GitRemotes(ws) }()
+	select {
+	case got := <-done:
+		if got != nil {
+			t.Errorf("GitRemotes(fifo) = %q, want nil", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("GitRemotes blocked on a FIFO .git/config")
+	}
+	os.Remove(cfg)
+	outside := filepath.Join(t.TempDir(), "config")
+	os.WriteFile(outside, []byte("[remote \"o\"]\n\turl = https://elsewhere.example/x\n"), 0o644)
+	os.Symlink(outside, cfg)
+	if got := GitRemotes(ws); got != nil {
+		t.Errorf("GitRemotes(link out) = %q, want nil", got)
 	}
 }
 

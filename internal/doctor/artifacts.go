@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/aboxhq/abox/internal/artifact"
 	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/wsfile"
 )
 
 // artifactsRendered: artifacts.json and runspec.json exist and decode. Without them there is no
@@ -99,22 +101,7 @@ func artifactsReviewCopy(_ context.Context, e *Env) Finding {
 	case !st.IsDir():
 		return warnf("remove it, then run `abox render`", "%s is not a directory (it is %s)", render.ReviewDir, st.Mode().Type())
 	}
-	var changed []string
-	for name, want := range idx.Review {
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		switch {
-		case err != nil:
-			changed = append(changed, name+" (missing)")
-		case render.SHA256(data) != want.SHA256:
-			changed = append(changed, name+" (edited)")
-		}
-	}
-	entries, _ := os.ReadDir(dir)
-	for _, d := range entries {
-		if _, ok := idx.Review[d.Name()]; !ok {
-			changed = append(changed, d.Name()+" (not written by abox)")
-		}
-	}
+	changed := reviewChanges(dir, idx.Review)
 	sort.Strings(changed)
 	if len(changed) > 0 {
 		return warnf("review them (an editor may run what they say on the host), delete what abox did not write, and run `abox render`",
@@ -123,18 +110,40 @@ func artifactsReviewCopy(_ context.Context, e *Env) Finding {
 	return okf("%s is as rendered", render.ReviewDir)
 }
 
-// maskedFunc reports whether a workspace-relative path is masked: it or a parent is.
-func maskedFunc(paths []string) func(string) bool {
-	set := map[string]bool{}
-	for _, p := range paths {
-		set[p] = true
-	}
-	return func(rel string) bool {
-		for p := rel; p != "." && p != "/" && p != ""; p = filepath.ToSlash(filepath.Dir(p)) {
-			if set[p] {
-				return true
-			}
+// Bounds on reading the review copy, which the agent can replace: a file larger than any abox
+// renders is edited, a directory of more names than abox writes holds the agent's own.
+const (
+	maxReviewFile  = 1 << 20
+	maxReviewNames = 256
+)
+
+// reviewChanges lists how the review copy in dir differs from what abox rendered (want). It
+// reads only regular files, never through a symlink, and never blocks: a FIFO or a link the
+// agent put in a file's place is named as such.
+func reviewChanges(dir string, want map[string]render.IndexFile) []string {
+	var changed []string
+	for name, f := range want {
+		data, err := wsfile.Read(filepath.Join(dir, name), maxReviewFile, false)
+		var nr *wsfile.NotRegularError
+		switch {
+		case errors.As(err, &nr):
+			changed = append(changed, name+" (now a "+wsfile.Kind(nr.Mode)+")")
+		case errors.Is(err, fs.ErrNotExist):
+			changed = append(changed, name+" (missing)")
+		case err != nil || render.SHA256(data) != f.SHA256:
+			changed = append(changed, name+" (edited)")
 		}
-		return false
 	}
+	d, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return changed
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(maxReviewNames)
+	for _, n := range names {
+		if _, ok := want[n]; !ok {
+			changed = append(changed, n+" (not written by abox)")
+		}
+	}
+	return changed
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/sandbox"
 	"github.com/aboxhq/abox/internal/secrets"
+	"github.com/aboxhq/abox/internal/watch"
 )
 
 // Env is everything the checks may look at, and the cache of what they already looked at.
@@ -73,6 +74,7 @@ type cache struct {
 	probes     lazy[*probeRun]
 	store      lazy[secrets.Choice]
 	masks      lazy[*sandbox.MaskSet]
+	snapshot   lazy[watch.Snapshot]
 }
 
 // lazy is a value computed once.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,9 +20,10 @@ import (
 	"github.com/aboxhq/abox/internal/owner"
 	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/watch"
 )
 
-// A fixture is a project rendered, written and approved exactly as `abox up` leaves it, with a
+// A fixture is a project rendered, written, approved and baselined exactly as `abox up` leaves it, with a
 // fake docker that answers like a daemon on which `abox up` ran: images built, network created,
 // no gateway, no running sandbox. Tests break one thing and look at one check.
 type fixture struct {
@@ -59,6 +61,7 @@ func newFixture(t *testing.T, manifestYAML string) *fixture {
 	f.writeWS(manifest.FileName, manifestYAML)
 	f.render()
 	f.approve()
+	f.baseline()
 	f.fake = dockertest.New(t)
 	return f
 }
@@ -83,6 +86,16 @@ func (f *fixture) writeWS(name, content string) {
 		return
 	}
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// fifo puts a FIFO in a workspace file's place, as the agent can.
+func (f *fixture) fifo(name string) {
+	f.t.Helper()
+	p := filepath.Join(f.ws, filepath.FromSlash(name))
+	os.Remove(p)
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -122,6 +135,17 @@ func (f *fixture) render() {
 		f.t.Fatal(err)
 	}
 	if _, err := artifact.Write(f.project, arts); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// baseline records the workspace as it is now as the baseline, as `abox up` does for a project
+// that has none.
+func (f *fixture) baseline() {
+	f.t.Helper()
+	os.Remove(f.project.Baselines())
+	e := f.env()
+	if _, _, err := watch.RecordInitial(f.project.Baselines(), watch.Take(e.watchScope()), e.timestamp()); err != nil {
 		f.t.Fatal(err)
 	}
 }

@@ -173,9 +173,10 @@ func (e *Env) connectorsRisk() Risk {
 
 // workspaceRisk: /workspace is a live bind; what the agent writes runs elsewhere later.
 func (e *Env) workspaceRisk() Risk {
-	patterns, masks := e.watchPatterns()
+	_, masks := e.watchPatterns()
+	patterns := e.watchScope().Patterns
 	return Risk{ID: "risk.workspace-live", Title: "/workspace is live", Applies: true,
-		Detail: fmt.Sprintf("%s is bound read-write: files the agent writes run later in CI, make, editors; %d pattern(s) watched (after the fact), %d masked",
+		Detail: fmt.Sprintf("%s is bound read-write: files the agent writes run later in CI, make, editors; %d pattern(s) watched (each run reports what it changed, after the fact), %d masked",
 			e.Project.Workspace, len(patterns), len(masks)),
 		Hint: "add paths you can spare to mounts.mask; `abox doctor` reports changes to watched ones",
 		Data: map[string]any{"workspace": e.Project.Workspace, "watched": patterns, "masked": masks}}

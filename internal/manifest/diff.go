@@ -9,7 +9,8 @@ import (
 )
 
 // Widening lists how b reaches further than a: hosts, servers, secrets and context added,
-// masks or narrowing removed, connectors switched on, the permission mode changed. Each line
+// masks or narrowing removed, connectors switched on, the permission mode changed, a failing
+// run.on_exec_change relaxed. Each line
 // starts with "+" (more reach) or "-" (a control removed). It is what `abox up` asks about.
 func Widening(a, b *Manifest) []string {
 	var out []string
@@ -66,6 +67,9 @@ func Widening(a, b *Manifest) []string {
 	}
 	if a.Run.PermissionMode != b.Run.PermissionMode {
 		out = append(out, fmt.Sprintf("+ run.permission_mode: %s → %s", a.Run.PermissionMode, b.Run.PermissionMode))
+	}
+	if a.Run.OnExecChange == ExecChangeFail && b.Run.OnExecChange != ExecChangeFail {
+		out = append(out, "- run.on_exec_change: fail (a run that changes what runs outside the sandbox no longer fails)")
 	}
 	return out
 }

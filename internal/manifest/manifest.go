@@ -62,6 +62,9 @@ type Run struct {
 	Output         string `yaml:"output,omitempty"`
 	Connectors     bool   `yaml:"connectors,omitempty"`
 	Timeout        int    `yaml:"timeout,omitempty"` // seconds
+	// OnExecChange says what a run that changed an execution-adjacent file or the git state
+	// does: warn (list the changes in its summary) or fail (list them and exit non-zero).
+	OnExecChange string `yaml:"on_exec_change,omitempty"`
 }
 
 // Permission modes Claude Code accepts.
@@ -79,6 +82,13 @@ var (
 	Transports      = []string{"streamable-http", "sse"}
 	Toolchains      = []string{"python", "go", "node", "rust", "java", "ruby", "php", "dotnet"}
 	ServerNetworks  = []string{"shared", "none"}
+	OnExecChanges   = []string{ExecChangeWarn, ExecChangeFail}
+)
+
+// Values of run.on_exec_change.
+const (
+	ExecChangeWarn = "warn"
+	ExecChangeFail = "fail"
 )
 
 // Defaults.
@@ -103,6 +113,9 @@ func (m Manifest) WithDefaults() Manifest {
 	}
 	if m.Run.Timeout == 0 {
 		m.Run.Timeout = DefaultTimeout
+	}
+	if m.Run.OnExecChange == "" {
+		m.Run.OnExecChange = ExecChangeWarn
 	}
 	if len(m.RemoteServers) > 0 {
 		rs := make(map[string]RemoteServer, len(m.RemoteServers))

@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/aboxhq/abox/internal/termtext"
+	"github.com/aboxhq/abox/internal/wsfile"
 )
 
 // MaxSize is the largest manifest abox reads.
@@ -156,8 +157,13 @@ func Load(path string) (*Manifest, []byte, error) {
 	return m, data, err
 }
 
+// ReadFile reads the manifest at path as [Load] does, without parsing it: at most one byte more
+// than [MaxSize], so that decoding reports a larger file; only a regular file, opened without
+// blocking (the manifest is in the workspace, where the agent may leave a FIFO in its place).
+func ReadFile(path string) ([]byte, error) { return readLimited(path) }
+
 func readLimited(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := wsfile.Open(path, true)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%w in %s", ErrNotFound, filepath.Dir(path))

@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -27,7 +29,7 @@ mounts: {mask: [.env], watch: [Makefile], context: [~/notes]}
 egress: [api.example.com, "*.cdn.example.com", "git.example.com:22"]
 egress_ignored: [telemetry.example.com]
 env_secrets: {GITHUB_TOKEN: github.token}
-run: {permission_mode: acceptEdits, output: text, connectors: true, timeout: 600}
+run: {permission_mode: acceptEdits, output: text, connectors: true, timeout: 600, on_exec_change: fail}
 `
 	got, err := Parse([]byte(data), FileName)
 	if err != nil {
@@ -48,7 +50,7 @@ run: {permission_mode: acceptEdits, output: text, connectors: true, timeout: 600
 		Egress:        []string{"api.example.com", "*.cdn.example.com", "git.example.com:22"},
 		EgressIgnored: []string{"telemetry.example.com"},
 		EnvSecrets:    map[string]string{"GITHUB_TOKEN": "github.token"},
-		Run:           Run{PermissionMode: ModeAcceptEdits, Output: "text", Connectors: true, Timeout: 600},
+		Run:           Run{PermissionMode: ModeAcceptEdits, Output: "text", Connectors: true, Timeout: 600, OnExecChange: ExecChangeFail},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Parse() mismatch (-want +got):\n%s", diff)
@@ -61,7 +63,7 @@ func TestParseDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Manifest{Version: Version, Project: "demo", Profile: "default",
-		Run: Run{PermissionMode: ModeDefault, Output: DefaultOutput, Timeout: DefaultTimeout}}
+		Run: Run{PermissionMode: ModeDefault, Output: DefaultOutput, Timeout: DefaultTimeout, OnExecChange: ExecChangeWarn}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Parse(%q) mismatch (-want +got):\n%s", base, diff)
 	}
@@ -76,7 +78,7 @@ func TestWithDefaultsDoesNotChangeReceiver(t *testing.T) {
 	if d.RemoteServers["r"].Transport != DefaultTransport || d.Version != Version || d.Run.Timeout != DefaultTimeout {
 		t.Errorf("WithDefaults() = %+v", d)
 	}
-	set := Manifest{Version: 1, Run: Run{PermissionMode: ModePlan, Output: "json", Timeout: 60},
+	set := Manifest{Version: 1, Run: Run{PermissionMode: ModePlan, Output: "json", Timeout: 60, OnExecChange: ExecChangeFail},
 		RemoteServers: map[string]RemoteServer{"r": {Transport: "sse"}}}
 	if diff := cmp.Diff(set, set.WithDefaults()); diff != "" {
 		t.Errorf("WithDefaults() overrode set fields (-want +got):\n%s", diff)
@@ -310,5 +312,32 @@ func TestParseNullKeys(t *testing.T) {
 				t.Errorf("Parse(%q) problems mismatch (-want +got):\n%s", tc.data, diff)
 			}
 		})
+	}
+}
+
+// TestLoadHostileManifest: the manifest is in the workspace; a FIFO or a device in its place is
+// refused at once, never opened.
+func TestLoadHostileManifest(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, _, err := Load(path); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file: FIFO") {
+			t.Errorf("Load(fifo) error = %v, want not a regular file", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Load(fifo) blocked")
+	}
+	os.Remove(path)
+	if err := os.Symlink("/dev/zero", path); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Load(path); err == nil || !strings.Contains(err.Error(), "character device") {
+		t.Errorf("Load(link to /dev/zero) error = %v, want not a regular file", err)
 	}
 }

@@ -329,6 +329,9 @@ func (c *checker) run(m *Manifest) {
 	if r.Timeout != 0 && (r.Timeout < MinTimeout || r.Timeout > MaxTimeout) {
 		c.add("run.timeout", "%d is outside %d–%d seconds", r.Timeout, MinTimeout, MaxTimeout)
 	}
+	if r.OnExecChange != "" && !slices.Contains(OnExecChanges, r.OnExecChange) {
+		c.add("run.on_exec_change", "%q is not one of %s", r.OnExecChange, strings.Join(OnExecChanges, ", "))
+	}
 }
 
 func (c *checker) tooLong(loc string, n int) bool {

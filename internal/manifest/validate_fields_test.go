@@ -478,6 +478,10 @@ func TestValidateRun(t *testing.T) {
 		{"connectors text", "run: {connectors: maybe}", []string{"line 3: cannot unmarshal !!str `maybe` into bool"}},
 		{"output unknown", "run: {output: xml}", []string{`run.output: "xml" is not one of stream-json, json, text`}},
 		{"output hostile", `run: {output: "text --dangerously-skip-permissions"}`, []string{`run.output: "text --dangerously-skip-permissions" is not one of stream-json, json, text`}},
+		{"on_exec_change warn", "run: {on_exec_change: warn}", nil},
+		{"on_exec_change fail", "run: {on_exec_change: fail}", nil},
+		{"on_exec_change unknown", "run: {on_exec_change: ignore}", []string{`run.on_exec_change: "ignore" is not one of warn, fail`}},
+		{"on_exec_change case", "run: {on_exec_change: Fail}", []string{`run.on_exec_change: "Fail" is not one of warn, fail`}},
 		{"every problem", "run: {permission_mode: yolo, output: xml, timeout: 1}", []string{
 			`run.permission_mode: "yolo" is not one of default, acceptEdits, bypassPermissions, plan`,
 			`run.output: "xml" is not one of stream-json, json, text`,

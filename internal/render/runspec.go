@@ -24,23 +24,26 @@ import (
 //
 //	docker <Netd.Args> <Netd.Image> <Netd.Command> [--gateway-addr <ip>:<port>]
 type RunSpec struct {
-	Version     string     `json:"abox_version"`
-	Project     string     `json:"project"`
-	Profile     string     `json:"profile"`
-	Hash        string     `json:"hash"`
-	Network     string     `json:"network"`
-	RunToken    string     `json:"run_token"`
-	ClaudeVol   string     `json:"claude_volume"`
-	Netd        RunCommand `json:"netd"`
-	Agent       RunCommand `json:"agent"`
-	Shell       []string   `json:"shell_command"`
-	Masks       []string   `json:"mask_patterns"`
-	Watch       []string   `json:"watch_patterns"`
-	Permission  string     `json:"permission_mode"`
-	Timeout     int        `json:"timeout_s"`
-	Connectors  bool       `json:"connectors"`
-	Egress      int        `json:"egress_entries"`
-	MCPEndpoint string     `json:"mcp_endpoint"`
+	Version    string     `json:"abox_version"`
+	Project    string     `json:"project"`
+	Profile    string     `json:"profile"`
+	Hash       string     `json:"hash"`
+	Network    string     `json:"network"`
+	RunToken   string     `json:"run_token"`
+	ClaudeVol  string     `json:"claude_volume"`
+	Netd       RunCommand `json:"netd"`
+	Agent      RunCommand `json:"agent"`
+	Shell      []string   `json:"shell_command"`
+	Masks      []string   `json:"mask_patterns"`
+	Watch      []string   `json:"watch_patterns"`
+	Permission string     `json:"permission_mode"`
+	Timeout    int        `json:"timeout_s"`
+	Connectors bool       `json:"connectors"`
+	// OnExecChange is run.on_exec_change: warn, or fail, which makes a run that changed an
+	// execution-adjacent file or the git state exit non-zero.
+	OnExecChange string `json:"on_exec_change"`
+	Egress       int    `json:"egress_entries"`
+	MCPEndpoint  string `json:"mcp_endpoint"`
 	// Reown gives the project's ~/.claude volume to the agent's uid and gid, when they changed
 	// since the volume was filled (the workspace changed hands, or agent.uid did): a throwaway
 	// container with no network, root with only CAP_CHOWN and CAP_DAC_READ_SEARCH, that follows
@@ -193,24 +196,25 @@ func (m *model) runSpec() ([]byte, error) {
 	netd, agent := m.netdContainer(), m.agentContainer()
 	egressAll, _ := m.egressList()
 	rs := RunSpec{
-		Version:     m.s.Version,
-		Project:     m.m.Project,
-		Profile:     m.m.Profile,
-		Hash:        m.s.Project.Hash,
-		Network:     m.c.Network,
-		RunToken:    RunToken,
-		ClaudeVol:   ClaudeVolume(m.s.Project.Hash),
-		Netd:        RunCommand{Args: append([]string{"run", "--detach"}, netd.Args()...), Image: netd.Image, Command: netd.Command},
-		Agent:       RunCommand{Args: append([]string{"create"}, agent.Args()...), Image: agent.Image, Command: agent.Command},
-		Shell:       []string{"/bin/bash", "-l"},
-		Masks:       m.masks(),
-		Watch:       m.watch(),
-		Permission:  m.m.Run.PermissionMode,
-		Timeout:     m.m.Run.Timeout,
-		Connectors:  m.m.Run.Connectors,
-		Egress:      len(egressAll),
-		MCPEndpoint: mcpURL,
-		Reown:       m.reownCommand(),
+		Version:      m.s.Version,
+		Project:      m.m.Project,
+		Profile:      m.m.Profile,
+		Hash:         m.s.Project.Hash,
+		Network:      m.c.Network,
+		RunToken:     RunToken,
+		ClaudeVol:    ClaudeVolume(m.s.Project.Hash),
+		Netd:         RunCommand{Args: append([]string{"run", "--detach"}, netd.Args()...), Image: netd.Image, Command: netd.Command},
+		Agent:        RunCommand{Args: append([]string{"create"}, agent.Args()...), Image: agent.Image, Command: agent.Command},
+		Shell:        []string{"/bin/bash", "-l"},
+		Masks:        m.masks(),
+		Watch:        m.watch(),
+		Permission:   m.m.Run.PermissionMode,
+		Timeout:      m.m.Run.Timeout,
+		Connectors:   m.m.Run.Connectors,
+		OnExecChange: m.m.Run.OnExecChange,
+		Egress:       len(egressAll),
+		MCPEndpoint:  mcpURL,
+		Reown:        m.reownCommand(),
 	}
 	return marshalJSON(rs)
 }

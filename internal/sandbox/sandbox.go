@@ -78,6 +78,7 @@ import (
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/statefs"
 	"github.com/aboxhq/abox/internal/telemetry"
+	"github.com/aboxhq/abox/internal/watch"
 )
 
 // Sandbox holds what a run needs from the host.
@@ -117,6 +118,9 @@ type Options struct {
 	// reported it before the run ([gateway.Address]); zero when the project has no MCP servers.
 	// It completes netd's argv ([policy.GatewayAddrFlag]): netd dials it and nothing else.
 	Gateway netip.AddrPort
+	// Watch, when set, is what the run snapshots ([WatchScope]) before netd starts and again
+	// after teardown; [Outcome.Exec] is the difference.
+	Watch *watch.Scope
 }
 
 // ErrBoundary marks a run refused because the sandbox could not be verified. No agent started.
@@ -140,6 +144,7 @@ type Outcome struct {
 	Phases              []Phase
 	Argv                [][]string            // the docker argv run for netd and the agent
 	MaskEvents          []telemetry.MaskEvent // masks that did not hold at teardown (see "Masks")
+	Exec                *ExecReport           // what the run changed that runs outside the sandbox; nil if not watched
 
 	firstOutput time.Time // when the agent's first line of output arrived
 	masks       *maskRun  // what was masked at start; nil when nothing was started
@@ -150,7 +155,8 @@ type Outcome struct {
 // netd ready (netd loads the ruleset and self-tests), policy verify (the ruleset read back),
 // agent start (until the agent's first output), agent run (until it exits), agent exit (its exit
 // status), netd stop (netd writes its counters, while the agent is removed), harvest (netd's logs
-// copied out) and teardown (netd removed). A run refused early has the first few only.
+// copied out), teardown (netd removed) and, for a watched run, exec diff (the workspace
+// snapshotted again and compared). A run refused early has the first few, then the teardown's.
 type Phase struct {
 	Name string        `json:"name"`
 	Dur  time.Duration `json:"dur_ns"`
@@ -185,6 +191,7 @@ func (s *Sandbox) Run(ctx context.Context, o Options) (*Outcome, error) {
 		return out, err
 	}
 	defer out.masks.release()
+	before := snapshotBefore(o)
 	err := s.run(ctx, o, out, c)
 	if err != nil && ctx.Err() != nil && out.Result == "refused" {
 		// The start was cut short by the caller, not refused by a check.
@@ -195,6 +202,7 @@ func (s *Sandbox) Run(ctx context.Context, o Options) (*Outcome, error) {
 	// Teardown must finish even when ctx is cancelled by Ctrl-C or the timeout: it keeps ctx's
 	// values only, and each of its steps gets its own deadline when it starts.
 	s.teardown(context.WithoutCancel(ctx), o, out, c)
+	s.compareAfter(o, out, before, c)
 	out.Duration = s.Now().Sub(out.Started)
 	return out, err
 }

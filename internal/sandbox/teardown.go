@@ -103,6 +103,9 @@ func (s *Sandbox) Record(o Options, out *Outcome, profile, permission string, se
 	if rec.Servers == nil {
 		rec.Servers = []string{}
 	}
+	if x := out.Exec; x != nil {
+		rec.ExecChanges, rec.ExecCapped = x.Changes, x.Capped
+	}
 	if h := out.Harvest; h != nil {
 		rec.DeniedDomains = len(h.DeniedNames())
 		rec.RefusedConns = len(h.RefusedConnections())

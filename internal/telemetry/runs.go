@@ -2,8 +2,8 @@
 // netd logs harvested from each run, and the egress review queue built from them — the names
 // the agent looked up or connected to and was denied.
 //
-// Everything here is read from files abox harvested from netd at teardown, never from anything
-// the agent could write.
+// Everything here is read from files abox harvested from netd at teardown, or observed by abox
+// itself on the host, never from anything the agent could write.
 package telemetry
 
 import (
@@ -16,6 +16,7 @@ import (
 	"os"
 
 	"github.com/aboxhq/abox/internal/statefs"
+	"github.com/aboxhq/abox/internal/watch"
 )
 
 // RunRecord is one row of runs.jsonl. The prompt itself is never stored, only its digest.
@@ -44,6 +45,13 @@ type RunRecord struct {
 	LogCaps []LogCap `json:"log_caps,omitempty"`
 	// Masks lists the masks that did not hold at teardown what they held at start.
 	Masks []MaskEvent `json:"masks,omitempty"`
+	// ExecChanges are what the run changed in the files that run outside the sandbox and in
+	// the git state: abox's own snapshots of the workspace, taken on the host before the agent
+	// started and after its container was gone. [] for a run that changed none; null in a
+	// record written before runs were watched.
+	ExecChanges []watch.ExecChange `json:"exec_changes"`
+	// ExecCapped are the watch patterns that hit a bound in the snapshot after the run.
+	ExecCapped []watch.Capped `json:"exec_capped,omitempty"`
 }
 
 // AppendRun appends one row to runs.jsonl.

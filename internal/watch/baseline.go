@@ -7,21 +7,36 @@ import (
 	"io/fs"
 	"os"
 	"sort"
-	"strings"
 
 	"github.com/aboxhq/abox/internal/statefs"
 )
 
 // Baseline is the project's baselines.json: the git and watch fingerprints accepted last, each
-// with the time it was recorded. It lives in abox's state directory, out of the agent's reach,
-// and is written atomically with mode 0600. The two sections are updated independently and
-// never clobber each other. A section was recorded when its timestamp is set; its map may be
+// with the time it was recorded. `abox up` records both when they are missing, before any agent
+// can have run; after that only an explicit accept (`abox doctor --accept-git`,
+// `--accept-watch`) changes a section. It lives in abox's state directory, out of the agent's
+// reach, and is written atomically with mode 0600. The two sections are updated independently
+// and never clobber each other. A section was recorded when its timestamp is set; its map may be
 // empty.
 type Baseline struct {
 	Git     map[string]string `json:"git,omitempty"`
 	GitTS   string            `json:"git_ts,omitempty"`
 	Watch   map[string]string `json:"watch,omitempty"`
 	WatchTS string            `json:"watch_ts,omitempty"`
+	// WatchCapped are the watch patterns that hit a bound when the watch section was recorded.
+	WatchCapped []Capped `json:"watch_capped,omitempty"`
+}
+
+// Recorded reports whether both sections were recorded: a project without them does not start
+// an agent.
+func (b *Baseline) Recorded() bool { return b.GitTS != "" && b.WatchTS != "" }
+
+// SetGit records snap's git state as the git section, at ts.
+func (b *Baseline) SetGit(snap Snapshot, ts string) { b.Git, b.GitTS = snap.Git, ts }
+
+// SetWatch records snap's watched files as the watch section, at ts.
+func (b *Baseline) SetWatch(snap Snapshot, ts string) {
+	b.Watch, b.WatchCapped, b.WatchTS = snap.Files, snap.Capped, ts
 }
 
 // LoadBaseline reads the baseline at path. A missing file is an empty baseline.
@@ -91,25 +106,25 @@ func Diff(old, new map[string]string) []Change {
 	return out
 }
 
-// Summarize describes at most n changes in one line, naming each with name(c.Name):
-// "changed: a, b; added: c; and 2 more".
-func Summarize(cs []Change, n int, name func(string) string) string {
-	groups := map[string][]string{}
-	for i, c := range cs {
-		if i == n {
-			break
+// RecordInitial records snap, at ts, as each section of the baseline at path that was never
+// recorded, and leaves a recorded section alone: what `abox up` does, so that running it again
+// after a run never accepts what the run changed. It reports which sections it recorded. A
+// corrupt file is an error, not replaced: only an explicit accept may do that.
+func RecordInitial(path string, snap Snapshot, ts string) (git, files bool, err error) {
+	b, err := LoadBaseline(path)
+	if err != nil {
+		return false, false, err
+	}
+	if b.Recorded() {
+		return false, false, nil
+	}
+	err = UpdateBaseline(path, func(b *Baseline) {
+		if git = b.GitTS == ""; git {
+			b.SetGit(snap, ts)
 		}
-		groups[c.Kind()] = append(groups[c.Kind()], name(c.Name))
-	}
-	var parts []string
-	for _, k := range []string{"changed", "added", "removed"} {
-		if len(groups[k]) > 0 {
-			parts = append(parts, k+": "+strings.Join(groups[k], ", "))
+		if files = b.WatchTS == ""; files {
+			b.SetWatch(snap, ts)
 		}
-	}
-	s := strings.Join(parts, "; ")
-	if len(cs) > n {
-		s += fmt.Sprintf("; and %d more", len(cs)-n)
-	}
-	return s
+	})
+	return git, files, err
 }

@@ -10,15 +10,29 @@
 // abox's controls apply; masking every such path would break ordinary work. abox watches them
 // instead and reports a change as its own finding.
 //
-// Two fingerprints are kept:
+// Two fingerprints are kept, together a [Snapshot] taken by [Take]:
 //
 //   - [GitState] reads .git/config (and the files it includes) without running git, which would
 //     itself execute what it is asked to check, and keeps only the keys that run code or
-//     redirect credentials, plus the content hash of every hook;
-//   - [Files] hashes the files matched by the watch patterns, records symlinks by their target
-//     without following them, and caps each pattern so a huge directory cannot stall doctor.
+//     redirect credentials, plus the fingerprint of every hook;
+//   - [Files] fingerprints the files matched by the watch patterns: a regular file by content, a
+//     symlink by its target, a FIFO, socket or device by its type.
 //
-// Both are flat maps from a name to a fingerprint, stored in a [Baseline] and compared with
-// [Diff]. The first look records a baseline (trust on first use); later looks report what
-// changed until the user accepts it.
+// Both are flat maps from a name to a fingerprint. `abox up` records them as the project's
+// [Baseline] before any agent can have run, so nothing an agent plants is ever accepted without
+// the user saying so; every run compares a snapshot taken before its agent starts with one taken
+// after its containers are gone ([Compare]), and doctor compares the workspace with the
+// baseline until the user accepts the change.
+//
+// # A hostile workspace
+//
+// The agent chose every byte and every file type under the workspace, and the snapshot is taken
+// on the host, as the user. So a snapshot opens nothing but regular files, with O_NONBLOCK and
+// O_NOFOLLOW (internal/wsfile), follows a symlink only while it stays in the workspace, hashes a
+// file only up to [MaxHashBytes] (a larger one, or one past the snapshot's [MaxHashTotal], is
+// fingerprinted by size, inode and ctime, which the agent cannot forge), and bounds the entries
+// one pattern visits, the names read from one directory and the depth ([MaxPerPattern],
+// [MaxDirEntries], [MaxDepth]). A pattern that hits a bound is [Capped], and a cap that was not
+// there before is itself a change: a bound may make a snapshot report too much, never hide what
+// it did not look at.
 package watch

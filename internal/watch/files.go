@@ -1,17 +1,27 @@
 package watch
 
 import (
+	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 )
 
-// MaxPerPattern bounds the files one watch pattern may fingerprint, so that a pattern matching
-// node_modules cannot stall doctor. A pattern that reaches it is reported as [Capped].
-const MaxPerPattern = 500
+// Bounds of [Files], so that what the agent plants under a watched path (a million files, a
+// directory tree a thousand levels deep) cannot stall the snapshot. A pattern that reaches one
+// stops there and is reported as [Capped]: what lies beyond was not looked at, and a snapshot
+// says so rather than pass it over in silence.
+const (
+	MaxPerPattern = 500  // entries (files, directories, links) one pattern visits
+	MaxDirEntries = 4096 // names read from one directory
+	MaxDepth      = 32   // directory levels below the workspace root
+)
 
 // BuiltinPatterns are watched in every project on top of defaults.watch and mounts.watch: files
 // the agent could write that run code or steer an agent elsewhere — Claude Code's hooks,
@@ -22,22 +32,33 @@ func BuiltinPatterns() []string {
 	return []string{".claude/", ".mcp.json", "CLAUDE.md", ".envrc", ".devcontainer/", ".gitattributes", "agentbox.yaml"}
 }
 
-// Capped is a pattern that matched more than [MaxPerPattern] files; the rest were not read.
+// Capped is a pattern that hit one of the bounds; the rest of what it matches was not read.
 type Capped struct {
 	Pattern string `json:"pattern"`
-	Files   int    `json:"files"` // how many were fingerprinted
+	Files   int    `json:"files"`  // how many entries were visited
+	Reason  string `json:"reason"` // which bound: "more than 500 entries", …
 }
 
-// Files fingerprints ([Fingerprint]) what patterns match in the workspace ws, keyed by
-// slash-separated path relative to ws.
+// Files fingerprints what patterns match in the workspace ws, keyed by slash-separated path
+// relative to ws.
 //
 // A pattern is a relative path whose segments may hold path.Match globs ("*.code-workspace",
 // ".github/workflows"); it is anchored at the workspace root, and a trailing slash makes it
-// match directories only. A matched directory is walked. Symlinks are never followed, neither
+// match directories only. A matched directory is walked. Symlinks are never traversed, neither
 // to a file nor to a directory nor as a parent segment: the link is fingerprinted by its target
-// instead, so a retargeted link is a change. masked reports paths the sandbox masks; they are
-// not watched, since the agent cannot write them.
+// (and, when the target is in the workspace, by what it leads to) instead, so a retargeted
+// link is a change. masked reports paths the sandbox masks; they are not watched, since the
+// agent cannot write them.
 func Files(ws string, patterns []string, masked func(rel string) bool) (map[string]string, []Capped) {
+	fp := newFingerprinter(ws)
+	defer fp.close()
+	return files(fp, patterns, masked)
+}
+
+func files(fp *fingerprinter, patterns []string, masked func(rel string) bool) (map[string]string, []Capped) {
+	if masked == nil {
+		masked = func(string) bool { return false }
+	}
 	out := map[string]string{}
 	var capped []Capped
 	seen := map[string]bool{}
@@ -46,15 +67,12 @@ func Files(ws string, patterns []string, masked func(rel string) bool) (map[stri
 			continue
 		}
 		seen[p] = true
-		n := 0
-		full := false
-		for _, rel := range expand(ws, p) {
-			if full = walkMatch(ws, rel, masked, out, &n); full {
-				break
-			}
+		w := &walker{fp: fp, masked: masked, out: out, left: MaxPerPattern}
+		for _, rel := range w.expand(p) {
+			w.visit(rel)
 		}
-		if full {
-			capped = append(capped, Capped{Pattern: p, Files: n})
+		if w.capped != "" {
+			capped = append(capped, Capped{Pattern: p, Files: MaxPerPattern - w.left, Reason: w.capped})
 		}
 	}
 	return out, capped
@@ -76,10 +94,27 @@ func validPattern(p string) bool {
 	return true
 }
 
+// walker visits what one pattern matches, within the pattern's budget.
+type walker struct {
+	fp     *fingerprinter
+	masked func(string) bool
+	out    map[string]string
+	left   int    // entries the pattern may still visit
+	capped string // the bound that stopped it, or ""
+}
+
+func (w *walker) full(format string, args ...any) {
+	if w.capped == "" {
+		w.capped = fmt.Sprintf(format, args...)
+	}
+}
+
+func (w *walker) abs(rel string) string { return filepath.Join(w.fp.ws, filepath.FromSlash(rel)) }
+
 // expand returns the workspace-relative paths a pattern matches, segment by segment. A
 // segment that is a symlink ends the expansion there: the link itself is the match, recorded by
 // its target and never traversed.
-func expand(ws, pattern string) []string {
+func (w *walker) expand(pattern string) []string {
 	dirOnly := strings.HasSuffix(pattern, "/")
 	segs := strings.Split(strings.Trim(pattern, "/"), "/")
 	cur, links := []string{""}, []string{}
@@ -87,9 +122,9 @@ func expand(ws, pattern string) []string {
 		last := i == len(segs)-1
 		var next []string
 		for _, rel := range cur {
-			for _, name := range matchSegment(filepath.Join(ws, rel), seg) {
+			for _, name := range w.matchSegment(rel, seg) {
 				child := path.Join(rel, name)
-				st, err := os.Lstat(filepath.Join(ws, child))
+				st, err := os.Lstat(w.abs(child))
 				switch {
 				case err != nil:
 				case st.Mode()&fs.ModeSymlink != 0:
@@ -105,11 +140,11 @@ func expand(ws, pattern string) []string {
 	return dedupe(append(cur, links...))
 }
 
-// matchSegment lists the names in dir matching the glob seg (or seg itself when it has no glob
-// character and exists).
-func matchSegment(dir, seg string) []string {
-	st, err := os.Lstat(dir)
-	if err != nil || !st.IsDir() {
+// matchSegment lists the names in the directory rel matching the glob seg (or seg itself when
+// it has no glob character and exists).
+func (w *walker) matchSegment(rel, seg string) []string {
+	dir := w.abs(rel)
+	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
 		return nil
 	}
 	if !strings.ContainsAny(seg, `*?[\`) {
@@ -118,49 +153,78 @@ func matchSegment(dir, seg string) []string {
 		}
 		return nil
 	}
-	entries, err := os.ReadDir(dir)
+	names, err := w.readDir(rel)
 	if err != nil {
 		return nil
 	}
 	var out []string
-	for _, e := range entries {
-		if ok, _ := path.Match(seg, e.Name()); ok {
-			out = append(out, e.Name())
+	for _, n := range names {
+		if ok, _ := path.Match(seg, n); ok {
+			out = append(out, n)
 		}
 	}
 	return out
 }
 
-// walkMatch fingerprints rel, or every file under it when it is a directory, into out. It
-// returns true when the pattern's budget n reached [MaxPerPattern].
-func walkMatch(ws, rel string, masked func(string) bool, out map[string]string, n *int) bool {
-	root := filepath.Join(ws, filepath.FromSlash(rel))
-	full := false
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		r, _ := filepath.Rel(ws, p)
-		r = filepath.ToSlash(r)
-		if masked != nil && masked(r) {
-			if d != nil && d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if err != nil {
-			out[r] = "unreadable: " + errText(err)
-			return nil
-		}
-		if d.IsDir() {
-			return nil // WalkDir never descends through a symlink
-		}
-		if *n >= MaxPerPattern {
-			full = true
-			return filepath.SkipAll
-		}
-		*n++
-		out[r] = Fingerprint(p)
-		return nil
-	})
-	return full
+// visit fingerprints rel, or every entry under it when it is a directory, depth first in name
+// order, until the budget runs out.
+func (w *walker) visit(rel string) {
+	if w.capped != "" || w.masked(rel) {
+		return
+	}
+	if w.left == 0 {
+		w.full("more than %d entries", MaxPerPattern)
+		return
+	}
+	w.left--
+	p := w.abs(rel)
+	st, err := os.Lstat(p)
+	switch {
+	case err != nil:
+		w.out[rel] = fpUnread + errText(err)
+		return
+	case !st.IsDir():
+		w.out[rel] = w.fp.of(p)
+		return
+	case strings.Count(rel, "/") >= MaxDepth:
+		w.full("deeper than %d levels at %s", MaxDepth, rel)
+		return
+	}
+	names, err := w.readDir(rel)
+	if err != nil {
+		w.out[rel] = fpUnread + errText(err)
+		return
+	}
+	for _, n := range names {
+		w.visit(path.Join(rel, n))
+	}
+}
+
+// readDir returns the sorted names in the directory rel, opened without following a link; a
+// directory of more than [MaxDirEntries] names caps the pattern and yields none.
+func (w *walker) readDir(rel string) ([]string, error) {
+	f, err := os.OpenFile(w.abs(rel), os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(MaxDirEntries + 1)
+	if len(names) > MaxDirEntries {
+		w.full("%s holds more than %d entries", displayDir(rel), MaxDirEntries)
+		return nil, nil
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+func displayDir(rel string) string {
+	if rel == "" {
+		return "the workspace root"
+	}
+	return rel
 }
 
 func dedupe(s []string) []string {

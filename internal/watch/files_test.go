@@ -87,10 +87,15 @@ func TestFilesCapsEachPattern(t *testing.T) {
 	files["Makefile"] = "x"
 	write(t, ws, files)
 	got, capped := Files(ws, []string{"node_modules", "Makefile"}, nil)
-	if len(got) != MaxPerPattern+1 {
-		t.Errorf("Files fingerprinted %d files, want %d", len(got), MaxPerPattern+1)
+	// node_modules itself, then a directory and its file each: every entry counts
+	if want := (MaxPerPattern-1)/2 + 1; len(got) != want {
+		t.Errorf("Files fingerprinted %d files, want %d", len(got), want)
 	}
-	if diff := cmp.Diff([]Capped{{Pattern: "node_modules", Files: MaxPerPattern}}, capped); diff != "" {
+	if got["Makefile"] == "" {
+		t.Error("a capped pattern stopped the next one")
+	}
+	want := []Capped{{Pattern: "node_modules", Files: MaxPerPattern, Reason: "more than 500 entries"}}
+	if diff := cmp.Diff(want, capped); diff != "" {
 		t.Errorf("capped (-want +got):\n%s", diff)
 	}
 }
@@ -113,9 +118,10 @@ func TestBaselineRoundTripKeepsSections(t *testing.T) {
 }
 
 func TestSummarize(t *testing.T) {
-	cs := Diff(map[string]string{"a": "1", "b": "1", "c": "1"}, map[string]string{"a": "2", "b": "1", "d": "1", "e": "1"})
-	got := Summarize(cs, 3, strings.ToUpper)
-	if want := "changed: A; added: D; removed: C; and 1 more"; got != want {
+	cs := DiffFiles(map[string]string{"a": "sha256:1", "b": "sha256:1", "c": "sha256:1"},
+		map[string]string{"a": "fifo", "b": "sha256:1", "d": "symlink:/etc/shadow", "e": "sha256:2"})
+	got := Summarize(cs, 3)
+	if want := "changed: a (now a FIFO); added: d (a symlink → /etc/shadow); removed: c; and 1 more"; got != want {
 		t.Errorf("Summarize = %q, want %q", got, want)
 	}
 }

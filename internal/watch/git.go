@@ -1,7 +1,6 @@
 package watch
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -13,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/aboxhq/abox/internal/wsfile"
 )
 
 // Limits on what git-tamper reads.
@@ -41,9 +42,17 @@ var ErrNotRepo = errors.New("not a git repository")
 //
 // A .git file ("gitdir: …", a worktree or submodule) is followed, and its commondir too; the
 // pointer itself is part of the fingerprint. Git is never run: it would execute the very hooks
-// and helpers being checked.
+// and helpers being checked. Files in the workspace are read as [Files] reads them: a symlink is
+// followed only while it stays in the workspace, and nothing but a regular file is opened.
+// Files outside it (a worktree's common directory, an include under ~) are git's to follow.
 func GitState(ws, home string) (map[string]string, error) {
-	gitDir, common, pointer, err := findGitDir(ws)
+	fp := newFingerprinter(ws)
+	defer fp.close()
+	return gitState(fp, home)
+}
+
+func gitState(fp *fingerprinter, home string) (map[string]string, error) {
+	gitDir, common, pointer, err := findGitDir(fp)
 	if err != nil {
 		return nil, err
 	}
@@ -51,21 +60,21 @@ func GitState(ws, home string) (map[string]string, error) {
 	if pointer != "" {
 		st["gitdir"] = pointer
 	}
-	r := &configReader{st: st, home: home, seen: map[string]bool{}}
+	r := &configReader{fp: fp, st: st, home: home, seen: map[string]bool{}}
 	r.read(filepath.Join(common, "config"), 0, false)
 	if gitDir != common {
 		r.read(filepath.Join(gitDir, "config.worktree"), 0, true)
 	} else {
 		r.read(filepath.Join(common, "config.worktree"), 0, true)
 	}
-	hooks(st, filepath.Join(common, "hooks"))
+	hooks(fp, st, filepath.Join(common, "hooks"))
 	return st, nil
 }
 
-// findGitDir returns the git directory of ws, its common directory (equal unless a worktree),
-// and the "gitdir:" pointer when .git is a file.
-func findGitDir(ws string) (gitDir, common, pointer string, err error) {
-	dotgit := filepath.Join(ws, ".git")
+// findGitDir returns the git directory of the workspace, its common directory (equal unless a
+// worktree), and the "gitdir:" pointer when .git is a file.
+func findGitDir(fp *fingerprinter) (gitDir, common, pointer string, err error) {
+	dotgit := filepath.Join(fp.ws, ".git")
 	st, err := os.Lstat(dotgit)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -75,9 +84,9 @@ func findGitDir(ws string) (gitDir, common, pointer string, err error) {
 	case st.IsDir():
 		return dotgit, dotgit, "", nil
 	case !st.Mode().IsRegular():
-		return "", "", "", fmt.Errorf("%s is neither a directory nor a gitdir file", dotgit)
+		return "", "", "", fmt.Errorf("%s is a %s, neither a directory nor a gitdir file", dotgit, wsfile.Kind(st.Mode()))
 	}
-	data, err := readRegular(dotgit, 4096, false)
+	data, err := wsfile.Read(dotgit, 4096, false)
 	if err != nil {
 		return "", "", "", err
 	}
@@ -89,10 +98,10 @@ func findGitDir(ws string) (gitDir, common, pointer string, err error) {
 	pointer = strings.TrimSpace(target)
 	gitDir = pointer
 	if !filepath.IsAbs(gitDir) {
-		gitDir = filepath.Join(ws, gitDir)
+		gitDir = filepath.Join(fp.ws, gitDir)
 	}
 	common = gitDir
-	if c, err := readRegular(filepath.Join(gitDir, "commondir"), 4096, true); err == nil {
+	if c, err := fp.read(filepath.Join(gitDir, "commondir"), 4096); err == nil {
 		if c := strings.TrimSpace(string(c)); filepath.IsAbs(c) {
 			common = c
 		} else if c != "" {
@@ -102,8 +111,22 @@ func findGitDir(ws string) (gitDir, common, pointer string, err error) {
 	return filepath.Clean(gitDir), filepath.Clean(common), pointer, nil
 }
 
+// read reads at most max bytes of a regular file: one in the workspace through the workspace
+// root, following links only inside it; one outside as git would, following links, but only to
+// a regular file.
+func (f *fingerprinter) read(path string, max int64) ([]byte, error) {
+	if rel, err := filepath.Rel(f.ws, path); err == nil && filepath.IsLocal(rel) {
+		if f.root == nil {
+			return nil, fmt.Errorf("the workspace cannot be opened")
+		}
+		return wsfile.ReadIn(f.root, rel, max)
+	}
+	return wsfile.Read(path, max, true)
+}
+
 // configReader reads config files into a fingerprint, following includes.
 type configReader struct {
+	fp   *fingerprinter
 	st   map[string]string
 	home string
 	seen map[string]bool
@@ -116,9 +139,9 @@ func (r *configReader) read(path string, depth int, optional bool) {
 	}
 	r.seen[path] = true
 	if target, err := os.Readlink(path); err == nil {
-		r.st[gitLinkPrefix+path] = target // git follows it; so does abox, and records where
+		r.st[gitLinkPrefix+path] = target // git follows it; abox too, inside the workspace, and records where
 	}
-	data, err := readRegular(path, MaxConfigSize, true)
+	data, err := r.fp.read(path, MaxConfigSize)
 	if errors.Is(err, fs.ErrNotExist) && optional {
 		return
 	}
@@ -169,9 +192,15 @@ func shownValue(e Entry) string {
 	return e.Value
 }
 
-// hooks adds the fingerprint of every hook in dir that is not a .sample.
-func hooks(st map[string]string, dir string) {
-	f, err := os.Open(dir)
+// hooks adds the fingerprint of every hook in dir that is not a .sample. A hooks directory that
+// is a symlink is recorded by its target and not listed.
+func hooks(fp *fingerprinter, st map[string]string, dir string) {
+	if target, err := os.Readlink(dir); err == nil {
+		st[gitLinkPrefix+dir] = target
+		st[gitErrorPrefix+dir] = "a symlink; its hooks were not read"
+		return
+	}
+	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			st[gitErrorPrefix+dir] = errText(err)
@@ -179,126 +208,29 @@ func hooks(st map[string]string, dir string) {
 		return
 	}
 	defer f.Close()
-	entries, err := f.ReadDir(MaxHooks + 1)
+	names, err := f.Readdirnames(MaxHooks + 1)
 	if err != nil && !errors.Is(err, io.EOF) {
 		st[gitErrorPrefix+dir] = errText(err)
 	}
-	if len(entries) > MaxHooks {
+	if len(names) > MaxHooks {
 		st[gitErrorPrefix+dir] = fmt.Sprintf("more than %d entries; only the first were read", MaxHooks)
-		entries = entries[:MaxHooks]
+		names = names[:MaxHooks]
 	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
-	for _, d := range entries {
-		if strings.HasSuffix(d.Name(), ".sample") {
+	sort.Strings(names)
+	for _, name := range names {
+		if strings.HasSuffix(name, ".sample") {
 			continue
 		}
-		st[gitHookPrefix+d.Name()] = hookFingerprint(filepath.Join(dir, d.Name()))
+		st[gitHookPrefix+name] = fp.of(filepath.Join(dir, name))
 	}
-}
-
-// hookFingerprint is [Fingerprint], plus the content of a symlink's target: git runs a hook
-// through its link, so a change behind the link matters as much as a retargeted link.
-func hookFingerprint(path string) string {
-	fp := Fingerprint(path)
-	if strings.HasPrefix(fp, "symlink:") {
-		if sum, err := hashRegular(path, true); err == nil {
-			fp += " sha256:" + sum
-		}
-	}
-	return fp
-}
-
-// Fingerprint describes the file at path without following a symlink: "sha256:<hex>" for a
-// regular file, "symlink:<target>", "dir", "special:<mode>" for anything else, or
-// "unreadable: <reason>". A regular file is opened without blocking, so a FIFO swapped in
-// after the check cannot stall the caller.
-func Fingerprint(path string) string {
-	st, err := os.Lstat(path)
-	switch {
-	case err != nil:
-		return "unreadable: " + errText(err)
-	case st.Mode()&fs.ModeSymlink != 0:
-		target, err := os.Readlink(path)
-		if err != nil {
-			return "unreadable: " + errText(err)
-		}
-		return "symlink:" + target
-	case st.IsDir():
-		return "dir"
-	case !st.Mode().IsRegular():
-		return "special:" + st.Mode().Type().String()
-	}
-	sum, err := hashRegular(path, false)
-	if err != nil {
-		return "unreadable: " + errText(err)
-	}
-	return "sha256:" + sum
-}
-
-// hashRegular hashes a regular file, refusing anything else even if it was swapped in. A
-// symlink is followed only when follow is set.
-func hashRegular(path string, follow bool) (string, error) {
-	f, err := openRegular(path, follow)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, bufio.NewReader(f)); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// readRegular reads at most max bytes of a regular file.
-func readRegular(path string, max int64, follow bool) ([]byte, error) {
-	f, err := openRegular(path, follow)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("larger than %d bytes", max)
-	}
-	return data, nil
-}
-
-// openRegular opens a regular file for reading without blocking on a FIFO or device.
-func openRegular(path string, follow bool) (*os.File, error) {
-	flags := os.O_RDONLY | syscall.O_NONBLOCK
-	if !follow {
-		flags |= syscall.O_NOFOLLOW
-	}
-	f, err := os.OpenFile(path, flags, 0)
-	if err != nil {
-		return nil, err
-	}
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("not a regular file")
-	}
-	return f, nil
 }
 
 func fingerprintData(data []byte, err error) string {
 	if err != nil {
-		return "unreadable: " + errText(err)
+		return fpUnread + errText(err)
 	}
 	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-// errText is err without the path, which the key already names.
-func errText(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
+	return fpFile + hex.EncodeToString(sum[:])
 }
 
 // DescribeGitKey turns a GitState key into words for a report: "core.fsmonitor", "hook
@@ -314,7 +246,7 @@ func DescribeGitKey(k string) string {
 	case strings.HasPrefix(k, gitErrorPrefix):
 		return "unreadable " + strings.TrimPrefix(k, gitErrorPrefix)
 	case strings.HasPrefix(k, gitLinkPrefix):
-		return "symlinked config " + strings.TrimPrefix(k, gitLinkPrefix)
+		return "symlink " + strings.TrimPrefix(k, gitLinkPrefix)
 	}
 	return k
 }
@@ -330,4 +262,15 @@ func CountGit(st map[string]string) (keys, hooks int) {
 		}
 	}
 	return keys, hooks
+}
+
+// GitPresent lists what a [GitState] fingerprint holds, for a person, sorted: "core.hookspath =
+// .githooks", "hook pre-commit", "hook post-merge (a FIFO)".
+func GitPresent(st map[string]string) []string {
+	out := make([]string, 0, len(st))
+	for k, v := range st {
+		out = append(out, ExecChange{Area: AreaGit, Name: k, Change: "added", New: v}.Text())
+	}
+	sort.Strings(out)
+	return out
 }

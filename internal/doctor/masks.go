@@ -121,16 +121,6 @@ func (e *Env) maskSet(patterns []string) (*sandbox.MaskSet, error) {
 	return walk()
 }
 
-// maskedPaths returns the workspace-relative paths `abox run` masks for patterns; none when
-// the walk fails (artifacts.masks reports that).
-func (e *Env) maskedPaths(patterns []string) []string {
-	set, err := e.maskSet(patterns)
-	if err != nil {
-		return nil
-	}
-	return set.Paths()
-}
-
 // maskWalkLimit is config.yaml's limits.mask_walk; 0 (the default) when it did not load.
 func (e *Env) maskWalkLimit() int {
 	if e.Config == nil {

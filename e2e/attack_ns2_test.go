@@ -637,12 +637,15 @@ func TestAttackSharedNamespaceMinute(t *testing.T) {
 		`    claude net spoof-race t$k.wild.test `+o+` 2 > /dev/null & sleep 0.3`,
 		`    echo "f-tls-$k $(claude net tls 127.0.0.1:443 t$k.wild.test)"; wait`,
 		`  done > /tmp/forge.out ) &`,
+		// An allowed use that timed out is tried once more: the planter's bursts fill netd's
+		// resolver's socket buffer, so the agent can deny itself a lookup, which is no breach.
+		`again() { local r; r=$("$@"); case "$r" in *"i/o timeout"*) echo x >> /tmp/retries; r=$("$@");; esac; echo "$r"; }`,
 		`i=0`,
 		`while [ $SECONDS -lt $end ]; do i=$((i+1))`,
-		`  echo "a-dns-$i $(claude net dns 127.0.0.1:53 allowed.test)"`,
-		`  echo "a-tls-$i $(claude net tls 127.0.0.1:443 allowed.test)"`,
-		`  echo "a-tcp-$i $(claude net tcp allowed.test:2222 hi-$i)"`,
-		`  echo "a-aimed-$i $(claude net tls `+o+`:443 allowed.test)"`,
+		`  echo "a-dns-$i $(again claude net dns 127.0.0.1:53 allowed.test)"`,
+		`  echo "a-tls-$i $(again claude net tls 127.0.0.1:443 allowed.test)"`,
+		`  echo "a-tcp-$i $(again claude net tcp allowed.test:2222 hi-$i)"`,
+		`  echo "a-aimed-$i $(again claude net tls `+o+`:443 allowed.test)"`,
 		`  r=$(claude mcp-call call echo "{\"text\":\"minute-$i\"}")`,
 		`  case "$r" in *minute-$i*) echo "a-mcp-$i {\"ok\":true}";; *) echo "a-mcp-$i {\"ok\":false}";; esac`,
 		`  echo "d-dns-$i $(claude net dns 127.0.0.1:53 deny-$i.test)"`,
@@ -657,7 +660,8 @@ func TestAttackSharedNamespaceMinute(t *testing.T) {
 		`echo "capture $(cat /tmp/cap.json)"`,
 		`echo "plant $(cat /tmp/plant.json)"`,
 		`echo "reuse $(cat /tmp/reuse.json)"`,
-		`cat /tmp/forge.out`)
+		`cat /tmp/forge.out`,
+		`echo "retries {\"ok\":true,\"sent\":$(cat /tmp/retries 2>/dev/null | wc -l)}"`)
 	if ev := h.Traffic(other.Container); len(ev) != 0 {
 		t.Errorf("the forbidden host was reached: %d events, first %v", len(ev), ev[0])
 	}
@@ -682,7 +686,11 @@ func TestAttackSharedNamespaceMinute(t *testing.T) {
 	}
 	rounds, forged := minuteRounds(t, got, srv.IP, o)
 	denied := minuteDenials(t, h, rounds)
-	t.Logf("%d rounds, %d forging rounds; netd logged as denied: %v", rounds, forged, denied)
+	retries := got["retries"].Sent
+	t.Logf("%d rounds, %d forging rounds, %d allowed uses tried again after a timeout; netd logged as denied: %v", rounds, forged, retries, denied)
+	if retries*4 > int64(rounds) {
+		t.Errorf("%d allowed uses timed out once in %d rounds: more than the agent's own floods explain", retries, rounds)
+	}
 	for _, rule := range []string{"docker dns as a source refused", "netd ports as a source refused", "refused tcp"} {
 		if n := lastCounter(t, h, rule); n == 0 {
 			t.Errorf("netd's counters show nothing refused by %q", rule)

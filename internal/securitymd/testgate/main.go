@@ -115,7 +115,11 @@ func check(args []string, stdout, stderr io.Writer) (failed bool, err error) {
 		fmt.Fprintf(stderr, "error: %s\n  ↳ %s\n", p.msg, p.hint)
 	}
 	if len(problems) > 0 {
-		fmt.Fprintf(stderr, "testgate: %d problems in %s\n", len(problems), suiteNames(suites))
+		noun := "problems"
+		if len(problems) == 1 {
+			noun = "problem"
+		}
+		fmt.Fprintf(stderr, "testgate: %d %s in %s\n", len(problems), noun, suiteNames(suites))
 		return true, nil
 	}
 	what := "ran and passed"

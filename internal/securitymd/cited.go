@@ -63,11 +63,11 @@ type Suite struct {
 }
 
 // Problem is a cited test that proves nothing in this CI run: it failed, skipped, never
-// finished or never ran. Error and Hint are the two lines CI prints.
+// finished or never ran. Message and Hint are the two lines CI prints.
 type Problem struct {
-	Ref   string
-	Error string // rows E1 and E4 cite e2e.TestX, which skipped
-	Hint  string // what to do about it
+	Ref     string
+	Message string // rows E1, E4 cite e2e.TestX, which skipped in the e2e suite
+	Hint    string // what to do about it
 }
 
 // CheckRan returns a problem for every test cited that did not run and pass in suites, where
@@ -90,7 +90,7 @@ func CheckRan(cits []Citation, module string, suites []Suite, partial bool) []Pr
 		if what == "" {
 			continue
 		}
-		problems = append(problems, Problem{Ref: ref, Error: citers(cs) + " " + ref + ", which " + what, Hint: hint})
+		problems = append(problems, Problem{Ref: ref, Message: citers(cs) + " " + ref + ", which " + what, Hint: hint})
 	}
 	return problems
 }
@@ -146,7 +146,7 @@ func notRunHint(c Citation, pkg string, suites []Suite) string {
 	return fmt.Sprintf("%s ran, but not %s: renamed, or behind a build tag no suite sets?", c.Dir, parent)
 }
 
-// citers names who cites a test: "row E1 cites", "rows E1 and NS1 cite".
+// citers names who cites a test: "row E1 cites", "rows E1, NS1 and SECURITY.md:312 cite".
 func citers(cs []Citation) string {
 	seen := map[string]bool{}
 	var rows, lines []string

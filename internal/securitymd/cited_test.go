@@ -85,7 +85,7 @@ func TestCitations(t *testing.T) {
 func TestCheckRan(t *testing.T) {
 	var got []string
 	for _, p := range CheckRan(Citations(citedMD), mod, citedSuites(t), false) {
-		got = append(got, p.Error+" ↳ "+p.Hint)
+		got = append(got, p.Message+" ↳ "+p.Hint)
 	}
 	want := []string{
 		"row E2 cites e2e.TestFails, which failed in the e2e suite ↳ its output is above",
@@ -112,7 +112,7 @@ func TestCheckRan(t *testing.T) {
 func TestCheckRanNamesEveryCitingRow(t *testing.T) {
 	md := citedMD + "| E9 | a | c | refused | `e2e.TestFails` |\nAnd `e2e.TestFails` again.\n"
 	ps := CheckRan(Citations(md), mod, citedSuites(t), false)
-	if len(ps) == 0 || ps[0].Error != "rows E2, E9 and SECURITY.md:12 cite e2e.TestFails, which failed in the e2e suite" {
+	if len(ps) == 0 || ps[0].Message != "rows E2, E9 and SECURITY.md:12 cite e2e.TestFails, which failed in the e2e suite" {
 		t.Errorf("first problem = %+v", ps)
 	}
 }
@@ -124,7 +124,7 @@ func TestCheckRanPartial(t *testing.T) {
 	}
 	suites[0] = suite(t, "hermetic", mod+"/internal/p TestTable/exact_case fail")
 	ps := CheckRan(Citations(citedMD), mod, suites, true)
-	if len(ps) != 1 || !strings.Contains(ps[0].Error, "row E1 cites internal/p.TestTable/exact_case, which failed") {
+	if len(ps) != 1 || !strings.Contains(ps[0].Message, "row E1 cites internal/p.TestTable/exact_case, which failed") {
 		t.Errorf("CheckRan(partial) = %+v, want the failure only", ps)
 	}
 }

@@ -90,8 +90,11 @@ func TestRead(t *testing.T) {
 	if diff := cmp.Diff([]string{"p/a fail", "p/b fail build failed", "p/c ", "p/d skip"}, got); diff != "" {
 		t.Errorf("Packages() (-want +got):\n%s", diff)
 	}
+	if r.Test("p/a", "TestSubs/has_space") == nil {
+		t.Error(`Test("p/a", "TestSubs/has_space") = nil, want the subtest`)
+	}
 	if r.Test("p/a", "TestSubs/has space") != nil || r.Test("p/b", "TestPass") != nil || r.Test("p/a", "TestSub") != nil {
-		t.Error("Test matched a name go test did not report")
+		t.Error("Test matched a name go test did not report exactly")
 	}
 	if got := r.Subtests("p/a", "TestSubs"); !cmp.Equal(got, []string{"TestSubs/has_space", "TestSubs/skips"}) {
 		t.Errorf("Subtests(TestSubs) = %q", got)

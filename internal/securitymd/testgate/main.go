@@ -109,7 +109,7 @@ func check(args []string, stdout, stderr io.Writer) (failed bool, err error) {
 	cits := securitymd.Citations(string(doc))
 	problems := checkSkips(module, suites, cits, allowed, *allowFile)
 	for _, p := range securitymd.CheckRan(cits, module, suites, *partial) {
-		problems = append(problems, problem{p.Error, p.Hint})
+		problems = append(problems, problem{p.Message, p.Hint})
 	}
 	for _, p := range problems {
 		fmt.Fprintf(stderr, "error: %s\n  ↳ %s\n", p.msg, p.hint)

@@ -29,8 +29,10 @@ func readAllowlist(file string) (map[string]allowed, error) {
 		if l == "" || strings.HasPrefix(l, "#") {
 			continue
 		}
-		ref, reason, _ := strings.Cut(l, " ")
-		reason = strings.TrimSpace(reason)
+		ref, reason := l, ""
+		if i := strings.IndexAny(l, " \t"); i >= 0 {
+			ref, reason = l[:i], strings.TrimSpace(l[i:])
+		}
 		where := fmt.Sprintf("%s:%d", file, i+1)
 		switch {
 		case !strings.Contains(ref, ".Test") && !strings.Contains(ref, ".Fuzz"):

@@ -31,7 +31,7 @@ func repo(t *testing.T, files map[string]string) {
 		"go.mod":      "module example.com/m\n\ngo 1.26\n",
 		"SECURITY.md": "| id | attack | control | result | test |\n|--|--|--|--|--|\n| R4 | a | c | refused | `e2e.TestCited` `internal/p.TestSub/a_case` |\n",
 		".ci/allowed-skips": "# Tests that may skip in CI.\n\n# It needs a registry some machines lack.\n" +
-			"e2e.TestAllowed needs the host's npm registry\n",
+			"e2e.TestAllowed\tneeds the host's npm registry\n",
 		"hermetic.json": passed("internal/p", "TestSub") + passed("internal/p", "TestSub/a_case") + ev("pass", "internal/p", ""),
 		"e2e.json":      passed("e2e", "TestCited") + skipped("e2e", "TestAllowed", "npm is not installed") + ev("pass", "e2e", ""),
 	}

@@ -39,6 +39,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "print":
 		var r *testjson.Run
 		r, err = testjson.Print(stdout, stdin)
+		if err != nil {
+			err = usageError{"reading go test -json: " + err.Error(), "pipe the stdout of go test -json into testgate print"}
+		}
 		failed = err == nil && anyFailed(r)
 	case "check":
 		failed, err = check(args[1:], stdout, stderr)

@@ -23,7 +23,7 @@ func TestAttackExecSurfaceDetected(t *testing.T) {
 	h := harness.Setup(t)
 	ws := h.Workspace
 	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
-		t.Skipf("git init: %v %s", err, out)
+		t.Fatalf("git init: %v %s (e2e/setup.sh installs git)", err, out)
 	}
 	h.WriteFile(".github/workflows/ci.yml", "on: push\njobs: {}\n")
 	h.WriteFile("build.mk", "all:\n\ttrue\n")

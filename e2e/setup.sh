@@ -19,7 +19,9 @@ export DEBIAN_FRONTEND=noninteractive DOCKER_BUILDKIT=0
 base_image=${ABOX_E2E_BASE:-abox-e2e-base:bookworm}
 cache=${ABOX_E2E_CACHE:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/.cache}
 work=$cache/setup
-packages=(docker.io debootstrap nftables iptables ca-certificates)
+# docker.io and the rest run the suite; git, npm and perl are what tests call on the host (the
+# hermetic suite's nft, git and perl checks too), so that no test skips in CI for want of one.
+packages=(docker.io debootstrap nftables iptables ca-certificates git npm perl)
 dockerd_wait=60
 
 # now prints the time in microseconds.
@@ -49,8 +51,10 @@ install_packages() {
 	local t missing=() p
 	t=$(now)
 	for p in "${packages[@]}"; do
-		# Any docker engine will do; installing docker.io over docker-ce would conflict.
+		# Any docker engine will do; installing docker.io over docker-ce would conflict. Likewise
+		# any npm: Debian's would conflict with a nodejs that brings its own.
 		[[ $p == docker.io ]] && command -v dockerd >/dev/null && continue
+		[[ $p == npm ]] && command -v npm >/dev/null && continue
 		if [[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) != "install ok installed" ]]; then
 			missing+=("$p")
 		fi

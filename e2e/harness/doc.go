@@ -25,6 +25,5 @@
 // daemon and in e2e/.cache (or $ABOX_E2E_CACHE): the stand-in claude, testsrv and mcpstub as
 // static binaries in FROM scratch images, a client image (base + curl, dig, nc, the host's
 // extra CA certificates and the test CA), and the abox binary itself ($ABOX_E2E_ABOX names a
-// prebuilt one instead). Until cmd/abox exists, tests that need it are skipped with a clear
-// message.
+// prebuilt one instead). A test that needs abox fails, never skips, when cmd/abox is missing.
 package harness

@@ -2,13 +2,17 @@
 
 package docker_test
 
-// These tests drive the real docker CLI against a real daemon:
+// These tests drive the real docker CLI against a real daemon, in CI's end-to-end suite:
 //
 //	go test -tags e2e -run E2E -v ./internal/docker/
 //
-// They use only a local image (ABOX_E2E_BASE_IMAGE, default abox-test-base:bookworm; see
-// §8 of the reference notes docker-here.md for how CI imports it) and never pull. Everything they create
-// carries the labels abox.test=docker-pkg and abox.test.run=<run id>, and is removed at the end.
+// They use only the local base image e2e/setup.sh builds ($ABOX_E2E_BASE, default
+// abox-e2e-base:bookworm, as for the e2e harness) and never pull; without a daemon or that
+// image they fail, as the e2e suite does, rather than skip. Everything they create carries the
+// labels abox.test=docker-pkg and abox.test.run=<run id>, and is removed at the end. They
+// are kept beside the e2e suite because they pin the client's own contract against the real
+// CLI (ErrNotFound per object kind, exit codes, CopyFrom dropping symlinks and FIFOs, what a
+// cancelled `docker run` leaves), which the e2e suite reaches only through abox's own uses.
 
 import (
 	"bytes"
@@ -33,20 +37,20 @@ type e2eEnv struct {
 	labels map[string]string // put on everything the test creates
 }
 
-// newE2E skips unless a daemon answers and the base image is present.
+// newE2E fails the test unless a daemon answers and the base image is present.
 func newE2E(t *testing.T) *e2eEnv {
 	t.Helper()
-	image := os.Getenv("ABOX_E2E_BASE_IMAGE")
+	image := os.Getenv("ABOX_E2E_BASE")
 	if image == "" {
-		image = "abox-test-base:bookworm"
+		image = "abox-e2e-base:bookworm"
 	}
 	c := docker.NewClient(&docker.ExecRunner{}, traceTo(t))
 	ctx := context.Background()
 	if _, err := c.Version(ctx); err != nil {
-		t.Skipf("no docker daemon: %v", err)
+		t.Fatalf("no docker daemon: %v\n  ↳ run e2e/setup.sh as root (it starts one)", err)
 	}
 	if ok, err := c.ImageExists(ctx, image); err != nil || !ok {
-		t.Skipf("base image %s not present locally (%v); tests never pull", image, err)
+		t.Fatalf("base image %s is not present locally (%v), and these tests never pull\n  ↳ run e2e/setup.sh as root (it builds it)", image, err)
 	}
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)

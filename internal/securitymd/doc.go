@@ -1,9 +1,13 @@
-// Package securitymd holds the meta-test of the repository's SECURITY.md: its attack tables
-// must stay true to the code. Every row states an attack, the control that meets it, the
-// honest result (refused, detected or succeeds) and the test that proves it, written as
-// `<dir>.<TestName>` or `<dir>.<TestName>/<subtest>`; the test must exist in that directory,
-// and so must every fuzz target SECURITY.md lists. A renamed or deleted test therefore fails
-// `go test ./...` until SECURITY.md is updated, instead of leaving a claim without its proof.
+// Package securitymd keeps the repository's SECURITY.md true to the code. Every row of its
+// attack tables states an attack, the control that meets it, the honest result (refused,
+// detected or succeeds) and the tests that prove it, written as `<dir>.<TestName>` or
+// `<dir>.<TestName>/<subtest>`.
 //
-// The package has no code outside its test: it only gives the meta-test a home.
+// Two checks hold the table to that. The meta-test, part of `go test ./...`, requires every
+// cited test function (and every fuzz target SECURITY.md lists) to exist in its directory, so
+// a renamed or deleted test fails at once instead of leaving a claim without its proof. In CI,
+// [CheckRan] reads what the hermetic and end-to-end suites actually did (`go test -json`, see
+// internal/testjson) and requires every cited test and subtest, matched exactly by the name go
+// test gives it, to have run and passed: a proof that skipped, failed or never ran turns CI red
+// with the row it was meant to prove. The command ./testgate runs it from .ci/run.
 package securitymd

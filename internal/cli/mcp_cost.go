@@ -21,7 +21,7 @@ import (
 // toolCost is one tool the agent sees and what its definition costs per turn.
 type toolCost struct {
 	Tool   string `json:"tool"`
-	Server string `json:"server"` // "?" when netd lets it through unlisted
+	Server string `json:"server"` // as netd logs it ([policy.MCP.Allows]); "?" if several could provide it
 	Tokens int    `json:"tokens"`
 }
 
@@ -128,8 +128,8 @@ func (a *App) probeProfile(ctx context.Context, profile string) (*gateway.ProbeR
 	return res, nil
 }
 
-// costOf keeps the tools netd lets through, exactly as netd decides (policy.MCP.Tools, or any
-// tool when Unlisted), and prices each at len(compact JSON)/4.
+// costOf keeps the tools netd lets through, exactly as netd decides and attributes them
+// ([policy.MCP.Allows]), and prices each at len(compact JSON)/4.
 func costOf(tools []json.RawMessage, mcp *policy.MCP, narrowed map[string][]string) costReport {
 	rep := costReport{Tools: []toolCost{}, Servers: []serverCost{}}
 	by := map[string]*serverCost{}
@@ -138,12 +138,9 @@ func costOf(tools []json.RawMessage, mcp *policy.MCP, narrowed map[string][]stri
 		if json.Unmarshal(raw, &t) != nil {
 			continue
 		}
-		server, ok := mcp.Tools[t.Name]
-		if !ok && !mcp.Unlisted {
-			continue
-		}
+		server, ok := mcp.Allows(t.Name)
 		if !ok {
-			server = "?"
+			continue
 		}
 		var buf bytes.Buffer
 		if json.Compact(&buf, raw) != nil {

@@ -18,8 +18,8 @@ func raws(t *testing.T, tools ...string) []json.RawMessage {
 	return out
 }
 
-// TestCostOf: tools are attributed and filtered exactly as netd does (policy.MCP.Tools, or
-// any tool as "?" when Unlisted), priced at compact JSON length / 4, sorted by cost.
+// TestCostOf: tools are attributed and filtered exactly as netd does (policy.MCP.Allows),
+// priced at compact JSON length / 4, sorted by cost.
 func TestCostOf(t *testing.T) {
 	tools := raws(t,
 		`{"name":"a1", "inputSchema": {"type": "object"}}`, // 45 bytes compact: 11 tokens
@@ -43,8 +43,19 @@ func TestCostOf(t *testing.T) {
 			t.Errorf("costOf (-want +got):\n%s", diff)
 		}
 	})
-	t.Run("unlisted let through as ?", func(t *testing.T) {
-		rep := costOf(tools, &policy.MCP{Tools: map[string]string{"a1": "a"}, Unlisted: true}, nil)
+	t.Run("unlisted attributed to the only unlisted server", func(t *testing.T) {
+		rep := costOf(tools, &policy.MCP{Servers: []string{"a", "c"}, Tools: map[string]string{"a1": "a"}, Unlisted: true}, nil)
+		var got []string
+		for _, tc := range rep.Tools {
+			got = append(got, tc.Tool+"@"+tc.Server)
+		}
+		want := []string{"b1@c", "hidden@c", "a1@a", "odd@c"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("tools (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("unlisted as ? when two servers could provide it", func(t *testing.T) {
+		rep := costOf(tools, &policy.MCP{Servers: []string{"a", "c", "d"}, Tools: map[string]string{"a1": "a"}, Unlisted: true}, nil)
 		var got []string
 		for _, tc := range rep.Tools {
 			got = append(got, tc.Tool+"@"+tc.Server)

@@ -290,6 +290,28 @@ func TestMCPForwarderRefusesWithoutForwarding(t *testing.T) {
 	}
 }
 
+// TestMCPForwarderAttributesUnlisted: a custom server with no tool list, the project's only
+// server, is Unlisted; its tools are logged under it, not under "?".
+func TestMCPForwarderAttributesUnlisted(t *testing.T) {
+	g := startGateway(t, false)
+	f := startForwarder(t, g, &policy.MCP{Servers: []string{"notes"}, Tools: map[string]string{}, Unlisted: true}, gatewayToken)
+	cs := connect(t, f.url, nil)
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "other_tool"}); err != nil {
+		t.Fatal(err)
+	}
+	var call *policy.MCPRecord
+	for deadline := time.Now().Add(5 * time.Second); call == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for _, r := range logRecords[policy.MCPRecord](t, f.log) {
+			if r.Method == methodToolsCall {
+				call = &r
+			}
+		}
+	}
+	if call == nil || call.Verdict != policy.Allowed || call.Server != "notes" {
+		t.Errorf("other_tool logged as %+v, want allowed under server notes", call)
+	}
+}
+
 func postMCP(t *testing.T, url, body string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))

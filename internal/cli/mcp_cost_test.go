@@ -31,12 +31,14 @@ func TestCostOf(t *testing.T) {
 	narrowed := map[string][]string{"a": {"a1"}}
 	t.Run("listed only", func(t *testing.T) {
 		rep := costOf(tools, &policy.MCP{Tools: map[string]string{"a1": "a", "b1": "b"}}, narrowed)
+		// "mcp__abox__b1\n" is 15 bytes: 4 tokens, rounded up.
 		want := costReport{
 			Total: 20 + 11,
-			Tools: []toolCost{{Tool: "b1", Server: "b", Tokens: 20}, {Tool: "a1", Server: "a", Tokens: 11}},
+			Names: 4 + 4,
+			Tools: []toolCost{{Tool: "b1", Server: "b", Tokens: 20, NameTokens: 4}, {Tool: "a1", Server: "a", Tokens: 11, NameTokens: 4}},
 			Servers: []serverCost{
-				{Server: "b", Tools: 1, Tokens: 20, Share: 20.0 / 31, toolNames: []string{"b1"}},
-				{Server: "a", Tools: 1, Tokens: 11, Share: 11.0 / 31, Narrowed: true, toolNames: []string{"a1"}},
+				{Server: "b", Tools: 1, Tokens: 20, NameTokens: 4, Share: 20.0 / 31, toolNames: []string{"b1"}},
+				{Server: "a", Tools: 1, Tokens: 11, NameTokens: 4, Share: 11.0 / 31, Narrowed: true, toolNames: []string{"a1"}},
 			},
 		}
 		if diff := cmp.Diff(want, rep, cmp.AllowUnexported(serverCost{})); diff != "" {
@@ -71,4 +73,38 @@ func TestCostOf(t *testing.T) {
 			t.Errorf("costOf = %+v, want nothing", rep)
 		}
 	})
+}
+
+// TestCostPerTurn: what applies per turn follows the configured Claude Code: the names when it
+// defers (plus the schemas of tools that ask to be always loaded), every schema when it does not.
+func TestCostPerTurn(t *testing.T) {
+	tools := raws(t,
+		`{"name":"big","inputSchema":{"type":"object","properties":{"q":{"type":"string","description":"a long description of q"}}}}`,
+		`{"name":"pinned","_meta":{"anthropic/alwaysLoad":true},"inputSchema":{"type":"object"}}`,
+	)
+	mcp := &policy.MCP{Servers: []string{"s"}, Tools: map[string]string{"big": "s", "pinned": "s"}}
+	for _, tc := range []struct {
+		name     string
+		version  string
+		env      map[string]string
+		deferred bool
+		perTurn  func(r costReport) int
+	}{
+		{"default defers", "2.1.332", nil, true, func(r costReport) int { return r.Names + r.Upfront }},
+		{"switched off", "2.1.332", map[string]string{"ENABLE_TOOL_SEARCH": "false"}, false, func(r costReport) int { return r.Total }},
+		{"threshold mode below it", "2.1.40", nil, false, func(r costReport) int { return r.Total }},
+		{"threshold at zero", "2.1.332", map[string]string{"ENABLE_TOOL_SEARCH": "auto:0"}, true, func(r costReport) int { return r.Names + r.Upfront }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := costOf(tools, mcp, nil)
+			rep.price(tc.version, tc.env)
+			if rep.Client.Deferred != tc.deferred || rep.PerTurn != tc.perTurn(rep) {
+				t.Errorf("price(%s, %v): deferred %v, per turn %d (%+v), want deferred %v", tc.version, tc.env, rep.Client.Deferred, rep.PerTurn, rep, tc.deferred)
+			}
+			pinned := rep.Tools[len(rep.Tools)-1]
+			if !pinned.AlwaysLoad || rep.Upfront != pinned.Tokens || rep.Names != rep.Tools[0].NameTokens {
+				t.Errorf("always-load tool %+v: upfront %d, names %d; want its schema upfront and only big's name", pinned, rep.Upfront, rep.Names)
+			}
+		})
+	}
 }

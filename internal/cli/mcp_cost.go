@@ -119,6 +119,7 @@ func runMCPCost(ctx context.Context, a *App, dir string, jsonOut bool) error {
 	}
 	rep := costOf(res.Tools, pol.MCP, p.manifest.Tools)
 	rep.price(p.cfg.ClaudeCode.Version, p.cfg.AgentEnv)
+	rep.Client.Why += unreadSwitches(p.manifest.EnvSecrets)
 	if jsonOut {
 		return a.writeJSON(rep)
 	}
@@ -242,6 +243,21 @@ func (rep *costReport) price(version string, env map[string]string) {
 	if rep.Client.Deferred {
 		rep.PerTurn = rep.Names + rep.Upfront
 	}
+}
+
+// unreadSwitches notes the variables that switch tool search which the project sets from a
+// secret (env_secrets): their values are not read here, and they may change what applies.
+func unreadSwitches(envSecrets map[string]string) string {
+	var set []string
+	for _, k := range []string{"ENABLE_TOOL_SEARCH", "ANTHROPIC_BASE_URL"} {
+		if _, ok := envSecrets[k]; ok {
+			set = append(set, k)
+		}
+	}
+	if len(set) == 0 {
+		return ""
+	}
+	return "; env_secrets also sets " + strings.Join(set, " and ") + ", whose value abox does not read here and which may change this"
 }
 
 func (a *App) printCost(rep costReport) {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -106,5 +107,15 @@ func TestCostPerTurn(t *testing.T) {
 				t.Errorf("always-load tool %+v: upfront %d, names %d; want its schema upfront and only big's name", pinned, rep.Upfront, rep.Names)
 			}
 		})
+	}
+}
+
+func TestUnreadSwitches(t *testing.T) {
+	if got := unreadSwitches(map[string]string{"GITHUB_TOKEN": "gh"}); got != "" {
+		t.Errorf("unrelated env_secrets: %q, want nothing", got)
+	}
+	got := unreadSwitches(map[string]string{"ANTHROPIC_BASE_URL": "proxy-url", "ENABLE_TOOL_SEARCH": "x"})
+	if !strings.Contains(got, "env_secrets also sets ENABLE_TOOL_SEARCH and ANTHROPIC_BASE_URL") {
+		t.Errorf("unreadSwitches = %q, want both variables named", got)
 	}
 }

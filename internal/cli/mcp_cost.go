@@ -36,7 +36,7 @@ type serverCost struct {
 	Server     string  `json:"server"`
 	Tools      int     `json:"tools"`
 	Tokens     int     `json:"tokens"`
-	NameTokens int     `json:"name_tokens"`
+	NameTokens int     `json:"name_tokens"` // of its deferrable tools
 	Share      float64 `json:"share"`
 	Narrowed   bool    `json:"narrowed"`
 	toolNames  []string
@@ -193,18 +193,18 @@ func costOf(tools []json.RawMessage, mcp *policy.MCP, narrowed map[string][]stri
 		tc := toolCost{Tool: t.Name, Server: server, Tokens: buf.Len() / 4, NameTokens: nameTokens(t.Name), AlwaysLoad: always}
 		rep.Tools = append(rep.Tools, tc)
 		rep.Total += tc.Tokens
-		if always {
-			rep.Upfront += tc.Tokens
-		} else {
-			rep.Names += tc.NameTokens
-		}
 		if by[server] == nil {
 			_, n := narrowed[server]
 			by[server] = &serverCost{Server: server, Narrowed: n}
 		}
+		if always {
+			rep.Upfront += tc.Tokens
+		} else {
+			rep.Names += tc.NameTokens
+			by[server].NameTokens += tc.NameTokens
+		}
 		by[server].Tools++
 		by[server].Tokens += tc.Tokens
-		by[server].NameTokens += tc.NameTokens
 		by[server].toolNames = append(by[server].toolNames, t.Name)
 	}
 	sort.Slice(rep.Tools, func(i, j int) bool {

@@ -106,6 +106,9 @@ func TestCostPerTurn(t *testing.T) {
 			if !pinned.AlwaysLoad || rep.Upfront != pinned.Tokens || rep.Names != rep.Tools[0].NameTokens {
 				t.Errorf("always-load tool %+v: upfront %d, names %d; want its schema upfront and only big's name", pinned, rep.Upfront, rep.Names)
 			}
+			if rep.Servers[0].NameTokens != rep.Names {
+				t.Errorf("server s names %d tokens, want %d: only its deferrable tools' names", rep.Servers[0].NameTokens, rep.Names)
+			}
 		})
 	}
 }

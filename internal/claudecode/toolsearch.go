@@ -17,7 +17,7 @@ import (
 //     definitions were deferred, and found through a search tool (then MCPSearch, later renamed
 //     ToolSearch), once they would take more than 10% of the context window; below that they
 //     were all sent. 2.1.9 added ENABLE_TOOL_SEARCH=auto:N for another percentage.
-//   - The documentation changed on 2026-03-13, the day after 2.1.74 was published: with
+//   - The documentation changed on 2026-03-13, when 2.1.74 was the latest release: with
 //     ENABLE_TOOL_SEARCH unset, every MCP tool is deferred, whatever its size. Only the names
 //     (and server instructions) are sent at session start, and ToolSearch loads one tool's
 //     schema when the model needs it; a loaded schema then stays in the conversation. The

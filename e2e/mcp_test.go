@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/aboxhq/abox/e2e/harness"
+	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/gateway"
 )
 
@@ -363,5 +364,71 @@ func TestMCPUnlistedServerRefused(t *testing.T) {
 	res = h.Abox("gateway", "up")
 	if res.OK() || !strings.Contains(res.Stderr, "project alpha's tools: lets through whoami (a tool of whoami)") {
 		t.Errorf("gateway up with a borrowed tool: %s", res)
+	}
+}
+
+// TestMCPUnlistedServerAttributed: a project whose only server is a custom one with no tools:
+// list (the stub's notes) has an Unlisted netd policy, and its tools are still attributed to
+// notes, never to "?": in the run summary, in `abox logs --gateway` and in `abox mcp cost`, which
+// prints what the default Claude Code (deferring MCP tools) sends per turn, what a schema costs
+// when it is loaded, the full per-turn cost with deferral off, and a hint naming notes. The
+// stand-in's go-sdk client sends server/discover first: netd answers it, logged as answered.
+func TestMCPUnlistedServerAttributed(t *testing.T) {
+	h := harness.Setup(t)
+	// The stand-in is a file source, whose version is only a label: the default's, whose MCP
+	// tools Claude Code defers, rather than the stand-in's own, which predates tool search.
+	c := h.DefaultConfig()
+	c.ClaudeCode.Version = config.DefaultClaudeVersion
+	h.WriteConfig(c)
+	stub := harness.ImageID(t, harness.MCPStubImage(t))
+	writeFile(t, filepath.Join(h.ConfigHome, "custom-servers.yaml"), "notes:\n  image: "+stub+"\n  pin: false\n")
+	h.WriteManifest("version: 1\nproject: alpha\nprofile: " + h.Profile + "\nservers: [notes]\n")
+	mustAbox(t, h, "up", "--yes")
+
+	res := h.Abox("run", `echo "search $(claude mcp-call call note_search '{"text":"todo"}')"`)
+	if !res.OK() {
+		t.Fatalf("abox run: %s", res)
+	}
+	if out := prefixed(agentOutput(res.Stdout)); !strings.Contains(out["search"], "found: todo") {
+		t.Errorf("note_search through netd = %q", out["search"])
+	}
+	if !strings.Contains(res.Stderr, "notes:note_search") || strings.Contains(res.Stderr, "?:note_search") {
+		t.Errorf("run summary does not attribute note_search to notes:\n%s", res.Stderr)
+	}
+	logs := h.Abox("logs", "--gateway")
+	if !strings.Contains(logs.Stdout, "notes:note_search") || strings.Contains(logs.Stdout, "?:") {
+		t.Errorf("abox logs --gateway does not attribute note_search to notes:\n%s", logs)
+	}
+	var discover []string
+	for _, l := range strings.Split(logs.Stdout, "\n") {
+		if strings.Contains(l, "server/discover") {
+			discover = append(discover, l)
+		}
+	}
+	if len(discover) == 0 || strings.Contains(strings.Join(discover, "\n"), "denied") || !strings.HasPrefix(discover[0], "answered") {
+		t.Errorf("server/discover in abox logs --gateway = %q, want it answered, not denied", discover)
+	}
+
+	cost := mustAbox(t, h, "mcp", "cost")
+	for _, want := range []string{"Claude Code " + config.DefaultClaudeVersion + " defers MCP tools", "  per turn: ~", "the names of 2 tools",
+		"  per schema loaded on demand: ~", "  with deferral off (ENABLE_TOOL_SEARCH=false in agent_env): ~",
+		"hint: notes costs ~", "`abox mcp add notes --tool "} {
+		if !strings.Contains(cost.Stdout, want) {
+			t.Errorf("abox mcp cost lacks %q:\n%s", want, cost)
+		}
+	}
+	if strings.Contains(cost.Stdout, "?") {
+		t.Errorf("abox mcp cost shows a tool under ?:\n%s", cost)
+	}
+	var rep struct {
+		Total   int `json:"total_tokens"`
+		PerTurn int `json:"per_turn_tokens"`
+		Tools   []struct{ Tool, Server string }
+	}
+	if err := json.Unmarshal([]byte(mustAbox(t, h, "mcp", "cost", "--json").Stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Tools) != 2 || rep.Tools[0].Server != "notes" || rep.Tools[1].Server != "notes" || rep.PerTurn <= 0 || rep.PerTurn >= rep.Total {
+		t.Errorf("abox mcp cost --json = %+v, want both tools under notes and the names cheaper than the schemas", rep)
 	}
 }

@@ -140,6 +140,13 @@ func randomToken() string {
 
 // handler serves /health without authentication, /mcp behind the bearer token, and redirects
 // every other authenticated path to /mcp, with the real gateway's status codes.
+//
+// server/discover (SEP-2575, protocol 2026-07-28), which Claude Code sends before initialize:
+// the contract doc says nothing about it. The stub's go-sdk answers it; the real gateway's
+// go-sdk v1.4.1 predates the method. The stub does not model that difference because nothing
+// depends on it: netd never forwards server/discover (it answers -32601 itself, so no e2e path
+// through netd reaches the stub with one), and abox's probe, a go-sdk client that sends it
+// first, goes on with initialize whatever the answer.
 func (g *gateway) handler() http.Handler {
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		return g.newMCPServer(caller{remote: r.RemoteAddr, userAgent: r.UserAgent()})

@@ -8,8 +8,8 @@
 // is a streamable-HTTP MCP server shaped like docker/mcp-gateway in a container: it listens on
 // --port (default 8811), requires "Authorization: Bearer $MCP_GATEWAY_AUTH_TOKEN" on every path
 // but GET /health (unless built open, see OpenEnv), accepts the real gateway's flags, and serves the tools of its built-in servers
-// (echo: echo; math: add; whoami: whoami; secrets: secret_env) narrowed by --servers and --tools
-// as the real one narrows its catalog. secret_env returns what a spawned server would find in its
+// (echo: echo; math: add; whoami: whoami; secrets: secret_env; notes: note_read, note_search)
+// narrowed by --servers and --tools as the real one narrows its catalog. secret_env returns what a spawned server would find in its
 // environment given --catalog and --secrets. MCP sessions are stateful as in the real gateway:
 // opened by initialize, closed only by DELETE. Every HTTP request, tool call and session opened
 // or closed (with the number then open) is logged as a JSON line on stdout.

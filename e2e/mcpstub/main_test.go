@@ -106,7 +106,7 @@ func TestGatewayToolsAndCallLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := toolNames(t, cs), []string{"add", "echo", "secret_env", "whoami"}; !slices.Equal(got, want) {
+	if got, want := toolNames(t, cs), []string{"add", "echo", "note_read", "note_search", "secret_env", "whoami"}; !slices.Equal(got, want) {
 		t.Errorf("tools = %v, want %v", got, want)
 	}
 	if got, _ := callText(t, cs, "echo", map[string]any{"text": "hi"}); got != "hi" {

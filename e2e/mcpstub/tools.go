@@ -25,6 +25,8 @@ var builtinServers = map[string][]string{
 	"math":    {"add"},
 	"whoami":  {"whoami"},
 	"secrets": {"secret_env"},
+	// notes has two tools, so that a project declaring it un-narrowed has something to narrow.
+	"notes": {"note_read", "note_search"},
 }
 
 // enabledTools applies --servers (nil: all) and --tools (empty: all) to builtinServers. It
@@ -240,6 +242,16 @@ func (g *gateway) newMCPServer(c caller) *mcp.Server {
 					b, _ := json.Marshal(map[string]string{"gateway": g.name, "remote": c.remote,
 						"user_agent": c.userAgent, "session": req.Session.ID()})
 					return g.reply(req, c, in, string(b))
+				})
+		case "note_search":
+			mcp.AddTool(s, &mcp.Tool{Name: "note_search", Description: "Search the notes for a text and return the matching titles"},
+				func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+					return g.reply(req, c, in, "found: "+in.Text)
+				})
+		case "note_read":
+			mcp.AddTool(s, &mcp.Tool{Name: "note_read", Description: "Read one note by its title"},
+				func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+					return g.reply(req, c, in, "note: "+in.Text)
 				})
 		case "secret_env":
 			mcp.AddTool(s, &mcp.Tool{Name: "secret_env", Description: "Return an environment variable of the spawned server"},

@@ -55,7 +55,7 @@ func (c *Catalog) Server(name string) (render.CatalogServer, bool) {
 	if !ok {
 		return render.CatalogServer{}, false
 	}
-	cs := render.CatalogServer{Tools: e.ToolNames()} // as the gateway serves them, prefix included
+	cs := render.CatalogServer{Tools: e.ToolNames(), Prefix: e.Prefix} // as the gateway serves them, prefix included
 	if e.Source != "custom" && e.Type != "remote" {
 		cs.Raw = e.Raw
 	}

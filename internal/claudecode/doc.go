@@ -39,4 +39,10 @@
 // hashing it again, without the network; and if the cached binary is gone while the record
 // remains, a manifest that now names another checksum for the same version is refused
 // ([ChangedError]): a published release does not change.
+//
+// # What a release does with MCP tools
+//
+// [ToolSearchOf] says how a release, in the environment abox gives it, sends MCP tool
+// definitions to the model (deferred behind its ToolSearch tool, or every schema on every
+// turn), which `abox mcp cost` prices; toolsearch.go holds the facts it rests on.
 package claudecode

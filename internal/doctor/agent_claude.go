@@ -219,7 +219,13 @@ func (e *Env) agentEnvRisk() Risk {
 		}
 	}
 	if len(creds) > 0 {
-		parts = append(parts, strings.Join(creds, ", ")+" from agent_env: a credential in plain text in config.yaml, runspec.json and the agent's argv")
+		// agent_env reaches the agent as --env KEY=VALUE in its docker argv (render's
+		// containerArgs), so the value is written wherever that argv is: runspec.json (the
+		// rendered argv), each run's argv.json (the sandbox's record of what it ran) and the
+		// `+ docker create …` line --verbose prints (docker.Client's trace). Attached secrets
+		// travel in an env file on stdin instead, and appear in none of them.
+		parts = append(parts, strings.Join(creds, ", ")+" from agent_env: a credential in plain text in config.yaml, "+
+			"and from there in runspec.json, in each run's argv.json and in the docker argv that --verbose prints")
 		hints = append(hints, "attach it with `abox secrets attach` instead")
 	}
 	r.Data = map[string]any{"overrides": overrides, "credentials": creds}

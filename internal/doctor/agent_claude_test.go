@@ -1,6 +1,8 @@
 package doctor
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -77,7 +79,8 @@ func TestRTKRisk(t *testing.T) {
 }
 
 // TestAgentEnvRisk: each switch agent_env turns back on is stated with the host it needs and
-// whether the allowlist has it; a credential in agent_env is stated too.
+// whether the allowlist has it; a credential in agent_env is stated too, with the places it
+// lands in plain text.
 func TestAgentEnvRisk(t *testing.T) {
 	f := newFixture(t, baseManifest)
 	if r := f.env().agentEnvRisk(); r.Applies {
@@ -88,10 +91,17 @@ func TestAgentEnvRisk(t *testing.T) {
 	f.cfg.AgentEnv["ANTHROPIC_API_KEY"] = "sk-test"
 	f.rerender()
 	r := f.env().agentEnvRisk()
-	for _, want := range []string{"DISABLE_AUTOUPDATER=0 needs downloads.claude.ai (not allowed", "ANTHROPIC_API_KEY from agent_env"} {
+	for _, want := range []string{"DISABLE_AUTOUPDATER=0 needs downloads.claude.ai (not allowed", "ANTHROPIC_API_KEY from agent_env",
+		// the three places the key lands in plain text besides config.yaml
+		"runspec.json", "argv.json", "--verbose"} {
 		if !r.Applies || !strings.Contains(r.Detail, want) {
 			t.Errorf("overrides: detail %q lacks %q", r.Detail, want)
 		}
+	}
+	// The claim holds for the rendered runspec.json: the key is in the agent's argv there, which
+	// argv.json and --verbose copy at every run.
+	if rs, err := os.ReadFile(filepath.Join(f.project.Artifacts(), render.RunSpecFile)); err != nil || !strings.Contains(string(rs), `"ANTHROPIC_API_KEY=sk-test"`) {
+		t.Errorf("runspec.json does not carry the key in plain text (%v): the message would be wrong", err)
 	}
 	if strings.Contains(r.Detail, "sk-test") || strings.Contains(r.Detail, "NONESSENTIAL") {
 		t.Errorf("overrides: detail %q shows a value or a switch left on", r.Detail)

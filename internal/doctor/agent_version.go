@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aboxhq/abox/internal/claudecode"
@@ -56,47 +54,11 @@ func (e *Env) claudeReleased(cc config.ClaudeCode) (when time.Time, exact bool, 
 		}
 	}
 	def, _ := time.Parse(time.DateOnly, config.DefaultClaudeReleased)
-	switch compareVersions(cc.Version, config.DefaultClaudeVersion) {
+	switch claudecode.CompareVersions(cc.Version, config.DefaultClaudeVersion) {
 	case 0:
 		return def, true, "was published " + config.DefaultClaudeReleased + " (abox's default)"
 	case -1:
 		return def, false, "is older than abox's default " + config.DefaultClaudeVersion + " of " + config.DefaultClaudeReleased
 	}
 	return time.Time{}, false, ""
-}
-
-// compareVersions orders two exact versions major.minor.patch[-suffix] numerically; a suffix
-// (a pre-release) sorts before the release itself.
-func compareVersions(a, b string) int {
-	pa, sa := splitVersion(a)
-	pb, sb := splitVersion(b)
-	for i := range pa {
-		if pa[i] != pb[i] {
-			if pa[i] < pb[i] {
-				return -1
-			}
-			return 1
-		}
-	}
-	switch {
-	case sa == sb:
-		return 0
-	case sa == "":
-		return 1
-	case sb == "":
-		return -1
-	}
-	return strings.Compare(sa, sb)
-}
-
-func splitVersion(v string) ([3]int, string) {
-	var out [3]int
-	core, suffix := v, ""
-	if i := strings.IndexAny(v, "+-"); i >= 0 {
-		core, suffix = v[:i], v[i:]
-	}
-	for i, part := range strings.SplitN(core, ".", 3) {
-		out[i], _ = strconv.Atoi(part)
-	}
-	return out, suffix
 }

@@ -77,17 +77,3 @@ func writeRecord(t *testing.T, f *fixture, version, platform string, built time.
 		t.Fatal(err)
 	}
 }
-
-func TestCompareVersions(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		want int
-	}{
-		{"2.1.332", "2.1.332", 0}, {"2.1.99", "2.1.332", -1}, {"2.2.0", "2.1.332", 1}, {"10.0.0", "9.9.9", 1},
-		{"2.1.332-beta.1", "2.1.332", -1}, {"2.1.332", "2.1.332-beta.1", 1}, {"2.1.0-a", "2.1.0-b", -1},
-	} {
-		if got := compareVersions(tc.a, tc.b); got != tc.want {
-			t.Errorf("compareVersions(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
-		}
-	}
-}

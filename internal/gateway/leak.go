@@ -176,17 +176,5 @@ func (r *Registry) Declaring(servers []string) []string {
 }
 
 // UnlistedServers returns the servers of a rendered netd policy that netd knows no tool of: the
-// reason it is Unlisted. Every server of a policy that is not Unlisted has a known tool.
-func UnlistedServers(m *policy.MCP) []string {
-	known := map[string]bool{}
-	for _, server := range m.Tools {
-		known[server] = true
-	}
-	var out []string
-	for _, s := range m.Servers {
-		if !known[s] {
-			out = append(out, s)
-		}
-	}
-	return out
-}
+// reason it is Unlisted ([policy.MCP.UnlistedServers]).
+func UnlistedServers(m *policy.MCP) []string { return m.UnlistedServers() }

@@ -69,16 +69,11 @@ func (c *current) get() *config {
 
 func (c *current) set(cfg *config) { c.p.Store(cfg) }
 
-// toolAllowed reports whether the project may list and call tool, and the server to log.
+// toolAllowed reports whether the project may list and call tool, and the server to log
+// ([policy.MCP.Allows]).
 func (c *config) toolAllowed(tool string) (server string, ok bool) {
 	if c.mcp == nil {
 		return "", false
 	}
-	if s, ok := c.mcp.Tools[tool]; ok {
-		return s, true
-	}
-	if c.mcp.Unlisted {
-		return "?", true
-	}
-	return "", false
+	return c.mcp.Allows(tool)
 }

@@ -118,28 +118,47 @@ func (f *mcpForwarder) post(w http.ResponseWriter, r *http.Request, cfg *config,
 		f.logOne(start, "", policy.Denied, err.Error(), http.StatusBadRequest)
 		return
 	}
-	if refused := refusedTools(cfg, msgs); len(refused) > 0 {
+	if refused := refusedMessages(cfg, msgs); len(refused) > 0 {
 		f.refuseCalls(w, msgs, batch, refused, start)
 		return
 	}
 	f.forward(w, r, cfg, body, msgs, start)
 }
 
-// refusedTools returns, by index, the messages the forwarder answers itself with a reason: a
-// tools/call of a tool the project may not use, and the methods that reach past tools. The
+// rpcRefusal is how the forwarder answers one message itself: a JSON-RPC error code, the verdict
+// logged and the reason.
+type rpcRefusal struct {
+	code            int
+	verdict, reason string
+}
+
+// methodDiscover is SEP-2575's stateless server/discover, which MCP clients of protocol
+// 2026-07-28 and later (Claude Code among them) send before initialize. netd answers it itself
+// with "method not found", the JSON-RPC 2.0 error of a server that does not implement a method
+// and the one on which such clients fall back to initialize. It is not forwarded: the stateless
+// protocol it negotiates carries no MCP session and adds methods (subscriptions/listen) netd
+// neither tracks nor narrows, while initialize keeps the agent on the handshake netd checks. The
+// gateway at its contracted version (go-sdk v1.4.1) predates the method anyway. The answer is
+// HTTP 200, as for every JSON-RPC error netd sends, which is what Claude Code falls back on.
+const methodDiscover = "server/discover"
+
+// refusedMessages returns, by index, the messages the forwarder answers itself: a tools/call of
+// a tool the project may not use, the methods that reach past tools, and server/discover. The
 // gateway serves the union of every project on its profile, and resources, prompts and
 // completions carry no server the project's narrowing could be checked against, so they are
 // not forwarded at all.
-func refusedTools(cfg *config, msgs []rpcMessage) map[int]string {
-	refused := map[int]string{}
+func refusedMessages(cfg *config, msgs []rpcMessage) map[int]rpcRefusal {
+	refused := map[int]rpcRefusal{}
 	for i, m := range msgs {
 		switch {
 		case m.method == methodToolsCall:
 			if _, ok := cfg.toolAllowed(m.tool); !ok {
-				refused[i] = fmt.Sprintf("tool %q is not allowed for this project", m.tool)
+				refused[i] = rpcRefusal{refusedToolCode, policy.Denied, fmt.Sprintf("tool %q is not allowed for this project", m.tool)}
 			}
+		case m.method == methodDiscover:
+			refused[i] = rpcRefusal{rpcMethodNotFound, policy.Answered, "netd answers it as a server without the method does; the client goes on with initialize"}
 		case !forwardedMethod(m.method):
-			refused[i] = fmt.Sprintf("method %q is not forwarded: the gateway serves other projects' servers too", m.method)
+			refused[i] = rpcRefusal{refusedToolCode, policy.Denied, fmt.Sprintf("method %q is not forwarded: the gateway serves other projects' servers too", m.method)}
 		}
 	}
 	return refused
@@ -157,17 +176,17 @@ func forwardedMethod(method string) bool {
 
 // refuseCalls answers every request of the body with a JSON-RPC error, forwarding nothing: a
 // batch is refused whole when one of its messages is.
-func (f *mcpForwarder) refuseCalls(w http.ResponseWriter, msgs []rpcMessage, batch bool, refused map[int]string, start time.Time) {
+func (f *mcpForwarder) refuseCalls(w http.ResponseWriter, msgs []rpcMessage, batch bool, refused map[int]rpcRefusal, start time.Time) {
 	var replies []json.RawMessage
 	for i, m := range msgs {
-		reason, own := refused[i]
+		r, own := refused[i]
 		if !own {
-			reason = "batch refused: it holds a message that is not allowed"
+			r = rpcRefusal{refusedToolCode, policy.Denied, "batch refused: it holds a message that is not allowed"}
 		}
 		if m.id != nil && m.method != "" {
-			replies = append(replies, rpcError(m.id, refusedToolCode, "abox: "+reason))
+			replies = append(replies, rpcError(m.id, r.code, "abox: "+r.reason))
 		}
-		f.logMsg(start, m, policy.Denied, reason, http.StatusOK)
+		f.logMsg(start, m, r.verdict, r.reason, http.StatusOK)
 	}
 	switch {
 	case len(replies) == 0:

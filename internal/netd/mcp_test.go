@@ -2,6 +2,7 @@ package netd
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -287,6 +288,53 @@ func TestMCPForwarderRefusesWithoutForwarding(t *testing.T) {
 				t.Errorf("logged %+v, want denied", r)
 			}
 		})
+	}
+}
+
+// TestMCPForwarderAnswersDiscover: server/discover, which Claude Code sends before initialize,
+// is answered by netd with JSON-RPC's "method not found" (-32601) and never forwarded, and is
+// logged as answered, not denied: it is routine, not an attempt on anything.
+func TestMCPForwarderAnswersDiscover(t *testing.T) {
+	g := startGateway(t, false)
+	f := startForwarder(t, g, projectMCP(), gatewayToken)
+	body := `{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+	status, got := postMCP(t, f.url, body)
+	var reply struct {
+		ID    int `json:"id"`
+		Error struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(got), &reply); err != nil || status != http.StatusOK || reply.Error.Code != -32601 || reply.ID != 0 {
+		t.Errorf("POST server/discover = %d %s, want 200 with error -32601 for id 0", status, got)
+	}
+	if _, _, n := g.seen(); n != 0 {
+		t.Errorf("gateway received %d requests, want none", n)
+	}
+	if r := waitRecords[policy.MCPRecord](t, f.log, 1)[0]; r.Method != "server/discover" || r.Verdict != policy.Answered || r.Reason == "" {
+		t.Errorf("logged %+v, want server/discover answered with a reason", r)
+	}
+}
+
+// TestMCPForwarderAttributesUnlisted: a custom server with no tool list, the project's only
+// server, is Unlisted; its tools are logged under it, not under "?".
+func TestMCPForwarderAttributesUnlisted(t *testing.T) {
+	g := startGateway(t, false)
+	f := startForwarder(t, g, &policy.MCP{Servers: []string{"notes"}, Tools: map[string]string{}, Unlisted: true}, gatewayToken)
+	cs := connect(t, f.url, nil)
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "other_tool"}); err != nil {
+		t.Fatal(err)
+	}
+	var call *policy.MCPRecord
+	for deadline := time.Now().Add(5 * time.Second); call == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for _, r := range logRecords[policy.MCPRecord](t, f.log) {
+			if r.Method == methodToolsCall {
+				call = &r
+			}
+		}
+	}
+	if call == nil || call.Verdict != policy.Allowed || call.Server != "notes" {
+		t.Errorf("other_tool logged as %+v, want allowed under server notes", call)
 	}
 }
 

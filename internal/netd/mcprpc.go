@@ -272,6 +272,7 @@ func toolAllowed(tool []byte, allowed func(string) bool) bool {
 const (
 	rpcParseError     = -32700
 	rpcInvalidRequest = -32600
+	rpcMethodNotFound = -32601
 	rpcInvalidParams  = -32602
 )
 

@@ -216,9 +216,9 @@ func validSessionID(id string) bool {
 // refuseSession answers a body holding an initialize netd does not forward with a JSON-RPC
 // error per request, and logs each message.
 func (f *mcpForwarder) refuseSession(w http.ResponseWriter, body []byte, msgs []rpcMessage, start time.Time, err error) {
-	refused := map[int]string{}
+	refused := map[int]rpcRefusal{}
 	for i := range msgs {
-		refused[i] = err.Error()
+		refused[i] = rpcRefusal{refusedToolCode, policy.Denied, err.Error()}
 	}
 	batch := bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("["))
 	f.refuseCalls(w, msgs, batch, refused, start)

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"strings"
 
 	"github.com/aboxhq/abox/internal/egress"
 )
@@ -125,9 +126,59 @@ type MCP struct {
 	// narrowing, enforced again by netd.
 	Tools map[string]string `json:"tools"`
 	// Unlisted lets through tools Tools does not name. It is set only when a declared,
-	// un-narrowed server has no tool list in its catalog entry; such calls are logged with
-	// server "?".
+	// un-narrowed server has no tool list in its catalog entry; see [MCP.Allows] for the server
+	// such a tool is logged under.
 	Unlisted bool `json:"unlisted,omitempty"`
+	// Prefixes maps each server whose tools nobody lists, but whose catalog entry sets a
+	// prefix, to that prefix: the gateway lists every tool of it as <prefix>__<tool>.
+	Prefixes map[string]string `json:"prefixes,omitempty"`
+}
+
+// Allows reports whether the project may list and call tool, and the server that provides it,
+// for the log and `abox mcp cost`. A tool Tools names is allowed under its server. Any other
+// tool is allowed only when Unlisted, and its server is read off the gateway's own name for it:
+// the unlisted server whose prefix it carries, or else the only unlisted server without a
+// prefix. "?" is left for a tool that could come from several. The attribution relies on the
+// lists abox has for the other servers (their narrowing, custom-servers.yaml or the catalog),
+// as the allowlist itself does: an Unlisted policy is only run while the gateway serves nothing
+// but the project's own servers, so a tool none of them lists is one of the unlisted servers'.
+func (m *MCP) Allows(tool string) (server string, ok bool) {
+	if s, ok := m.Tools[tool]; ok {
+		return s, true
+	}
+	if !m.Unlisted {
+		return "", false
+	}
+	var bare []string // the unlisted servers without a prefix
+	for _, s := range m.UnlistedServers() {
+		p, prefixed := m.Prefixes[s]
+		switch {
+		case prefixed && strings.HasPrefix(tool, p+"__"):
+			return s, true
+		case !prefixed:
+			bare = append(bare, s)
+		}
+	}
+	if len(bare) == 1 {
+		return bare[0], true
+	}
+	return "?", true
+}
+
+// UnlistedServers returns the servers netd knows no tool of, in the order of Servers: the
+// reason a policy is Unlisted. Every server of a policy that is not Unlisted has a known tool.
+func (m *MCP) UnlistedServers() []string {
+	known := map[string]bool{}
+	for _, s := range m.Tools {
+		known[s] = true
+	}
+	var out []string
+	for _, s := range m.Servers {
+		if !known[s] {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Parse decodes and validates a netd policy. Unknown fields are refused.

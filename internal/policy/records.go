@@ -30,6 +30,10 @@ const (
 	Allowed = "allowed"
 	Denied  = "denied"
 	Error   = "error"
+	// Answered is an MCP request netd answered itself, as the protocol expects, without
+	// forwarding it and without refusing the agent anything: server/discover, which the
+	// gateway does not serve either and which clients follow with initialize.
+	Answered = "answered"
 )
 
 // DNSRecord is one query netd answered.

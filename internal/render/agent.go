@@ -2,6 +2,10 @@ package render
 
 import "github.com/aboxhq/abox/internal/config"
 
+// MCPServerName is the one server of the agent's mcp.json. Claude Code names each of its tools
+// mcp__<server>__<tool>, so every tool the agent sees is mcp__abox__<tool>.
+const MCPServerName = "abox"
+
 // mcpJSON renders the agent's mcp.json: one HTTP server, netd's forwarder on loopback, with no
 // Authorization header. The credential is added by netd, which the agent cannot read.
 func (m *model) mcpJSON() []byte {
@@ -11,7 +15,7 @@ func (m *model) mcpJSON() []byte {
 	}
 	servers := map[string]server{}
 	if len(m.m.DeclaredServers()) > 0 {
-		servers["abox"] = server{Type: "http", URL: mcpURL}
+		servers[MCPServerName] = server{Type: "http", URL: mcpURL}
 	}
 	b, err := marshalJSON(map[string]any{"mcpServers": servers})
 	if err != nil {

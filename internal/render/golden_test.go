@@ -52,7 +52,8 @@ type specExtra struct {
 }
 
 // fakeCatalog is a catalog read from a v3 catalog file, resolved as internal/catalog does for
-// catalog (non-custom) entries: tools from tools[].name, Raw unless the entry is remote.
+// catalog (non-custom) entries: tools from tools[].name (under the entry's prefix), Raw unless
+// the entry is remote.
 type fakeCatalog map[string]map[string]any
 
 func (c fakeCatalog) Server(name string) (render.CatalogServer, bool) {
@@ -67,6 +68,12 @@ func (c fakeCatalog) Server(name string) (render.CatalogServer, bool) {
 			if n, _ := m["name"].(string); n != "" {
 				cs.Tools = append(cs.Tools, n)
 			}
+		}
+	}
+	if p, _ := raw["prefix"].(string); p != "" {
+		cs.Prefix = p
+		for i, t := range cs.Tools {
+			cs.Tools[i] = p + "__" + t
 		}
 	}
 	if _, remote := raw["remote"]; !remote && raw["type"] != "remote" {

@@ -57,12 +57,28 @@ func (m *model) mcpPolicy() *policy.MCP {
 		tools, known := m.serverTools(server)
 		if !known {
 			p.Unlisted = true
+			if prefix := m.catalogPrefix(server); prefix != "" {
+				if p.Prefixes == nil {
+					p.Prefixes = map[string]string{}
+				}
+				p.Prefixes[server] = prefix
+			}
 		}
 		for _, t := range tools {
 			p.Tools[t] = server
 		}
 	}
 	return p
+}
+
+// catalogPrefix is the prefix the catalog entry of server gives its tools, "" for none. A
+// custom server shadows a catalog entry of the same name and has no prefix.
+func (m *model) catalogPrefix(server string) string {
+	if _, custom := m.s.Custom[server]; custom || m.s.Catalog == nil {
+		return ""
+	}
+	e, _ := m.s.Catalog.Server(server)
+	return e.Prefix
 }
 
 // serverTools returns the tools the project may use from server; see [ServerTools].

@@ -90,6 +90,9 @@ type Catalog interface {
 // CatalogServer is one catalog entry as rendering sees it.
 type CatalogServer struct {
 	Tools []string // tool names the entry documents; empty if unknown
+	// Prefix is the entry's prefix: the gateway lists each of its tools as <prefix>__<tool>,
+	// documented or not. Empty for none.
+	Prefix string
 	// Raw is the upstream entry, re-emitted verbatim (plus disableNetwork) when a project sets
 	// server_network: none for it. Nil for servers abox cannot shadow.
 	Raw map[string]any

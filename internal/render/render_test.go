@@ -60,6 +60,29 @@ func TestCustomToolsWildcard(t *testing.T) {
 	}
 }
 
+// A server whose tools nobody lists makes the policy Unlisted; when its catalog entry sets a
+// prefix, netd.json carries it, so netd can attribute the gateway's <prefix>__<tool> names.
+func TestUnlistedPrefixes(t *testing.T) {
+	s := specFor(t, "project: p\nprofile: default\nservers: [pre, bare, listed]\n", nil)
+	s.Catalog = fakeCatalog{
+		"pre":    {"image": "pre:1", "prefix": "pp"},
+		"bare":   {"image": "bare:1"},
+		"listed": {"image": "listed:1", "prefix": "ll", "tools": []any{map[string]any{"name": "t"}}},
+	}
+	mcp := netdPolicyOf(t, mustRender(t, s)).MCP
+	if !mcp.Unlisted {
+		t.Fatal("policy not Unlisted")
+	}
+	if diff := cmp.Diff(map[string]string{"pre": "pp"}, mcp.Prefixes); diff != "" {
+		t.Errorf("prefixes (-want +got):\n%s", diff)
+	}
+	for tool, want := range map[string]string{"pp__x": "pre", "x": "bare", "ll__t": "listed"} {
+		if got, _ := mcp.Allows(tool); got != want {
+			t.Errorf("Allows(%q) = %q, want %q", tool, got, want)
+		}
+	}
+}
+
 // Render refuses a sandbox that would hand the agent abox's own state or configuration (the
 // gateway tokens, the authoritative artifacts and the approved manifest live there, and the
 // agent's uid 1000 is often the host user's own uid, so file modes do not protect them) or a

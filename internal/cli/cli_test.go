@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"crypto/sha256"
 	"flag"
 	"fmt"
 	"os"
@@ -36,6 +37,7 @@ func TestScripts(t *testing.T) {
 			"statedir": cmdStateDir,
 			"chown":    cmdChown,
 			"mkfifo":   cmdMkfifo,
+			"binsum":   cmdBinSum,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "root" {
@@ -120,4 +122,19 @@ func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
 	p := ts.MkAbs(args[0])
 	os.Remove(p)
 	ts.Check(syscall.Mkfifo(p, 0o644))
+}
+
+// cmdBinSum sets an environment variable to the sha256 of the abox binary the scripts run
+// (this test binary), which names the netd image built from it:
+//
+//	binsum NAME
+func cmdBinSum(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: binsum NAME")
+	}
+	exe, err := os.Executable()
+	ts.Check(err)
+	data, err := os.ReadFile(exe)
+	ts.Check(err)
+	ts.Setenv(args[0], fmt.Sprintf("%x", sha256.Sum256(data)))
 }

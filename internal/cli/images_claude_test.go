@@ -111,8 +111,8 @@ func TestNativeClaudeIsVerifiedAndStaged(t *testing.T) {
 }
 
 // TestNativeClaudeRefused: a binary that is not the one the manifest (or a pinned sha256)
-// vouches for stops `abox up` with a boundary refusal before anything is built; an unreachable
-// release host is named.
+// vouches for stops `abox up` (ensureAgentImage, as up calls it) with a boundary refusal before
+// anything is staged or built; an unreachable release host is named.
 func TestNativeClaudeRefused(t *testing.T) {
 	other := sha256Hex([]byte("another build"))
 	cases := []struct {
@@ -126,12 +126,21 @@ func TestNativeClaudeRefused(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			a, p, _ := nativeFixture(t, tc.manifestSum)
+			a, p, fake := nativeFixture(t, tc.manifestSum)
 			p.cfg.ClaudeCode.SHA256 = tc.pinned
-			_, err := a.agentContext(context.Background(), p)
+			fake.On("image inspect", docker.Result{ExitCode: 1, Stderr: []byte("Error: No such image: abox-agent-p:1\n")})
+			fake.On("build", docker.Result{}).Optional() // answered, so that a build despite the refusal shows below
+			rs := &render.RunSpec{Agent: render.RunCommand{Image: "abox-agent-p:1"}}
+			err := a.ensureAgentImage(context.Background(), p, rs, buildOptions{}) // what `abox up` runs
 			var ec *exitCode
 			if err == nil || !errors.As(err, &ec) || ec.code != tc.exit || !strings.Contains(err.Error(), tc.msg) || !strings.Contains(hintOf(err), tc.hint) {
-				t.Fatalf("agentContext = %v (hint %q), want exit %d with %q and hint %q", err, hintOf(err), tc.exit, tc.msg, tc.hint)
+				t.Errorf("ensureAgentImage = %v (hint %q), want exit %d with %q and hint %q", err, hintOf(err), tc.exit, tc.msg, tc.hint)
+			}
+			if slices.ContainsFunc(fake.Calls(), func(c dockertest.Call) bool { return c.Args[0] == "build" }) {
+				t.Error("an image was built from the refused binary")
+			}
+			if _, err := os.Stat(filepath.Join(p.state.Build(), "claude")); err == nil {
+				t.Error("the refused binary was staged for the build")
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package docker
 
 import (
 	"bytes"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -77,11 +78,31 @@ func TestBuildOutputDrawsProgress(t *testing.T) {
 	}
 }
 
+// TestProgressNilWriter: a build with no progress writer (not a terminal) still logs every
+// byte, but draws nothing, never reads the clock to draw, and starts no ticker.
 func TestProgressNilWriter(t *testing.T) {
-	p := newProgress(nil, time.Now)
-	p.setStep(1, 2, "FROM x")
-	p.tickEvery(time.Millisecond)()
-	p.finish() // nothing to write to: must not panic
+	reads := 0
+	now := func() time.Time { reads++; return time.Unix(0, 0) }
+	var log bytes.Buffer
+	out := newBuildOutput(&log, newProgress(nil, now))
+	before := runtime.NumGoroutine()
+	stop := out.progress.tickEvery(time.Millisecond)
+	if n := runtime.NumGoroutine(); n != before {
+		t.Errorf("tickEvery with nothing to draw on started %d goroutine(s)", n-before)
+	}
+	const chunk = "Step 1/2 : FROM x\n ---> e8c0457d0e74\nStep 2/2 : RUN y\n"
+	if _, err := out.Write([]byte(chunk)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond) // a ticker, if one ran, would have drawn by now
+	stop()
+	out.progress.finish()
+	if log.String() != chunk {
+		t.Errorf("log = %q, want %q", log.String(), chunk)
+	}
+	if reads != 1 { // the start time, read once when the progress is made
+		t.Errorf("the clock was read %d times, want once: something drew", reads)
+	}
 }
 
 func TestProgressNothingBeforeFirstStep(t *testing.T) {

@@ -249,22 +249,6 @@ func TestRemoveIgnoresNotFound(t *testing.T) {
 	}
 }
 
-func TestExecKeepsSecretsOutOfArgv(t *testing.T) {
-	const secret = "op-token-s3cr3t"
-	f, c := newFake(t)
-	f.On("exec --interactive netd", docker.Result{})
-	_, err := c.Exec(context.Background(), "netd", "", []string{"abox", "netd", "set-token"}, strings.NewReader(secret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(f.ArgvText(), secret) {
-		t.Errorf("secret reached argv: %s", f.ArgvText())
-	}
-	if got := string(f.Calls()[0].Stdin); got != secret {
-		t.Errorf("stdin = %q, want the secret", got)
-	}
-}
-
 func TestExecExitCode(t *testing.T) {
 	f, c := newFake(t)
 	f.On("exec", docker.Result{Stdout: []byte("partial\n"), ExitCode: 4})

@@ -2,8 +2,12 @@ package doctor
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"strings"
 	"testing"
 
+	"github.com/aboxhq/abox/internal/render"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -62,5 +66,64 @@ func TestRootUserAndOptions(t *testing.T) {
 	}
 	if got := unconfined([]string{"apparmor=unconfined", "seccomp:unconfined", "label=disable", "no-new-privileges"}); len(got) != 3 {
 		t.Errorf("unconfined = %v", got)
+	}
+}
+
+// TestAgentCapabilitiesAsDockerRecordsThem feeds the capability checks what Docker 20.10
+// made of each set of flags: testdata/docker-caps.json holds, per set, the HostConfig
+// `docker container inspect` printed for a container created with them (`docker create -u
+// 1000:1000 --security-opt no-new-privileges FLAGS IMAGE`; Docker upper-cases and prefixes
+// CAP_, and records a missing --cap-drop as null). The runspec check sees the flags, the live
+// check the inspect; both must pass only the agent that drops ALL and adds nothing.
+func TestAgentCapabilitiesAsDockerRecordsThem(t *testing.T) {
+	var recorded []struct {
+		Flags      []string
+		HostConfig struct{ CapAdd, CapDrop []string }
+	}
+	data, err := os.ReadFile("testdata/docker-caps.json")
+	if err == nil {
+		err = json.Unmarshal(data, &recorded)
+	}
+	if err != nil || len(recorded) != 4 {
+		t.Fatalf("testdata/docker-caps.json: %v (%d sets)", err, len(recorded))
+	}
+	sets := []struct {
+		name string
+		want []string // what the finding must name, in any case; none: OK
+	}{
+		{"drops ALL", nil},
+		{"adds two", []string{"ADDS CAPABILITY", "NET_ADMIN", "SYS_PTRACE"}},
+		{"drops nothing", []string{"NO --CAP-DROP ALL"}},
+		{"adds ALL", []string{"ADDS CAPABILITY ALL"}},
+	}
+	for i, r := range recorded {
+		want := sets[i].want
+		t.Run(sets[i].name, func(t *testing.T) {
+			f := newFixture(t, baseManifest).healthy()
+			f.editRunSpec(func(rs *render.RunSpec) {
+				rs.Agent.Args = append(removeArgs("--cap-drop", "ALL")(rs.Agent.Args), r.Flags...)
+			})
+			checkCapFinding(t, "boundary.capabilities (runspec)", boundaryResult(t, f, "boundary.capabilities").Finding, want)
+
+			f = newFixture(t, baseManifest).daemonUp().built().noGateway()
+			agent := f.liveAgent()
+			host(agent)["CapAdd"], host(agent)["CapDrop"] = r.HostConfig.CapAdd, r.HostConfig.CapDrop
+			f.running(f.liveNetd(), agent)
+			checkCapFinding(t, "agent.capabilities (running)", f.run(agentCapabilities), want)
+		})
+	}
+}
+
+func checkCapFinding(t *testing.T, name string, got Finding, want []string) {
+	t.Helper()
+	if len(want) == 0 {
+		wantStatus(t, name, got, OK)
+		return
+	}
+	wantStatus(t, name, got, Fail)
+	for _, w := range want {
+		if !strings.Contains(strings.ToUpper(got.Detail), w) {
+			t.Errorf("%s: detail %q does not say %q", name, got.Detail, w)
+		}
 	}
 }

@@ -170,10 +170,38 @@ func TestLiveSandboxWellFormed(t *testing.T) {
 	}
 }
 
+// TestNetdCapabilities offers netd every Linux capability (the kernel's names, CAP_CHOWN = 0
+// to CAP_CHECKPOINT_RESTORE = 40) one at a time, in the runspec and on a running netd. The
+// expected set is written out here, not read from render.NetdCaps, which the check itself uses:
+// a capability added there fails this test until it is added here too.
 func TestNetdCapabilities(t *testing.T) {
-	f := newFixture(t, baseManifest).healthy()
-	f.editRunSpec(func(rs *render.RunSpec) { rs.Netd.Args = append(rs.Netd.Args, "--cap-add", "SYS_ADMIN") })
-	wantStatus(t, "netd.capabilities", f.run(netdCapabilities), Fail)
+	needed := []string{"NET_ADMIN", "SETUID", "SETGID", "DAC_READ_SEARCH"}
+	linux := []string{"CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID",
+		"SETPCAP", "LINUX_IMMUTABLE", "NET_BIND_SERVICE", "NET_BROADCAST", "NET_ADMIN", "NET_RAW", "IPC_LOCK",
+		"IPC_OWNER", "SYS_MODULE", "SYS_RAWIO", "SYS_CHROOT", "SYS_PTRACE", "SYS_PACCT", "SYS_ADMIN", "SYS_BOOT",
+		"SYS_NICE", "SYS_RESOURCE", "SYS_TIME", "SYS_TTY_CONFIG", "MKNOD", "LEASE", "AUDIT_WRITE", "AUDIT_CONTROL",
+		"SETFCAP", "MAC_OVERRIDE", "MAC_ADMIN", "SYSLOG", "WAKE_ALARM", "BLOCK_SUSPEND", "AUDIT_READ", "PERFMON",
+		"BPF", "CHECKPOINT_RESTORE"}
+	if len(linux) != 41 {
+		t.Fatalf("%d capability names, want the kernel's 41", len(linux))
+	}
+	for _, c := range linux {
+		want := Fail
+		if slices.Contains(needed, c) {
+			want = OK
+		}
+		t.Run(c, func(t *testing.T) {
+			f := newFixture(t, baseManifest).healthy()
+			f.editRunSpec(func(rs *render.RunSpec) { rs.Netd.Args = append(rs.Netd.Args, "--cap-add", c) })
+			wantStatus(t, "netd.capabilities (runspec)", f.run(netdCapabilities), want)
+
+			f = newFixture(t, baseManifest).daemonUp().built().noGateway()
+			netd := f.liveNetd()
+			host(netd)["CapAdd"] = append(host(netd)["CapAdd"].([]string), "CAP_"+c) // as Docker records it
+			f.running(netd, f.liveAgent())
+			wantStatus(t, "netd.capabilities (running)", f.run(netdCapabilities), want)
+		})
+	}
 }
 
 // TestNetdPrivilegedPorts: without --sysctl net.ipv4.ip_unprivileged_port_start=1024 on netd

@@ -1,16 +1,21 @@
 package netd
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"runtime"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // execChild starts the serving child by re-executing this binary as `abox netd serve`, as the
 // policy's netd uid ([policy.Netd.ServingUID]) with no supplementary groups. Changing uid from root clears every capability
-// set, and the child checks that it holds none before it listens.
+// set but the bounding one, and no_new_privs (which the netd container already sets, and the
+// starting thread sets again) keeps any execve from raising one from it. The supervisor checks
+// all of this in the child's /proc status before the child gets the policy ([checkUnprivileged]).
 type execChild struct {
 	upstreamDNS string
 	stderr      io.Writer
@@ -20,7 +25,7 @@ type execChild struct {
 // serve mode.
 var childArgs = []string{"abox", "netd", "serve"}
 
-func (e execChild) start(ctl *os.File, logs []*os.File, uid int) (done <-chan error, kill func(), err error) {
+func (e execChild) start(ctl *os.File, logs []*os.File, uid int) (pid int, done <-chan error, kill func(), err error) {
 	cmd := &exec.Cmd{
 		Path:       "/proc/self/exe",
 		Args:       append(append([]string{}, childArgs...), "--upstream-dns", e.upstreamDNS),
@@ -37,7 +42,12 @@ func (e execChild) start(ctl *os.File, logs []*os.File, uid int) (done <-chan er
 	go func() {
 		// Pdeathsig fires when the thread that started the child exits, not the process: keep
 		// this thread for as long as the child lives.
+		// The thread stays locked and so dies with this goroutine, taking its attribute along.
 		runtime.LockOSThread()
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			started <- fmt.Errorf("setting no_new_privs: %w", err)
+			return
+		}
 		if err := cmd.Start(); err != nil {
 			started <- err
 			return
@@ -46,7 +56,7 @@ func (e execChild) start(ctl *os.File, logs []*os.File, uid int) (done <-chan er
 		exited <- cmd.Wait()
 	}()
 	if err := <-started; err != nil {
-		return nil, nil, err
+		return 0, nil, nil, err
 	}
-	return exited, func() { cmd.Process.Kill() }, nil
+	return cmd.Process.Pid, exited, func() { cmd.Process.Kill() }, nil
 }

@@ -14,6 +14,6 @@ type execChild struct {
 	stderr      io.Writer
 }
 
-func (execChild) start(*os.File, []*os.File, int) (<-chan error, func(), error) {
-	return nil, nil, errors.New("netd runs only on Linux")
+func (execChild) start(*os.File, []*os.File, int) (int, <-chan error, func(), error) {
+	return 0, nil, nil, errors.New("netd runs only on Linux")
 }

@@ -84,6 +84,12 @@ func zone(m *dns.Msg, q dns.Question) {
 		for _, a := range []string{"127.0.0.1", "172.18.0.2", "169.254.169.254", "192.0.2.40"} {
 			m.Answer = append(m.Answer, rr("rebind.example.com. 60 IN A "+a))
 		}
+	case "metadata.example.com.": // nothing but what a set may never hold
+		for _, a := range []string{"169.254.169.254", "127.0.0.11", "240.0.0.1", "0.1.2.3", "255.255.255.255"} {
+			m.Answer = append(m.Answer, rr("metadata.example.com. 60 IN A "+a))
+		}
+	case "loopback.example.com.":
+		m.Answer = append(m.Answer, rr("loopback.example.com. 60 IN A 127.0.0.1"), rr("loopback.example.com. 60 IN A 127.0.0.11"))
 	case "big.example.com.":
 		for i := range 60 {
 			m.Answer = append(m.Answer, rr(fmt.Sprintf("big.example.com. 60 IN A 198.51.100.%d", i+1)))

@@ -109,7 +109,7 @@ func mainServe(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	status, err := selfStatus()
 	if err == nil {
-		err = checkUnprivileged(os.Getuid(), status)
+		err = checkUnprivileged(status, os.Getuid())
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "abox netd serve: error: %v\n", err)

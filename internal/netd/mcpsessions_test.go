@@ -526,7 +526,7 @@ func startMCPSupervisor(t *testing.T, upstream string) *supFixture {
 	writeFile(t, filepath.Join(f.dir, "token"), []byte(gatewayToken+"\n"))
 	f.child = &inProcChild{addrs: f.addrs, upstream: startUpstream(t).addr}
 	st := selfTest{resolvers: []string{f.addrs.dns}, addrs: f.addrs, nft: nft, expected: policy.ExpectedRuleset(policy.NetdUID)}
-	o := options{dir: f.dir, logDir: f.logDir, tokenFile: filepath.Join(f.dir, "token"), upstreamDNS: "unused"}
+	o := options{dir: f.dir, logDir: f.logDir, tokenFile: filepath.Join(f.dir, "token"), upstreamDNS: "unused", inProcChild: true}
 	u, err := url.Parse(upstream)
 	if err != nil {
 		t.Fatal(err)

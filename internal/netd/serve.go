@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/aboxhq/abox/internal/policy"
@@ -223,24 +222,6 @@ func stopped(err error) error {
 		return errors.New("listener closed")
 	}
 	return err
-}
-
-// checkUnprivileged refuses to serve with any capability or as root: the child faces the agent,
-// so it must hold nothing worth taking. status is the text of /proc/self/status.
-func checkUnprivileged(uid int, status string) error {
-	if uid == 0 {
-		return errors.New("the serving child runs as root")
-	}
-	for _, line := range strings.Split(status, "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok || !strings.HasPrefix(k, "Cap") || k == "CapBnd" {
-			continue
-		}
-		if v = strings.TrimSpace(v); strings.Trim(v, "0") != "" {
-			return fmt.Errorf("the serving child holds capabilities: %s %s", k, v)
-		}
-	}
-	return nil
 }
 
 // selfStatus reads /proc/self/status.

@@ -23,15 +23,19 @@ type options struct {
 	upstreamDNS string
 	gateway     netip.AddrPort // the MCP gateway's container address; zero: none
 	procSys     string         // /proc/sys, where the namespace's settings are read; "": not checked
+	// inProcChild: the serving child is this process (the hermetic tests'), whose privileges
+	// are not the child's; the real supervisor always checks its child's.
+	inProcChild bool
 	own         func() ([]netip.Addr, error)
 }
 
 // childStarter starts the serving child, handing it the other end of the control channel and
-// the decision logs (dns, conn, mcp, then the logs' statistics, in that order). done receives the child's exit; kill is a
+// the decision logs (dns, conn, mcp, then the logs' statistics, in that order). pid is the
+// child's process id, whose privileges the supervisor checks. done receives the child's exit; kill is a
 // last resort that needs CAP_KILL, which netd does not hold (root may not signal another uid
 // without it): the child is stopped over the control channel, and dies with the supervisor.
 type childStarter interface {
-	start(ctl *os.File, logs []*os.File, uid int) (done <-chan error, kill func(), err error)
+	start(ctl *os.File, logs []*os.File, uid int) (pid int, done <-chan error, kill func(), err error)
 }
 
 // supervisor is netd's root process: it holds the capabilities, never the network.
@@ -129,17 +133,27 @@ type runningChild struct {
 	ctlDone   chan error
 }
 
-// startChild starts the serving child with a fresh control channel and sends it the policy.
+// startChild starts the serving child with a fresh control channel, checks that the kernel
+// holds it unprivileged, and only then sends it the policy and the token. A refused child loses
+// its channel and dies with the supervisor, which exits (Pdeathsig).
 func (s *supervisor) startChild(logs []*os.File) (*runningChild, error) {
 	mine, theirs, err := socketPair()
 	if err != nil {
 		return nil, err
 	}
-	done, kill, err := s.starter.start(theirs, logs, s.servingUID())
+	uid := s.servingUID()
+	pid, done, kill, err := s.starter.start(theirs, logs, uid)
 	theirs.Close()
 	if err != nil {
 		mine.Close()
 		return nil, fmt.Errorf("starting the serving child: %w", err)
+	}
+	if !s.o.inProcChild {
+		if err := checkChild("/proc", pid, uid); err != nil {
+			mine.Close()
+			kill()
+			return nil, err
+		}
 	}
 	rc := &runningChild{ctl: newCtlConn(mine), kill: kill, done: done,
 		listening: make(chan struct{}), ctlDone: make(chan error, 1)}

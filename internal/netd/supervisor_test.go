@@ -29,12 +29,12 @@ type inProcChild struct {
 	exited   chan error // set to fake a crash
 }
 
-func (c *inProcChild) start(ctl *os.File, logs []*os.File, _ int) (<-chan error, func(), error) {
+func (c *inProcChild) start(ctl *os.File, logs []*os.File, _ int) (int, <-chan error, func(), error) {
 	files := make([]*os.File, 0, 5)
 	for _, f := range append([]*os.File{ctl}, logs...) {
 		fd, err := syscall.Dup(int(f.Fd()))
 		if err != nil {
-			return nil, nil, err
+			return 0, nil, nil, err
 		}
 		files = append(files, os.NewFile(uintptr(fd), f.Name()))
 	}
@@ -48,7 +48,7 @@ func (c *inProcChild) start(ctl *os.File, logs []*os.File, _ int) (<-chan error,
 	if c.exited != nil {
 		go func() { done <- <-c.exited; cancel() }()
 	}
-	return done, cancel, nil
+	return os.Getpid(), done, cancel, nil
 }
 
 // freeAddrs picks loopback ports for the child's listeners.
@@ -97,7 +97,7 @@ func startSupervisorWith(t *testing.T, nft *fakeNFT, crash chan error, p policy.
 	os.WriteFile(filepath.Join(f.dir, policy.RulesFile), policy.Ruleset(policy.NetdUID), 0o644)
 	f.child = &inProcChild{addrs: f.addrs, upstream: startUpstream(t).addr, exited: crash}
 	st := selfTest{resolvers: []string{f.addrs.dns}, addrs: f.addrs, nft: nft, expected: policy.ExpectedRuleset(policy.NetdUID)}
-	o := options{dir: f.dir, logDir: f.logDir, tokenFile: filepath.Join(f.dir, "token"), upstreamDNS: "unused"}
+	o := options{dir: f.dir, logDir: f.logDir, tokenFile: filepath.Join(f.dir, "token"), upstreamDNS: "unused", inProcChild: true}
 	for _, opt := range opts {
 		opt(&o)
 	}

@@ -156,6 +156,12 @@ func checkAgentArgv(t *testing.T, rs render.RunSpec) {
 	}
 }
 
+// wantNetdCaps is what netd's supervisor needs, written out here rather than read from
+// render.NetdCaps, so that a capability added there fails this test until it is added here too:
+// NET_ADMIN loads the ruleset and adds set elements, SETUID and SETGID start the serving child
+// as netd's uid, DAC_READ_SEARCH reads the profile's token, which only the host user may read.
+var wantNetdCaps = []string{"DAC_READ_SEARCH", "NET_ADMIN", "SETGID", "SETUID"}
+
 func checkNetdArgv(t *testing.T, rs render.RunSpec) {
 	t.Helper()
 	a := rs.Netd.Args
@@ -170,10 +176,8 @@ func checkNetdArgv(t *testing.T, rs render.RunSpec) {
 	if !hasPair(a, "--cap-drop", "ALL") || !hasPair(a, "--security-opt", "no-new-privileges") {
 		t.Error("netd argv does not drop all capabilities and new privileges first")
 	}
-	for _, c := range flagValues(a, "--cap-add") {
-		if !slices.Contains(render.NetdCaps, c) {
-			t.Errorf("netd argv --cap-add %s is not one of render.NetdCaps", c)
-		}
+	if got := slices.Sorted(slices.Values(flagValues(a, "--cap-add"))); !slices.Equal(got, wantNetdCaps) {
+		t.Errorf("netd argv --cap-add %q, want exactly %q", got, wantNetdCaps)
 	}
 	if !slices.Contains(a, "--read-only") {
 		t.Error("netd argv lacks --read-only")

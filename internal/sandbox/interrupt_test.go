@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -43,13 +44,16 @@ func TestInterruptBeforeAgent(t *testing.T) {
 	if out.Result != "interrupted" {
 		t.Errorf("Result = %q, want interrupted", out.Result)
 	}
-	removed := 0
+	// Both containers of this run, by the names the runspec gives them, and nothing else.
+	want := []string{"abox-netd-p-" + out.ID, "agent-p-" + out.ID}
+	var removed []string
 	for _, c := range fake.Calls() {
 		if c.Args[0] == "rm" {
-			removed++
+			removed = append(removed, c.Args[len(c.Args)-1])
 		}
 	}
-	if removed < 1 {
-		t.Errorf("teardown removed nothing: %v", fake.Calls())
+	slices.Sort(removed)
+	if out.ID == "" || !slices.Equal(removed, want) {
+		t.Errorf("teardown removed %q, want %q; calls: %v", removed, want, fake.Calls())
 	}
 }

@@ -107,7 +107,11 @@ func (p *cfgParser) variable(c byte) error {
 	for c == ' ' || c == '\t' {
 		c = p.r.next()
 	}
-	e := Entry{Key: p.base + string(name), Line: line, NoValue: true}
+	key := p.base + string(name)
+	if i := strings.IndexByte(key, 0); i >= 0 {
+		key = key[:i] // a NUL in a subsection: git's keys are C strings too, and it sees only this much
+	}
+	e := Entry{Key: key, Line: line, NoValue: true}
 	if c != '\n' {
 		if c != '=' {
 			return fmt.Errorf("line %d: bad config line", line)
@@ -216,6 +220,9 @@ func (r *cfgReader) value() (string, error) {
 			if trim >= 0 {
 				v = v[:trim]
 			}
+			if i := bytes.IndexByte(v, 0); i >= 0 {
+				v = v[:i] // git's values are C strings: what follows a NUL is not seen
+			}
 			return string(v), nil
 		}
 		switch {
@@ -225,7 +232,7 @@ func (r *cfgReader) value() (string, error) {
 				trim = len(v)
 			}
 			if len(v) > 0 {
-				v = append(v, c)
+				v = append(v, ' ') // git writes every unquoted blank inside a value as a space
 			}
 		case !quote && (c == ';' || c == '#'):
 			comment = true

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,6 +36,7 @@ var configCases = []struct {
 	{name: "section and key case", in: "[Core]\nHooksPath=/tmp/h\n", want: []string{"core.hookspath=/tmp/h"}},
 	{name: "tabs and blanks everywhere", in: "\t [core]\t\n\t\t  fsmonitor \t=\t  run-me  \n", want: []string{"core.fsmonitor=run-me"}},
 	{name: "deeper indent is a new key", in: "[core]\n\teditor = vi\n\t\t\thooksPath = /x\n", want: []string{"core.editor=vi", "core.hookspath=/x"}},
+	{name: "unquoted tab inside a value is a space", in: "[core]\n\tsshCommand = ssh\t-i\r key\n", want: []string{"core.sshcommand=ssh -i  key"}},
 	{name: "key on the header line", in: "[core] sshCommand = ssh -i key\n", want: []string{"core.sshcommand=ssh -i key"}},
 	{name: "continuation", in: "[core]\n\tpager = less \\\n -R\n", want: []string{"core.pager=less  -R"}},
 	{name: "continuation hides a key name", in: "[core]\n\tx = a \\\nhooksPath = y\n", want: []string{"core.x=a hooksPath = y"}},
@@ -92,20 +94,10 @@ func TestParseConfig(t *testing.T) {
 // TestParseConfigMatchesGit reads every table case with git itself, when git is installed, and
 // asserts that abox reads exactly what git reads. git is never run on anything but these files.
 func TestParseConfigMatchesGit(t *testing.T) {
-	gitBin, err := exec.LookPath("git")
-	if err != nil {
-		t.Skip("git is not installed")
-	}
-	dir := t.TempDir()
+	git := gitReader(t)
 	for _, tc := range configCases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := filepath.Join(dir, "config")
-			if err := os.WriteFile(f, []byte(tc.in), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			cmd := exec.Command(gitBin, "config", "--file", f, "--null", "--list")
-			cmd.Env = []string{"HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1"}
-			out, err := cmd.Output()
+			out, err := git(t, []byte(tc.in))
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("git config --list: err = %v, want error %v", err, tc.wantErr)
 			}
@@ -117,6 +109,33 @@ func TestParseConfigMatchesGit(t *testing.T) {
 				t.Errorf("abox and git disagree on %q (-git +abox):\n%s", tc.in, diff)
 			}
 		})
+	}
+}
+
+// gitReader returns a function that reads a config file with git itself (`git config --file
+// F --null --list`, no system or global config). git is the oracle of these tests, and it is
+// installed wherever they run (CI installs it), so its absence fails them rather than skip.
+func gitReader(t testing.TB) func(testing.TB, []byte) ([]byte, error) {
+	t.Helper()
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatalf("git is the oracle of this test and is not installed: %v", err)
+	}
+	return func(t testing.TB, data []byte) ([]byte, error) {
+		t.Helper()
+		dir := t.TempDir()
+		f := filepath.Join(dir, "config")
+		if err := os.WriteFile(f, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(gitBin, "config", "--file", f, "--null", "--list")
+		cmd.Env = []string{"HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
+		out, err := cmd.Output()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatalf("running git: %v", err)
+		}
+		return out, err
 	}
 }
 
@@ -204,13 +223,26 @@ func FuzzGitConfig(f *testing.F) {
 	f.Add([]byte("[a \"\\"))
 	f.Add([]byte("[a]b=\"\\"))
 	f.Add([]byte("\r\r\n[\r"))
+	git := gitReader(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		es, _ := ParseConfig(data)
+		es, err := ParseConfig(data)
 		for _, e := range es {
 			_, _, _ = e.Section(), e.Subsection(), e.Name()
 			_ = Dangerous(e)
 			if e.Key == "" {
 				t.Fatalf("ParseConfig(%q) returned an entry with an empty key", data)
+			}
+		}
+		// git is the oracle: what it reads, abox reads, and a file git refuses abox calls broken.
+		out, gitErr := git(t, data)
+		switch {
+		case gitErr != nil && err == nil:
+			t.Fatalf("git refuses %q (%v), ParseConfig reads it as %q", data, gitErr, kv(es))
+		case gitErr == nil && err != nil:
+			t.Fatalf("git reads %q as %q, ParseConfig fails: %v", data, gitList(out), err)
+		case gitErr == nil:
+			if diff := cmp.Diff(gitList(out), kv(es)); diff != "" {
+				t.Fatalf("abox and git disagree on %q (-git +abox):\n%s", data, diff)
 			}
 		}
 	})

@@ -42,6 +42,7 @@ func mustRun(t *testing.T, h *harness.H, args ...string) string {
 }
 
 func TestAgentStatePersistsPerProject(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	upProject(t, h, "persist", nil, "")
 	out := mustRun(t, h, `echo "planted by persist" > ~/.claude.json && readlink ~/.claude.json
@@ -68,6 +69,7 @@ echo planted > ~/.config/planted
 }
 
 func TestRTKSettingsAndHookReadOnly(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	h.WriteConfig(rtkConfig(t, h, h.DefaultConfig()))
 	h.WriteManifest("version: 1\nproject: rtk\nprofile: " + h.Profile + "\n")
@@ -110,6 +112,7 @@ func TestRTKSettingsAndHookReadOnly(t *testing.T) {
 }
 
 func TestAuthLoginCheck(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	cfg := h.DefaultConfig()
 	cfg.Extra["agent_env"] = map[string]string{"STANDIN_REQUIRE_AUTH": "1"}
@@ -168,6 +171,7 @@ func TestAuthLoginCheck(t *testing.T) {
 }
 
 func TestResumeContinue(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	upProject(t, h, "resume", nil, "")
 	mustRun(t, h, `echo first > note.txt`)

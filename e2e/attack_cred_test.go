@@ -24,6 +24,7 @@ import (
 // token files, and tries beta's gateway directly: it finds neither token, and beta's gateway
 // sees no request from it. Its own MCP calls work through netd (the control).
 func TestAttackOtherProfileToken(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	cfg := h.DefaultConfig()
 	second := h.Profile + "b"
@@ -99,6 +100,7 @@ func TestAttackOtherProfileToken(t *testing.T) {
 // readable by the agent, which sends it to an allowed host; the host receives it (succeeds, by
 // design: without it there is no agent). A host that is not allowed receives nothing.
 func TestAttackClaudeCredential(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	allowed := h.StartServer("allowed.test")
 	other := h.StartServer("other.test")
@@ -119,6 +121,7 @@ func TestAttackClaudeCredential(t *testing.T) {
 // environment and leaves through any allowed host (succeeds, by design), never through a host
 // that is not allowed.
 func TestAttackAttachedSecret(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	allowed := h.StartServer("allowed.test")
 	other := h.StartServer("other.test")

@@ -22,6 +22,7 @@ import (
 // aimed at a resolver's port 53 land on netd, which answers NXDOMAIN and logs them, and no test
 // resolver ever sees a query.
 func TestAttackDNSResolvers(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	h.StartServer("allowed.test")
 	resolver := h.StartServer("resolver.test")
@@ -83,6 +84,7 @@ func TestAttackDNSResolvers(t *testing.T) {
 // and NULL questions, over udp and tcp, to netd and to a resolver on the bridge. netd answers
 // NXDOMAIN without asking upstream and logs every chunk; the test's resolver never sees one.
 func TestAttackDNSTunnel(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	sink := h.StartServer("tunnel.test")
 	upProject(t, h, "tunnel", nil, "")

@@ -26,6 +26,7 @@ import (
 // behind: no process in its container runs as root, abox never execs into the agent container,
 // nothing planted ever runs as root, and no process outlives the run.
 func TestAttackNoRootAfterStart(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	upProject(t, h, "noroot", nil, "")
 	shim := newDockerShim(t, "", 0)
@@ -86,6 +87,7 @@ func TestAttackNoRootAfterStart(t *testing.T) {
 // mount, a user namespace or a setuid bit of its own. The control runs the same binary as uid
 // 1000 in a container without no-new-privileges and gets euid 0.
 func TestAttackSetuidEscalation(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	upProject(t, h, "setuid", nil, "")
 	for name, src := range map[string]string{"suid-id": "/usr/bin/id", "suid-cat": "/usr/bin/cat", "suid-bash": "/bin/bash"} {
@@ -131,6 +133,7 @@ func TestAttackSetuidEscalation(t *testing.T) {
 // processes: the run ends with the agent, netd shuts down cleanly afterwards and its logs and
 // counters are harvested.
 func TestAttackSignalNetd(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	upProject(t, h, "signal", nil, "")
 	ptrace := `perl -e 'my $r = syscall(101, 16, $ARGV[0], 0, 0); exit($r == 0 ? 0 : 1)' "$pid"`

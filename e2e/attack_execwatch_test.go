@@ -57,6 +57,7 @@ func agentOwns(t *testing.T, h *harness.H) {
 // it, and the first doctor reports all of it, again and again until accepted. The run itself
 // exits 0: run.on_exec_change is warn by default. A project without a baseline starts no agent.
 func TestAttackExecChangesFromTheFirstRun(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	execWorkspace(t, h)
 	h.WriteConfig(h.DefaultConfig())

@@ -24,6 +24,7 @@ import (
 // is still in the harvest; there is no Docker socket anywhere. The artifacts on the host are
 // unchanged.
 func TestAttackReadOnlyPaths(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	upProject(t, h, "readonly", nil, "")
 	artifacts := filepath.Join(h.StateHome, "projects", h.ProjectHash(), "artifacts")
@@ -85,6 +86,7 @@ func treeDigest(t *testing.T, dir string) string {
 // unmounted; the host copies are intact; and a mask over a path that does not exist creates
 // nothing in the workspace.
 func TestAttackMaskedPaths(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	secret := "hunter2-masked"
 	files := map[string]string{".env": "TOKEN=" + secret + "\n", ".env.local": "LOCAL=" + secret + "\n",
@@ -139,6 +141,7 @@ func TestAttackMaskedPaths(t *testing.T) {
 // it. The next run refuses (exit 3) and shows the change, starts nothing and reaches nothing,
 // until a person approves it with `abox up`; then, as the control, the host is reachable.
 func TestAttackManifestWidening(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	other := h.StartServer("other.test")
 	upProject(t, h, "widen", []string{"allowed.test"}, "")

@@ -19,6 +19,7 @@ import (
 // seconds. The denied name must still reach the review queue, and the run's summary,
 // `abox logs` (text and --json) and doctor must say that the log reached its cap, with counts.
 func TestAttackLogFlood(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	cfg := h.DefaultConfig()
 	cfg.Extra["limits"] = map[string]any{"netd_logs": "1m"}

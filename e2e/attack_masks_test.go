@@ -31,6 +31,7 @@ func chownWorkspace(t *testing.T, h *harness.H) {
 // entries than the mask walk looks at. The next run is refused (exit 3) before any container
 // is created, naming the directory; the agent never runs, so the canary is not printed.
 func TestAttackMaskExhaustion(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	const canary = "canary-exhaustion"
 	workspaceFile(t, h.Workspace, ".env", "TOKEN="+canary+"\n")
@@ -67,6 +68,7 @@ func TestAttackMaskExhaustion(t *testing.T) {
 // directory (the mounts move along, so it reads nothing during the run). The run reports
 // where the content went, and the next run masks it there: the canary is unreadable.
 func TestAttackMaskMoved(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	const canary = "canary-moved"
 	workspaceFile(t, h.Workspace, "config/master.key", canary+"\n")
@@ -111,6 +113,7 @@ func TestAttackMaskMoved(t *testing.T) {
 // from inside; and a masked file with a link outside the workspace, where abox cannot look,
 // is refused by name.
 func TestAttackMaskHardLink(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	const canary = "canary-link"
 	ws := h.Workspace
@@ -155,6 +158,7 @@ func TestAttackMaskHardLink(t *testing.T) {
 // bits; the run fails and says so; the run record, `abox logs --runs` and doctor report it,
 // doctor until the quarantine is removed; and the next run masks the original where it is.
 func TestAttackMaskGitSwap(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	ws := h.Workspace
 	workspaceFile(t, ws, ".git/HEAD", "ref: refs/heads/main\n")

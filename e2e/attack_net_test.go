@@ -49,6 +49,7 @@ out('packet', socket(my $c, 17, SOCK_RAW, 0x0300) ? (1, 'created') : (0, "$!"));
 // socket is refused by the ruleset. The control pings the same container as root from a
 // container outside the sandbox and gets its reply.
 func TestAttackRawSocketsAndICMP(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	target := h.StartServer("ping.test")
 	upProject(t, h, "icmp", nil, "")
@@ -71,6 +72,7 @@ func TestAttackRawSocketsAndICMP(t *testing.T) {
 // redirected to netd, so they are probed with DNS, HTTP and TLS and refused by netd's policy;
 // every other port is refused by the ruleset. The control reaches the same ports from outside.
 func TestAttackPortsAndBridge(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	udpPorts := []string{"2222", "123", "443", "5353", "51820"}
 	other := h.StartServerWith(harness.ServerOptions{Aliases: []string{"other.test"},
@@ -124,6 +126,7 @@ func TestAttackPortsAndBridge(t *testing.T) {
 // listeners are bound to loopback only, so the namespace's bridge address reaches none of them;
 // and nothing else listens (netd has no control port).
 func TestAttackNetdListeners(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	h.StartServer("allowed.test")
 	other := h.StartServer("other.test")

@@ -138,6 +138,7 @@ done`, tag, zone, answer, probe, stop, tries)
 // TLS proxy never connects there, the agent cannot reach it on the name's non-TLS port, and the
 // host sees nothing.
 func TestAttackForgedUpstreamAnswer(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	srv := h.StartServer("real.test")
 	other := h.StartServer("other.test")
@@ -305,6 +306,7 @@ func checkReuse(t *testing.T, h *harness.H, ns string, zone *harness.Server, nam
 // it cuts a TLS tunnel or a direct non-TLS flow, while keep.test's goes on: the proxy decided on
 // the Host once, at the start of each, and conntrack would keep netd's upstream flow open.
 func TestAttackEgressRmCutsHTTP(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	hold := h.StartServer("hold.test")
 	h.StartServer("keep.test")
@@ -356,6 +358,7 @@ func TestAttackEgressRmCutsHTTP(t *testing.T) {
 // netd's upstream is redirected by the agent and every lookup multiplies. It must not be: each
 // of the agent's lookups is one decision of netd's, answered for real.
 func TestAttackPlantedUpstreamLoop(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	srv := h.StartServer("allowed.test")
 	upProject(t, h, "plant", []string{"allowed.test"}, "")
@@ -404,6 +407,7 @@ type rebindCase struct {
 // which netd once reached: a rebinding zone turned an allowed name into a way onto the
 // sandbox's own network and into the host.
 func TestAttackDNSRebinding(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	srv := h.StartServer("real.test")
 	other := h.StartServer("other.test")
@@ -517,6 +521,7 @@ func TestAttackDNSRebinding(t *testing.T) {
 // decision for rm.test later than a second after it, no new connection at rm.test; every
 // later attempt is logged as denied; keep.test works throughout.
 func TestAttackReloadRace(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	rm := h.StartServer("rm.test")
 	h.StartServer("keep.test")
@@ -775,6 +780,7 @@ func minuteDenials(t *testing.T, h *harness.H, rounds int) map[string]int {
 // set's budget must not let that deny service: a TLS connection to another allowed name, not
 // used before, still works afterwards.
 func TestAttackNetdSetExhaustion(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	zone := h.StartServerWith(harness.ServerOptions{Aliases: []string{"zone.test"}, Args: []string{"-dns-spread", "32", "-dns-ttl", "600"}})
 	h.StartServer("ok.test")
@@ -803,6 +809,7 @@ func TestAttackNetdSetExhaustion(t *testing.T) {
 // the gateway's address abox gave it, so the listeners see nothing and the token goes nowhere
 // else: the two requests naming the listener are answered by the gateway.
 func TestAttackMCPForwarderSteering(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	h.WriteConfig(h.DefaultConfig())
 	mcpCustomServers(t, h)
@@ -860,6 +867,7 @@ func TestAttackMCPForwarderSteering(t *testing.T) {
 // are sent. Nothing in a sandbox's namespace listens on an abstract unix socket (which the
 // namespace would share with the agent).
 func TestAttackForgedSourceNewFlows(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	other := h.StartServer("other.test")
 	upProject(t, h, "forgenew", nil, "")
@@ -901,6 +909,7 @@ func TestAttackForgedSourceNewFlows(t *testing.T) {
 // "established" for the ruleset. It must not get through: no answer comes back, and the host's
 // resolver never hears the name.
 func TestAttackReusedUpstreamFlow(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	srv := h.StartServer("real.test")
 	h.StartServer("other.test")

@@ -42,6 +42,7 @@ func aliases(zone string, n int) []string {
 // query of netd's reaches the agent, every answer is the real one, and the forbidden host sees
 // nothing. TestAttackNamespaceControl runs the same attack without the controls.
 func TestAttackUpstreamDNSSpoof(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	names := aliases("allowed.test", 6)
 	srv := h.StartServer(names...)
@@ -246,6 +247,7 @@ func runSpec(t *testing.T, h *harness.H) render.RunSpec {
 // resolver address or from an address not its own, raw and packet sockets, conntrack dumps and
 // events, and a route change are all refused; a dev server on 8080 and on udp 5353 binds.
 func TestAttackNamespaceSockets(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	other := h.StartServer("other.test")
 	upProject(t, h, "sockets", nil, "")
@@ -297,6 +299,7 @@ func TestAttackNamespaceSockets(t *testing.T) {
 // dials the gateway's container address, which abox read from Docker for this run, so the tools
 // work, the listener sees no connection and no token, and netd's argv names that address.
 func TestAttackGatewayTokenCapture(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	h.WriteConfig(h.DefaultConfig())
 	mcpCustomServers(t, h)
@@ -363,6 +366,7 @@ func lastArgv(t *testing.T, h *harness.H) [][]string {
 // alone would let it run on), while the other keeps going. TestAttackRevokedRuleControl shows
 // the flow surviving without the ruleset's rule.
 func TestAttackEgressRmCutsFlow(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	h.StartServer("hold.test")
 	h.StartServer("keep.test")
@@ -445,6 +449,7 @@ func TestAttackRevokedRuleControl(t *testing.T) {
 // every query. netd opens no more than 64 addresses for one name and no more than its budget in
 // the agent's set, logs every refusal, and its own connections still work afterwards.
 func TestAttackSetExhaustion(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	zone := h.StartServerWith(harness.ServerOptions{Aliases: []string{"zone.test"}, Args: []string{"-dns-spread", "32", "-dns-ttl", "600"}})
 	h.StartServer("ok.test")

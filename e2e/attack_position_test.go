@@ -38,6 +38,7 @@ until (-e 'stop') { for my $s ($sel->can_read(0.2)) { my $c = $s->accept or next
 `
 
 func TestAttackNetworkPosition(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	h.StartServer("a.test")
 	h.StartServer("b.test")

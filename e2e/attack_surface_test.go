@@ -20,6 +20,7 @@ import (
 // host; the rest reaches the workspace, as it must for the agent's work to, and `abox doctor`
 // names each change against the baseline it took before the run (SECURITY.md F11–F13).
 func TestAttackExecSurfaceDetected(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	ws := h.Workspace
 	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {

@@ -23,6 +23,7 @@ import (
 // agent image, where the binary is byte for byte the release's and runs. A release whose binary
 // is not the one its manifest names is refused (exit 3) before any image is built.
 func TestClaudeNativeFromReleaseManifest(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	platform, err := claudecode.PlatformFor(runtime.GOARCH)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 // project allowlists a test server, which the spoof probe asks netd for while it tries to answer
 // netd's upstream queries itself.
 func TestDoctorProbesHold(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	h.StartServer("allowed.test")
 	upProject(t, h, "probe", []string{"allowed.test"}, "")
@@ -46,6 +47,7 @@ func TestDoctorProbesHold(t *testing.T) {
 // TestDoctorProbeGatewayHeld: with an MCP server declared, the probe's agent tries to reach the
 // profile's gateway directly, around netd's forwarder, and cannot.
 func TestDoctorProbeGatewayHeld(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	upWithServer(t, h, "probe-gw")
 	found := false
@@ -80,6 +82,7 @@ func upWithServer(t *testing.T, h *harness.H, project string) {
 // match, as only someone on the host could) to give the agent root and NET_ADMIN. The probes
 // must then see the agent delete netd's table, hold root, and so reach the gateway directly.
 func TestDoctorProbesSeeAnEscape(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	upWithServer(t, h, "escape")
 	dir := filepath.Join(h.StateHome, "projects", h.ProjectHash(), "artifacts")

@@ -25,6 +25,7 @@ const reloadBudget = 2 * time.Second
 // the agent loops probes with timestamps into a workspace file while the test edits the
 // allowlist from the host; the run is neither restarted nor rebuilt.
 func TestEgressLiveChange(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	late := h.StartServer("late.test")
 	upProject(t, h, "live", nil, "")
@@ -160,6 +161,7 @@ func firstOK(t *testing.T, h *harness.H, since time.Time) map[string]time.Time {
 // through netd, once allowed and once not. It is the only e2e test that leaves the machine, and
 // only for that one host, whose name comes from `npm config get registry` at test time.
 func TestEgressRealRegistry(t *testing.T) {
+	t.Parallel()
 	npm, err := exec.LookPath("npm")
 	if err != nil {
 		t.Skip("npm is not installed on the host: no registry to test against")

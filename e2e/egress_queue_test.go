@@ -14,6 +14,7 @@ import (
 // summary and doctor report it, and how deciding (ignore, add) takes a name out of it.
 
 func TestEgressReviewQueue(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	srv := h.StartServer("srv.test")
 	upProject(t, h, "queue", nil, "")

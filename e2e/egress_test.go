@@ -16,6 +16,7 @@ import (
 // under .test; netd's upstream resolver is Docker's, which knows those aliases.
 
 func TestEgressTLSBySNI(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	exact := h.StartServer("exact.test")
 	wild := h.StartServer("allowed.test", "a.allowed.test")
@@ -106,6 +107,7 @@ func checkConnLog(t *testing.T, h *harness.H, exactIP string) {
 }
 
 func TestEgressNonTLSPort(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	git := h.StartServer("git.test", "mirror.test")
 	upProject(t, h, "port", []string{"git.test:2222"}, "")
@@ -155,6 +157,7 @@ func TestEgressNonTLSPort(t *testing.T) {
 }
 
 func TestEgressPlainHTTP(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	web := h.StartServer("web.test")
 	other := h.StartServer("other.test")

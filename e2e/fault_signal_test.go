@@ -136,6 +136,7 @@ func runCount(h *harness.H) int {
 // abox refuses with exit 3, never starts the agent, tears everything down and records the run
 // as refused.
 func TestFaultLoadedPolicyDiffers(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	upProject(t, h, "policydiff", nil, "")
 	for name, change := range map[string]string{

@@ -118,6 +118,7 @@ func crashed(r harness.Result) bool {
 // elsewhere it fails with an error naming the file. Nothing crashes, nothing is left running,
 // `abox up` repairs what it renders itself, and runs work again.
 func TestFaultCorruptState(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	upProject(t, h, "corrupt", nil, "")
 	mustAbox(t, h, "run", "claude net dns 127.0.0.1:53 denied.test; true")

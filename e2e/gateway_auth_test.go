@@ -19,6 +19,7 @@ import (
 // token in a container), with the very same arguments and token: `abox gateway up`, `abox run`
 // and doctor each refuse it, naming `abox gateway update`, and no agent starts.
 func TestGatewayAuthProvenByBehaviour(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	cfg := h.DefaultConfig()
 	h.WriteConfig(cfg)

@@ -22,6 +22,7 @@ import (
 // 401 without, lists its tools, is kept by a second up, recreated when the server set changes
 // (never two containers), and removed by down. The token never reaches an argv.
 func TestGatewayLifecycle(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	stub := harness.ImageID(t, harness.MCPStubImage(t))
 	cfg := h.DefaultConfig()

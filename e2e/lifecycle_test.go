@@ -56,6 +56,7 @@ func TestShellOnATerminal(t *testing.T) {
 }
 
 func TestLogsShowRunsAndTranscripts(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	upProject(t, h, "logs", nil, "")
 	if res := h.Abox("run", "echo line-from-the-agent; echo '::tool_use name=Bash'"); !res.OK() {
@@ -86,6 +87,7 @@ func TestLogsShowRunsAndTranscripts(t *testing.T) {
 }
 
 func TestNukeRemovesOnlyThisProject(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	upProject(t, h, "nuked", nil, "")
 	ws2 := filepath.Join(h.Dir, "kept")

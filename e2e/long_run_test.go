@@ -15,6 +15,7 @@ import (
 // made when the run started: after 90 s every step failed, netd was left running and the audit
 // trail was lost.
 func TestLongRunTearsDown(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	srv := h.StartServer("srv.test")
 	upProject(t, h, "longrun", nil, "")

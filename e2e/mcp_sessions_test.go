@@ -23,6 +23,7 @@ const closedReason = "netd closed the session at stop"
 // teardown, and each run's mcp.jsonl shows the closes. A session the agent DELETEd itself is not
 // closed again.
 func TestMCPSessionsClosedAtTeardown(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	cfg := h.DefaultConfig()
 	cfg.Extra["agent_env"] = map[string]string{"CLAUDE_CODE_OAUTH_TOKEN": "e2e-stand-in", "STANDIN_MCP_NO_DELETE": "1"}

@@ -59,6 +59,7 @@ func secondWorkspace(t *testing.T, h *harness.H, name string) string {
 // replaced by netd's credential; the token is nowhere the agent can read; the gateway cannot be
 // reached directly; the run summary and `abox logs --gateway` show the calls.
 func TestMCPThroughNetd(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	h.WriteConfig(h.DefaultConfig())
 	mcpCustomServers(t, h)
@@ -330,6 +331,7 @@ func checkGatewayUnreachable(t *testing.T, h *harness.H, gw string) {
 // to start the gateway and names the way out; once gamma narrows whoami, the union is served,
 // until alpha's narrowing names gamma's tool.
 func TestMCPUnlistedServerRefused(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	h.WriteConfig(h.DefaultConfig())
 	stub := harness.ImageID(t, harness.MCPStubImage(t))
@@ -374,6 +376,7 @@ func TestMCPUnlistedServerRefused(t *testing.T) {
 // when it is loaded, the full per-turn cost with deferral off, and a hint naming notes. The
 // stand-in's go-sdk client sends server/discover first: netd answers it, logged as answered.
 func TestMCPUnlistedServerAttributed(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	// The stand-in is a file source, whose version is only a label: the default's, whose MCP
 	// tools Claude Code defers, rather than the stand-in's own, which predates tool search.

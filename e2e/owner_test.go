@@ -71,6 +71,7 @@ var agentWorkScript = bashLines(
 )
 
 func TestAgentRunsAsWorkspaceOwner(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		uid, gid int
@@ -126,6 +127,7 @@ func TestAgentRunsAsWorkspaceOwner(t *testing.T) {
 // TestRootOwnedWorkspaceRefused: a workspace owned by root, with no agent.uid in config.yaml,
 // is refused before anything is built or started, with the owner named and a hint.
 func TestRootOwnedWorkspaceRefused(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	chownTree(t, h.Workspace, 0, 0)
 	h.WriteConfig(h.DefaultConfig())
@@ -146,6 +148,7 @@ func TestRootOwnedWorkspaceRefused(t *testing.T) {
 // until `abox up`, which rebuilds the agent for 4242 and gives it the ~/.claude volume: the
 // login the 1000 agent left there is still there, and the 4242 agent owns and reads it.
 func TestOwnerChangeKeepsLogin(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	ownedRepo(t, h, 1000, 1000)
 	upProject(t, h, "handover", nil, "")

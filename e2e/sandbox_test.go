@@ -21,6 +21,7 @@ import (
 // stand-in claude as the agent; everything it reaches is our own test containers.
 
 func TestRunWritesWorkspaceAndRecords(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	upProject(t, h, "ws", nil, "")
 	res := h.Abox("run", `echo "from the agent" > out.txt; id -u; echo done`)
@@ -65,6 +66,7 @@ func TestRunWritesWorkspaceAndRecords(t *testing.T) {
 }
 
 func TestEgressHeldAtTheBoundary(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	allowed := h.StartServer("allowed.test")
 	other := h.StartServer("other.test")
@@ -148,6 +150,7 @@ func TestEgressHeldAtTheBoundary(t *testing.T) {
 }
 
 func TestAgentHasNoPrivilege(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	other := h.StartServer("other.test")
 	upProject(t, h, "priv", nil, "")
@@ -258,6 +261,7 @@ func TestInterruptTearsDown(t *testing.T) {
 }
 
 func TestTwoProjectsAreApart(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	srv := h.StartServer("a.test", "b.test")
 	upProject(t, h, "alpha", []string{"a.test"}, "")

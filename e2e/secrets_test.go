@@ -31,6 +31,7 @@ import (
 const secretName = "e2e.api_token"
 
 func TestSecretsReachServersNotTheAgent(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	h.WriteConfig(h.DefaultConfig())
 	stub := harness.ImageID(t, harness.MCPStubImage(t))

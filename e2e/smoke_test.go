@@ -17,6 +17,7 @@ import (
 // certificates from the test CA, the stand-in claude in a container, and the gateway stub.
 
 func TestSmokeHTTPSToAlias(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	srv := h.StartServer("allowed.test", "other.test")
 	for _, host := range []string{"allowed.test", "other.test"} {
@@ -39,6 +40,7 @@ func TestSmokeHTTPSToAlias(t *testing.T) {
 }
 
 func TestSmokeOtherProtocols(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	srv := h.StartServer("svc.test")
 	idle := h.StartServer("idle.test")
@@ -80,6 +82,7 @@ func standin(t *testing.T, extraMounts []string, cmd ...string) harness.RunOptio
 }
 
 func TestSmokeStandinInContainer(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	if res := h.Run(standin(t, nil, "claude", "--version")); res.Stdout != "2.1.0 (Claude Code stand-in)\n" {
 		t.Errorf("claude --version = %s", res)
@@ -110,6 +113,7 @@ func TestSmokeStandinInContainer(t *testing.T) {
 }
 
 func TestSmokeGatewayThroughStandin(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	gw := h.StartGateway(harness.GatewayOptions{Args: []string{"--servers=echo,math", "--verify-signatures", "--log-calls"}})
 	cfg := t.TempDir()
@@ -163,6 +167,7 @@ func TestSmokeGatewayThroughStandin(t *testing.T) {
 }
 
 func TestSmokeAboxBinary(t *testing.T) {
+	t.Parallel()
 	h := harness.Setup(t)
 	h.WriteConfig(h.DefaultConfig())
 	res := h.Abox("--version")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aboxhq/abox/e2e/harness"
@@ -35,17 +36,25 @@ type realClient struct {
 	gw  string // the gateway's container
 }
 
+// realClientUp serialises the group's first `abox up`: the tests run in parallel, and the first
+// builds the agent image (minutes, cold) that every other then finds.
+var realClientUp sync.Mutex
+
 // upRealClient starts the stand-in, writes the config and manifest and runs `abox up`. Every
 // test uses the same project name, so the agent image (tagged by a hash of its Dockerfile) is
-// the same and built once.
+// the same and built once. The tests of the group run in parallel with each other: each has
+// its own network, project and gateway profile, and all they share is that image.
 func upRealClient(t *testing.T) *realClient {
 	t.Helper()
+	t.Parallel()
 	h := harness.Setup(t)
 	rc := &realClient{h: h, api: h.StartMessagesAPI(apiAlias), gw: gateway.Name(h.Profile)}
 	h.WriteConfig(h.RealClaudeConfig(rc.api))
 	mcpCustomServers(t, h)
 	h.WriteManifest("version: 1\nproject: realclient\nprofile: " + h.Profile + "\negress: [" + apiAlias + "]\n" +
 		"servers: [echo, math]\ntools:\n  math: [multiply]\nrun:\n  permission_mode: bypassPermissions\n")
+	realClientUp.Lock()
+	defer realClientUp.Unlock()
 	mustAbox(t, h, "up", "--yes")
 	h.KeepRealClientImage(agentImage(t, h))
 	return rc

@@ -188,6 +188,12 @@ func TestRealClientHeadless(t *testing.T) {
 		t.Errorf("the final answer %q does not quote the Bash and echo results", out.Result)
 	}
 
+	kinds := map[string]int{}
+	for _, r := range rc.api.Requests(t) {
+		kinds[r.Kind+" "+r.Method+" "+r.Path]++
+	}
+	t.Logf("requests to the Messages API: %v", kinds)
+
 	// MCP through netd and the gateway, with netd's token only.
 	for _, p := range rc.mcpReached(t, in, "through netd") {
 		t.Error(p)

@@ -138,13 +138,16 @@ func (h *H) RealClaudeConfig(api *MessagesAPI) Config {
 }
 
 // KeepRealClientImage tags the agent image abox built with the real Claude Code as
-// abox-e2e-realclient:<version>. abox's own tag changes with abox's version, and goes with its
-// project; this one keeps the layers (the npm install above all, minutes on a cold machine) in
-// the daemon's build cache for the next run, which reuses them whatever abox's version. Older
-// tags are pruned as the harness prunes its other images.
+// abox-e2e-realclient:<version>-<image id>. abox's own tag changes with abox's version, and goes
+// with its project; this one keeps the layers (Debian's nodejs and npm and the npm install,
+// minutes on a cold machine) in the daemon's build cache for the next run, which reuses them
+// whatever abox's version. The id keeps checkouts with another test CA, hence another image,
+// from taking the tag from each other. Older tags are pruned as the harness prunes its other
+// images.
 func (h *H) KeepRealClientImage(image string) {
 	h.T.Helper()
-	tag := "abox-e2e-realclient:" + RealClaudeVersion()
+	id := strings.TrimPrefix(ImageID(h.T, image), "sha256:")
+	tag := "abox-e2e-realclient:" + RealClaudeVersion() + "-" + id[:min(12, len(id))]
 	h.MustDocker("tag", image, tag)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

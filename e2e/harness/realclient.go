@@ -109,7 +109,8 @@ func (m *MessagesAPI) Requests(t testing.TB) []APIRequest {
 	return out
 }
 
-// Conversation returns the requests of the agent's conversation (those offering Bash).
+// Conversation returns the requests of the scripted conversation (those offering Bash whose
+// prompt is a script), leaving out side requests such as an older client's subagent warm-ups.
 func (m *MessagesAPI) Conversation(t testing.TB) []APIRequest {
 	t.Helper()
 	var out []APIRequest

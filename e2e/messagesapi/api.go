@@ -117,7 +117,7 @@ func (a *api) messages(w http.ResponseWriter, body []byte, rec *record) {
 		return
 	}
 	var ans answer
-	if req.offers("Bash") {
+	if req.conversation() {
 		rec.Kind = "conversation"
 		ans = req.next()
 	} else {

@@ -14,9 +14,10 @@
 //   - POST /v1/messages/count_tokens answers {"input_tokens": n}.
 //   - Anything else gets the API's 404 error object.
 //
-// A request that offers the Bash tool is the agent's conversation; its answer is scripted by
-// the prompt (see [script]). Any other request (a title or topic request to a small model) is a
-// side request and gets a short plain answer.
+// A request that offers the Bash tool and whose last prompt is a script is the agent's
+// conversation; its answer is scripted by the prompt (see [script]). Any other request (a title
+// or topic request to a small model, a subagent's warm-up) is a side request and gets a short
+// plain answer.
 //
 // Every request is appended whole to -log as one JSON line ([record]: path, headers with the
 // credential replaced by "present", the body as sent), so a test can inspect what the client

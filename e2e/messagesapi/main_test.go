@@ -145,8 +145,8 @@ func TestScriptProgress(t *testing.T) {
 	}
 }
 
-// TestOtherRequests: no stream gives one message object; a side request (no Bash offered) a
-// plain answer; count_tokens a count; fail: the API's error object; an unknown path its 404.
+// TestOtherRequests: no stream gives one message object; a side request (no Bash offered, or
+// no script in the prompt) a plain answer; count_tokens a count; fail: the API's error object; an unknown path its 404.
 func TestOtherRequests(t *testing.T) {
 	srv, _ := newTestAPI(t)
 	decode := func(resp *http.Response) map[string]any {
@@ -159,6 +159,10 @@ func TestOtherRequests(t *testing.T) {
 	msg := decode(post(t, srv.URL+"/v1/messages", `{"model":"small","max_tokens":5,"messages":[{"role":"user","content":"a title please"}]}`))
 	if msg["type"] != "message" || msg["stop_reason"] != "end_turn" || msg["model"] != "small" {
 		t.Errorf("side request answered %v", msg)
+	}
+	warmup := decode(post(t, srv.URL+"/v1/messages", `{"model":"m",`+conversationTools+`,"messages":[{"role":"user","content":"Warmup"}]}`))
+	if warmup["stop_reason"] != "end_turn" {
+		t.Errorf("a request offering Bash without a script answered %v, want a side answer", warmup)
 	}
 	if n := decode(post(t, srv.URL+"/v1/messages/count_tokens", `{"model":"m","messages":[]}`)); n["input_tokens"] == nil {
 		t.Errorf("count_tokens answered %v", n)

@@ -129,6 +129,17 @@ func (b inBlock) resultText() string {
 	return strings.Join(out, "\n")
 }
 
+// conversation reports whether r is a turn of the scripted conversation: it offers Bash and its
+// last prompt is a script. Older clients also send subagents' warm-up requests with tools.
+func (r request) conversation() bool {
+	if !r.offers("Bash") {
+		return false
+	}
+	prompt, _ := r.progress()
+	s := parseScript(prompt)
+	return len(s.steps) > 0 || s.say != "" || s.fail != ""
+}
+
 func (r request) offers(tool string) bool {
 	for _, t := range r.Tools {
 		if t.Name == tool {

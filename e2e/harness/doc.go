@@ -13,7 +13,8 @@
 //   - [H.Abox] to run the abox binary in that environment;
 //   - [H.StartServer] ("the internet": e2e/testsrv under --network-alias names, with
 //     certificates from the test CA), [H.StartGateway] (the e2e/mcpstub gateway) and [H.Run]
-//     for throwaway containers;
+//     for throwaway containers; [H.StartMessagesAPI] and [H.RealClaudeConfig] for the real
+//     Claude Code, installed by abox from npm, against a stand-in of the Messages API;
 //   - clean-up of everything labelled with the test's id, of every container on its network,
 //     and of the volumes abox made for its workspace.
 //

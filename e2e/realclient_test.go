@@ -223,12 +223,43 @@ func TestRealClientHeadless(t *testing.T) {
 			t.Errorf("conversation request %d offers the narrowed-away mcp__abox__add", i)
 		}
 	}
+	checkCostModel(t, h, in.Version, conv)
 	t.Logf("the final answer: %q", out.Result)
 	if strings.Contains(out.Result, "tool_reference:mcp__abox__add") {
 		t.Errorf("ToolSearch found the narrowed-away add: %q", out.Result)
 	}
 	if calls := stubCalls(t, h, rc.gw); strings.Join(calls, ",") != "echo" {
 		t.Errorf("the gateway ran %v, want echo only", calls)
+	}
+}
+
+// checkCostModel: `abox mcp cost` says whether the client defers MCP schemas, and the client's
+// first request shows it: a deferring client names echo in its deferred list and sends no schema
+// of it (until ToolSearch loads it, after which the schema stays); one that does not sends
+// echo's schema from the start.
+func checkCostModel(t *testing.T, h *harness.H, version string, conv []harness.APIRequest) {
+	t.Helper()
+	res := h.Abox("mcp", "cost", "--json")
+	var cost struct {
+		Client struct {
+			Version  string `json:"claude_code"`
+			Deferred bool   `json:"deferred"`
+			Why      string `json:"why"`
+		} `json:"client"`
+	}
+	if err := json.Unmarshal([]byte(res.Stdout), &cost); !res.OK() || err != nil {
+		t.Fatalf("abox mcp cost --json: %v\n%s", err, res)
+	}
+	if cost.Client.Version != version {
+		t.Errorf("mcp cost models Claude Code %q, the client is %s", cost.Client.Version, version)
+	}
+	if len(conv) == 0 {
+		t.Fatal("no conversation request reached the Messages API")
+	}
+	first := conv[0]
+	deferred := contains(strings.Fields(deferredList(first.Body)), "mcp__abox__echo") && !contains(first.ToolNames(), "mcp__abox__echo")
+	if deferred != cost.Client.Deferred {
+		t.Errorf("the client's first request deferred echo: %v; abox mcp cost says %v (%s)", deferred, cost.Client.Deferred, cost.Client.Why)
 	}
 }
 

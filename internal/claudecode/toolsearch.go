@@ -28,6 +28,10 @@ import (
 //   - With ENABLE_TOOL_SEARCH unset, an ANTHROPIC_BASE_URL that names a host other than
 //     Anthropic's API switches tool search off, because most proxies do not pass on the
 //     tool_reference blocks it needs; setting ENABLE_TOOL_SEARCH (2.1.72 fixed this) keeps it.
+//     Measured here, that no longer holds for 2.1.332: pointed at e2e's stand-in of the
+//     Messages API, it names its MCP tools in the deferred list and loads them with ToolSearch
+//     (e2e.TestRealClientHeadless checks this against `abox mcp cost`). abox models the
+//     exception up to [BaseURLDefersFrom], the first release seen deferring through another host.
 //   - A server entry with alwaysLoad: true in the MCP configuration, or a tool whose _meta holds
 //     "anthropic/alwaysLoad": true, is sent upfront even when the rest are deferred. abox's
 //     mcp.json sets no alwaysLoad, so only the gateway's tools can ask for it.
@@ -52,13 +56,16 @@ const (
 
 // Releases that changed how tool search defaults; see the notes above.
 const (
-	ToolSearchFrom  = "2.1.7"
-	DeferByDefault  = "2.1.75"
-	autoPercent     = 10
-	toolSearchVar   = "ENABLE_TOOL_SEARCH"
-	baseURLVar      = "ANTHROPIC_BASE_URL"
-	firstPartyHost  = "api.anthropic.com"
-	defaultBaseNote = "and agent_env sets neither ENABLE_TOOL_SEARCH nor ANTHROPIC_BASE_URL"
+	ToolSearchFrom = "2.1.7"
+	DeferByDefault = "2.1.75"
+	// BaseURLDefersFrom is the first release seen deferring with ANTHROPIC_BASE_URL on another
+	// host than Anthropic's API (the real-client e2e group); earlier ones follow the docs.
+	BaseURLDefersFrom = "2.1.332"
+	autoPercent       = 10
+	toolSearchVar     = "ENABLE_TOOL_SEARCH"
+	baseURLVar        = "ANTHROPIC_BASE_URL"
+	firstPartyHost    = "api.anthropic.com"
+	defaultBaseNote   = "and agent_env sets neither ENABLE_TOOL_SEARCH nor ANTHROPIC_BASE_URL"
 )
 
 // ToolSearch is how a Claude Code release, in the environment abox gives it, sends MCP tool
@@ -82,9 +89,13 @@ func ToolSearchOf(version string, env map[string]string) ToolSearch {
 	if v, set := env[toolSearchVar]; set {
 		return explicitToolSearch(version, v)
 	}
-	if base := env[baseURLVar]; base != "" && !firstParty(base) {
+	if base := env[baseURLVar]; base != "" && !firstParty(base) && CompareVersions(version, BaseURLDefersFrom) < 0 {
 		return ToolSearch{Mode: Upfront, Why: fmt.Sprintf("agent_env points %s at another host than %s, which switches tool search off unless %s is set",
 			baseURLVar, firstPartyHost, toolSearchVar)}
+	}
+	if base := env[baseURLVar]; base != "" && !firstParty(base) {
+		return ToolSearch{Mode: Deferred, Why: fmt.Sprintf("from %s tool search defers every MCP tool by default even with %s on another host than %s (measured), and agent_env does not set %s",
+			BaseURLDefersFrom, baseURLVar, firstPartyHost, toolSearchVar)}
 	}
 	if CompareVersions(version, DeferByDefault) >= 0 {
 		return ToolSearch{Mode: Deferred, Why: fmt.Sprintf("tool search defers every MCP tool by default from %s, %s", DeferByDefault, defaultBaseNote)}

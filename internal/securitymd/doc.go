@@ -1,7 +1,8 @@
 // Package securitymd keeps the repository's SECURITY.md true to the code. Every row of its
 // attack tables states an attack, the control that meets it, the honest result (refused,
 // detected or succeeds) and the tests that prove it, written as `<dir>.<TestName>` or
-// `<dir>.<TestName>/<subtest>`.
+// `<dir>.<TestName>/<subtest>`, with a clause saying how those tests fail without the control.
+// A row whose control no test shows yet says "not yet proven" and cites none.
 //
 // Two checks hold the table to that. The meta-test, part of `go test ./...`, requires every
 // cited test function (and every fuzz target SECURITY.md lists) to exist in its directory, so

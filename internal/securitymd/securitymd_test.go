@@ -21,7 +21,15 @@ const minRows = 45
 const minSucceeds = 6
 
 // results are the words a row's result may be (bold allowed).
-var results = []string{"refused", "detected", "succeeds"}
+var results = []string{"refused", "detected", "succeeds", notProven}
+
+// notProven is the result of a row whose control no test shows yet: such a row cites no test,
+// rather than one that would pass without the control.
+const notProven = "not yet proven"
+
+// header is the header row of an attack table. Its last column says, in a clause, how the cited
+// test fails without the control.
+var header = []string{"id", "attack", "control", "result", "test", "without the control"}
 
 // requiredFuzz are the fuzz targets SECURITY.md must list: the parsers an agent feeds.
 var requiredFuzz = []string{
@@ -41,8 +49,8 @@ var (
 
 // row is one row of an attack table.
 type row struct {
-	line                                int
-	id, attack, control, result, proofs string
+	line                                         int
+	id, attack, control, result, proofs, without string
 }
 
 func TestSecurityMD(t *testing.T) {
@@ -87,8 +95,15 @@ func check(root, md string) ([]row, []string) {
 		if res == "succeeds" {
 			succeeds++
 		}
+		if r.without == "" {
+			problems = append(problems, where+": no clause saying how its test fails without the control")
+		}
 		refs := refRE.FindAllStringSubmatch(r.proofs, -1)
-		if len(refs) == 0 || strings.Count(r.proofs, "`") != 2*len(refs) {
+		if res == notProven {
+			if r.proofs != "" {
+				problems = append(problems, fmt.Sprintf("%s: not yet proven, yet cites %q", where, r.proofs))
+			}
+		} else if len(refs) == 0 || strings.Count(r.proofs, "`") != 2*len(refs) {
 			problems = append(problems, fmt.Sprintf("%s: test column %q names no test as `<dir>.<TestName>[/subtest]`", where, r.proofs))
 		}
 		for _, m := range refs {
@@ -135,24 +150,27 @@ func checkDocument(md string, idx *index) []string {
 	return problems
 }
 
-// parseTables returns the rows of every Markdown table whose header is
-// | id | attack | control | result | test |.
+// parseTables returns the rows of every Markdown table whose header is [header]; a table with
+// the first five columns only is reported.
 func parseTables(md string) ([]row, []string) {
 	var rows []row
 	var problems []string
 	lines := strings.Split(md, "\n")
 	for i := 0; i+1 < len(lines); i++ {
-		head := cells(lines[i])
-		if !slices.Equal(lowered(head), []string{"id", "attack", "control", "result", "test"}) || !strings.HasPrefix(strings.TrimSpace(lines[i+1]), "|-") {
+		head := lowered(cells(lines[i]))
+		if len(head) < 5 || !slices.Equal(head[:5], header[:5]) || !strings.HasPrefix(strings.TrimSpace(lines[i+1]), "|-") {
 			continue
+		}
+		if !slices.Equal(head, header) {
+			problems = append(problems, fmt.Sprintf("SECURITY.md:%d: table header %q, want %q", i+1, head, header))
 		}
 		for i += 2; i < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i]), "|"); i++ {
 			c := cells(lines[i])
-			if len(c) != 5 {
-				problems = append(problems, fmt.Sprintf("SECURITY.md:%d: %d cells, want 5 (no | inside a cell)", i+1, len(c)))
+			if len(c) != len(header) {
+				problems = append(problems, fmt.Sprintf("SECURITY.md:%d: %d cells, want %d (no | inside a cell)", i+1, len(c), len(header)))
 				continue
 			}
-			rows = append(rows, row{line: i + 1, id: c[0], attack: c[1], control: c[2], result: c[3], proofs: c[4]})
+			rows = append(rows, row{line: i + 1, id: c[0], attack: c[1], control: c[2], result: c[3], proofs: c[4], without: c[5]})
 		}
 	}
 	return rows, problems
@@ -288,20 +306,31 @@ func TestCheckFindsProblems(t *testing.T) {
 	write("internal/p/testdata/script/flow.txtar", "")
 	md := strings.Join([]string{
 		"# Threat model", "# Maturity", "# Reporting", "# Fuzz targets", "`internal/p.FuzzX` `internal/p.FuzzGone`",
+		"| id | attack | control | result | test | without the control |",
+		"|----|--------|---------|--------|------|---------------------|",
+		"| E1 | a | c | refused | `e2e.TestA` | w |",
+		"| E2 | a | c | **succeeds** | `e2e.TestA/sub_one` `internal/p.TestScripts/flow` | w |",
+		"| E2 | a | c | blocked | `e2e.TestA` | w |",
+		"| E4 | a | c | refused | `e2e.TestGone` | w |",
+		"| E5 | a | c | refused | `e2e.TestA/sub_two` | w |",
+		"| E6 | a | c | refused | e2e.TestA | w |",
+		"| E7 | a | c | refused | `internal/p.TestScripts/nope` | w |",
+		"| E8 | a | c | refused | `e2e.TestA` |  |",
+		"| E9 | a | c | not yet proven |  | w |",
+		"| E10 | a | c | not yet proven | `e2e.TestA` | w |",
+		"",
 		"| id | attack | control | result | test |",
 		"|----|--------|---------|--------|------|",
-		"| E1 | a | c | refused | `e2e.TestA` |",
-		"| E2 | a | c | **succeeds** | `e2e.TestA/sub_one` `internal/p.TestScripts/flow` |",
-		"| E2 | a | c | blocked | `e2e.TestA` |",
-		"| E4 | a | c | refused | `e2e.TestGone` |",
-		"| E5 | a | c | refused | `e2e.TestA/sub_two` |",
-		"| E6 | a | c | refused | e2e.TestA |",
-		"| E7 | a | c | refused | `internal/p.TestScripts/nope` |",
+		"| E11 | a | c | refused | `e2e.TestA` |",
 		"write to security@example.com, or see /home/me/notes",
 	}, "\n")
 	_, problems := check(root, md)
 	want := []string{
-		"7 attack rows, want at least 45",
+		"10 attack rows, want at least 45",
+		"E8: no clause saying how its test fails without the control",
+		"E10: not yet proven, yet cites",
+		`table header ["id" "attack" "control" "result" "test"], want`,
+		"5 cells, want 6",
 		"E2: id also used on line",
 		`result "blocked" is not one of`,
 		"e2e.TestGone: no func TestGone in e2e/*_test.go",
@@ -321,7 +350,7 @@ func TestCheckFindsProblems(t *testing.T) {
 		}
 	}
 	// A subtest's name is judged only against go test -json (TestCheckRan*): here sub_two passes.
-	for _, ok := range []string{"E1:", "TestA/sub_one", "TestA/sub_two", "TestScripts/flow"} {
+	for _, ok := range []string{"E1:", "E9:", "TestA/sub_one", "TestA/sub_two", "TestScripts/flow"} {
 		if strings.Contains(all, ok) {
 			t.Errorf("a correct reference was reported (%s):\n%s", ok, all)
 		}

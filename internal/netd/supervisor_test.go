@@ -112,6 +112,20 @@ func startSupervisorWith(t *testing.T, nft *fakeNFT, crash chan error, p policy.
 	return f
 }
 
+// stopped returns what the supervisor's run returned, failing the test if it is still running
+// after 5 s (a refusal takes milliseconds): a supervisor that must refuse to serve and serves
+// instead would otherwise hold the test until go test's timeout.
+func (f *supFixture) stopped(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-f.result:
+		return err
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the supervisor still runs after 5 s, want it stopped; stdout:\n%s", f.stdout.String())
+		return nil
+	}
+}
+
 // waitEvent waits for the n-th event of the given kind on stdout.
 func (f *supFixture) waitEvent(t *testing.T, kind string, n int) policy.Event {
 	t.Helper()
@@ -272,7 +286,7 @@ func TestSupervisorFailsClosed(t *testing.T) {
 		nft := okNFT(t)
 		nft.loadErr = errFake
 		f := startSupervisor(t, nft, nil)
-		if err := <-f.result; err == nil || !strings.Contains(err.Error(), "loading the ruleset") {
+		if err := f.stopped(t); err == nil || !strings.Contains(err.Error(), "loading the ruleset") {
 			t.Errorf("run = %v", err)
 		}
 		if strings.Contains(f.stdout.String(), `"ready"`) {
@@ -283,7 +297,7 @@ func TestSupervisorFailsClosed(t *testing.T) {
 		nft := okNFT(t)
 		nft.ruleset = []byte(strings.Replace(string(nft.ruleset), `"policy": "drop"`, `"policy": "accept"`, 1))
 		f := startSupervisor(t, nft, nil)
-		if err := <-f.result; err == nil || !strings.Contains(err.Error(), "self-test: loaded ruleset") {
+		if err := f.stopped(t); err == nil || !strings.Contains(err.Error(), "self-test: loaded ruleset") {
 			t.Errorf("run = %v", err)
 		}
 		if strings.Contains(f.stdout.String(), `"ready"`) {
@@ -294,7 +308,7 @@ func TestSupervisorFailsClosed(t *testing.T) {
 		procSys := t.TempDir()
 		writeSysctl(t, procSys, "0") // Docker's default in a container
 		f := startSupervisor(t, okNFT(t), nil, func(o *options) { o.procSys = procSys })
-		if err := <-f.result; err == nil || !strings.Contains(err.Error(), "ip_unprivileged_port_start is 0") {
+		if err := f.stopped(t); err == nil || !strings.Contains(err.Error(), "ip_unprivileged_port_start is 0") {
 			t.Errorf("run = %v", err)
 		}
 		if strings.Contains(f.stdout.String(), `"ready"`) {
@@ -306,7 +320,7 @@ func TestSupervisorFailsClosed(t *testing.T) {
 		f := startSupervisor(t, okNFT(t), crash)
 		f.waitEvent(t, policy.EventReady, 1)
 		crash <- errFake
-		if err := <-f.result; err == nil || !strings.Contains(err.Error(), "serving child exited") {
+		if err := f.stopped(t); err == nil || !strings.Contains(err.Error(), "serving child exited") {
 			t.Errorf("run after the child died = %v, want an error", err)
 		}
 	})

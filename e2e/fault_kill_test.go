@@ -50,10 +50,11 @@ func TestFaultAgentKilled(t *testing.T) {
 	}
 }
 
-// TestFaultDockerdRestart: the Docker daemon restarts between `abox up` and `abox run`, which
-// stops every container (the profile's gateway among them: it has no restart policy). The next
-// run is refused before anything starts, naming the stopped gateway with a hint, leaves nothing
-// half-made, and the run after `abox up` works.
+// TestFaultDockerdRestart: the Docker daemon restarts between `abox up` and `abox run`. The
+// profile's gateway runs with --restart unless-stopped, so it comes back with the daemon and the
+// next run's MCP call works, leaving nothing half-made. A gateway that stays down (stopped, as
+// after a daemon restart without its policy) refuses the run before anything starts, naming it
+// with a hint, and the run after `abox up` works.
 //
 // It restarts the shared daemon, so it runs only with ABOX_E2E_DISRUPTIVE=1 (as .ci/run sets)
 // and only while no other Go test binary is running; with that set, other binaries that do not
@@ -70,12 +71,27 @@ func TestFaultDockerdRestart(t *testing.T) {
 	h.WriteManifest("version: 1\nproject: restart\nprofile: " + h.Profile + "\nservers: [echo]\n")
 	mustAbox(t, h, "up", "--yes")
 	restartDockerd(t)
-	res := h.Abox("run", `claude mcp-call call echo '{"text":"after the restart"}'`)
-	refusal := "error: the gateway abox-gw-" + h.Profile + " of profile " + h.Profile + " is not running, so the agent's MCP tools would fail"
-	if res.ExitCode != 1 || !strings.Contains(res.Stderr, refusal) || !strings.Contains(res.Stderr, "↳ run `abox up` to start it") {
-		t.Errorf("the run after a daemon restart, with the gateway stopped: %s\nwant exit 1 with %q and its hint", res, refusal)
+	gw := "abox-gw-" + h.Profile
+	if !pollUntil(time.Minute, func() bool {
+		return strings.TrimSpace(h.Docker("inspect", "--format", "{{.State.Running}}", gw).Stdout) == "true"
+	}) {
+		t.Fatalf("the gateway %s did not come back with the daemon (its restart policy is unless-stopped)", gw)
 	}
-	if strings.Contains(agentOutput(res.Stdout), "after the restart") {
+	res := h.Abox("run", `claude mcp-call call echo '{"text":"after the restart"}'`)
+	if !res.OK() || !strings.Contains(agentOutput(res.Stdout), "after the restart") {
+		t.Errorf("the run after a daemon restart, the gateway back: %s", res)
+	}
+	if left := projectContainers(h); len(left) != 0 {
+		t.Errorf("the run after the restart left containers: %v", left)
+	}
+
+	h.MustDocker("stop", gw)
+	res = h.Abox("run", `claude mcp-call call echo '{"text":"gateway down"}'`)
+	refusal := "error: the gateway " + gw + " of profile " + h.Profile + " is not running, so the agent's MCP tools would fail"
+	if res.ExitCode != 1 || !strings.Contains(res.Stderr, refusal) || !strings.Contains(res.Stderr, "↳ run `abox up` to start it") {
+		t.Errorf("the run with the gateway stopped: %s\nwant exit 1 with %q and its hint", res, refusal)
+	}
+	if strings.Contains(agentOutput(res.Stdout), "gateway down") {
 		t.Error("the agent ran while the gateway was down")
 	}
 	if left := projectContainers(h); len(left) != 0 {

@@ -74,9 +74,11 @@ func TestLoadConcurrentSandboxes(t *testing.T) {
 			continue
 		}
 		got := probes(t, agentOutput(b.res.Stdout))
-		if p := got[fmt.Sprintf("load-%d", b.k)]; !p.OK {
-			t.Errorf("sandbox %d (%s): %+v, want every allowed probe through", b.k, b.mine, p)
+		p := got[fmt.Sprintf("load-%d", b.k)]
+		if !p.OK {
+			t.Errorf("sandbox %d (%s): %+v, want every allowed probe through (at most one round in four tried again) and no denied one", b.k, b.mine, p)
 		}
+		t.Logf("sandbox %d (%s): %s", b.k, b.mine, p.Reply)
 		sum := sha256.Sum256([]byte(b.prompt))
 		r, ok := records[hex.EncodeToString(sum[:])[:16]]
 		if !ok {
@@ -97,15 +99,18 @@ func TestLoadConcurrentSandboxes(t *testing.T) {
 // whether every allowed probe got through.
 func loadPrompt(k int, mine string) string {
 	return strings.Join([]string{
-		`end=$((SECONDS+` + fmt.Sprint(loadSeconds) + `)); rounds=0; bad=0`,
+		// An allowed probe that failed is tried once more (eight sandboxes on two shared cores
+		// can time one out); a denied one that got through is never excused.
+		`end=$((SECONDS+` + fmt.Sprint(loadSeconds) + `)); rounds=0; bad=0; retried=0; what=""`,
+		`again() { "$@" >/dev/null && return 0; retried=$((retried+1)); "$@" >/dev/null; }`,
 		`while [ $SECONDS -lt $end ]; do`,
-		`  claude net dns 127.0.0.1:53 ` + mine + ` >/dev/null || bad=$((bad+1))`,
-		`  claude net tls ` + mine + `:443 ` + mine + ` >/dev/null || bad=$((bad+1))`,
-		fmt.Sprintf(`  claude net dns 127.0.0.1:53 load-%d.denied.test >/dev/null && bad=$((bad+1))`, k),
-		fmt.Sprintf(`  claude net tls %s:443 load-%d.sni.test >/dev/null && bad=$((bad+1))`, mine, k),
+		`  again claude net dns 127.0.0.1:53 ` + mine + ` || { bad=$((bad+1)); what="$what dns-allowed-failed"; }`,
+		`  again claude net tls ` + mine + `:443 ` + mine + ` || { bad=$((bad+1)); what="$what tls-allowed-failed"; }`,
+		fmt.Sprintf(`  claude net dns 127.0.0.1:53 load-%d.denied.test >/dev/null && { bad=$((bad+1)); what="$what dns-denied-answered"; }`, k),
+		fmt.Sprintf(`  claude net tls %s:443 load-%d.sni.test >/dev/null && { bad=$((bad+1)); what="$what tls-denied-connected"; }`, mine, k),
 		`  rounds=$((rounds+1))`,
 		`done`,
-		fmt.Sprintf(`echo "load-%d {\"ok\":$([ $bad = 0 ] && [ $rounds -gt 2 ] && echo true || echo false),\"reply\":\"$rounds rounds, $bad bad\"}"`, k),
+		fmt.Sprintf(`echo "load-%d {\"ok\":$([ $bad = 0 ] && [ $rounds -gt 2 ] && [ $((retried*4)) -le $rounds ] && echo true || echo false),\"reply\":\"$rounds rounds, $bad bad:$what, $retried tried again\"}"`, k),
 	}, "\n")
 }
 

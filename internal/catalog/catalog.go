@@ -10,8 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -99,7 +101,7 @@ func Load(mcpHome string, custom config.CustomServers) (*Catalog, error) {
 			return nil, err
 		}
 	}
-	for _, name := range sortedKeys(custom) {
+	for _, name := range slices.Sorted(maps.Keys(custom)) {
 		if _, ok := c.entries[name]; ok {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("custom server %q shadows the catalog entry of the same name", name))
 		}
@@ -216,13 +218,4 @@ func str(v any) string {
 func list(v any) []any {
 	l, _ := v.([]any)
 	return l
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -8,6 +8,8 @@ package config
 
 import (
 	"cmp"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -202,7 +204,7 @@ func Default() *Config {
 }
 
 // ProfileNames returns the profile names, sorted.
-func (c *Config) ProfileNames() []string { return sortedKeys(c.Profiles) }
+func (c *Config) ProfileNames() []string { return slices.Sorted(maps.Keys(c.Profiles)) }
 
 // NextFreePort returns the lowest port from 8811 no profile uses.
 func (c *Config) NextFreePort() int {

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/manifest"
@@ -140,7 +140,7 @@ func (r *Registry) Save(dir string) error {
 }
 
 // Hashes returns the bound projects' hashes, sorted.
-func (r *Registry) Hashes() []string { return sortedKeys(r.Projects) }
+func (r *Registry) Hashes() []string { return slices.Sorted(maps.Keys(r.Projects)) }
 
 // LockProfile takes the profile's lock, which serialises registry edits and gateway
 // reconciliation across projects.
@@ -249,13 +249,4 @@ func equalJSON(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return bytes.Equal(x, y)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

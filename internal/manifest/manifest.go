@@ -10,6 +10,11 @@
 // and comments a command does not own survive it.
 package manifest
 
+import (
+	"maps"
+	"slices"
+)
+
 // FileName is the manifest's file name in the workspace root.
 const FileName = "agentbox.yaml"
 
@@ -134,7 +139,7 @@ func (m Manifest) WithDefaults() Manifest {
 // names.
 func (m *Manifest) DeclaredServers() []string {
 	out := append([]string{}, m.Servers...)
-	return append(out, sortedKeys(m.RemoteServers)...)
+	return append(out, slices.Sorted(maps.Keys(m.RemoteServers))...)
 }
 
 // IsDeclared reports whether name is a declared server or remote server.

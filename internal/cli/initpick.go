@@ -157,7 +157,7 @@ func pickTools(p *picker, st *initState, ans *initAnswers) error {
 
 func pickToolchains(p *picker, _ *initState, ans *initAnswers) error {
 	var opts []huh.Option[string]
-	for _, t := range manifest.Toolchains {
+	for _, t := range manifest.Installable() {
 		opts = append(opts, huh.NewOption(t, t).Selected(slices.Contains(ans.toolchains, t)))
 	}
 	return p.run(huh.NewMultiSelect[string]().Title("Toolchains").Options(opts...).Value(&ans.toolchains))

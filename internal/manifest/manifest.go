@@ -90,6 +90,24 @@ var (
 	OnExecChanges   = []string{ExecChangeWarn, ExecChangeFail}
 )
 
+// Uninstallable are the [Toolchains] abox knows (detection recognises their projects, and a
+// manifest may name them) but cannot install in the agent image, each with the reason and what
+// to do instead. Rendering refuses them; `abox init` never proposes them.
+var Uninstallable = map[string]Refusal{
+	"dotnet": {
+		Why:  "abox cannot install dotnet: .NET is not in the Debian archive abox installs toolchains from",
+		Hint: "set image.base in config.yaml to a Debian-based image with .NET installed, and allow its package feed with `abox egress add api.nuget.org`",
+	},
+}
+
+// Installable returns the [Toolchains] abox can install: all but the [Uninstallable] ones.
+func Installable() []string {
+	return slices.DeleteFunc(slices.Clone(Toolchains), func(t string) bool { _, no := Uninstallable[t]; return no })
+}
+
+// Refusal is why a value is refused and what to do instead.
+type Refusal struct{ Why, Hint string }
+
 // Values of run.on_exec_change.
 const (
 	ExecChangeWarn = "warn"

@@ -142,7 +142,7 @@ func (a *App) reloadRunning(ctx context.Context, p *project) reloadResult {
 			r.failed = append(r.failed, name+": "+err.Error())
 			continue
 		}
-		a.progressf("reloaded the policy of running sandbox %s", c.Names)
+		a.progressf("reloaded the policy of running sandbox %s", name)
 		r.reloaded = append(r.reloaded, name)
 	}
 	return r

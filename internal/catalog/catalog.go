@@ -1,17 +1,13 @@
-// Package catalog loads the MCP servers abox can declare: the Docker MCP Toolkit catalogs on
-// this host (~/.docker/mcp/catalogs/*.yaml, the v3 format whose registry: keys are exactly the
-// names the gateway's --servers accepts) and custom-servers.yaml.
-//
-// The gateway itself only logs an unknown server and starts with zero tools, so abox resolves
-// every declared name here, before starting anything, and reports what is missing.
 package catalog
 
 import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -99,7 +95,7 @@ func Load(mcpHome string, custom config.CustomServers) (*Catalog, error) {
 			return nil, err
 		}
 	}
-	for _, name := range sortedKeys(custom) {
+	for _, name := range slices.Sorted(maps.Keys(custom)) {
 		if _, ok := c.entries[name]; ok {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("custom server %q shadows the catalog entry of the same name", name))
 		}
@@ -216,13 +212,4 @@ func str(v any) string {
 func list(v any) []any {
 	l, _ := v.([]any)
 	return l
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

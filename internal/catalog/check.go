@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -106,7 +108,7 @@ func collisions(entries []Entry) []Finding {
 		}
 	}
 	var out []Finding
-	for _, tool := range sortedKeys(owners) {
+	for _, tool := range slices.Sorted(maps.Keys(owners)) {
 		if names := owners[tool]; len(names) > 1 {
 			out = append(out, Finding{Kind: ToolCollision, Server: names[0], Error: true,
 				Message: fmt.Sprintf("tool %q is provided by %s; the gateway refuses duplicate tool names", tool, strings.Join(names, " and "))})

@@ -1,8 +1,3 @@
-// Package cli is abox's command tree: one file per command group, each command built by a
-// constructor that fills an options struct and calls a run function with the [App].
-//
-// Only this package prints to the user and picks exit codes (exit.go). Lower packages return
-// errors and sentinels; the hints that name abox commands are attached here.
 package cli
 
 import (

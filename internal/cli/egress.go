@@ -63,7 +63,8 @@ func egressEdit(a *App, use, short string, fn egressEditFunc) *cobra.Command {
 				return err
 			}
 			var msg string
-			_, err = a.mutate(c.Context(), p, func(d *manifest.Doc) error {
+			before := slices.Clone(p.manifest.Egress)
+			m, reload, err := a.mutateReload(c.Context(), p, func(d *manifest.Doc) error {
 				msg, err = fn(a, d, p, hosts)
 				return err
 			})
@@ -71,6 +72,11 @@ func egressEdit(a *App, use, short string, fn egressEditFunc) *cobra.Command {
 				return err
 			}
 			fmt.Fprintln(a.Out, msg)
+			if !slices.Equal(before, m.Egress) {
+				// The allowlist changed: say whether running sandboxes have it, since a
+				// sandbox that was not reloaded still reaches what rm just removed.
+				fmt.Fprintln(a.Out, termtext.Line(reload.String()))
+			}
 			return nil
 		},
 	}
@@ -131,7 +137,7 @@ func egressAdd(a *App, d *manifest.Doc, p *project, hosts []string) (string, err
 	if err := d.Append(add, "egress"); err != nil {
 		return "", err
 	}
-	return "allowed: " + strings.Join(add, ", ") + " (running sandboxes of this project were reloaded)", nil
+	return "allowed: " + strings.Join(add, ", "), nil
 }
 
 func egressRemove(a *App, d *manifest.Doc, p *project, hosts []string) (string, error) {
@@ -150,7 +156,7 @@ func egressRemove(a *App, d *manifest.Doc, p *project, hosts []string) (string, 
 	}
 	var msgs []string
 	if len(removed) > 0 {
-		msgs = append(msgs, "removed: "+strings.Join(removed, ", ")+" (running sandboxes of this project were reloaded)")
+		msgs = append(msgs, "removed: "+strings.Join(removed, ", "))
 	}
 	if len(mandatory) > 0 {
 		msgs = append(msgs, "kept: "+strings.Join(mandatory, ", ")+" (mandatory: abox adds it to every allowlist; see defaults.egress_mandatory in config.yaml)")

@@ -94,7 +94,7 @@ func (a *App) statusOf(ctx context.Context, cfg *config.Config, custom config.Cu
 		return gatewayStatus{}, err
 	}
 	st := gatewayStatus{Profile: prof, Container: gateway.Name(prof), URL: plan.URL(), State: "missing",
-		Projects: nonNil(plan.Union.Projects), Servers: []string{}, Remote: plan.Union.RemoteNames(), PublishedPorts: []string{}}
+		Projects: nonNil(plan.Union.Projects), Servers: []string{}, Remote: nonNil(plan.Union.RemoteNames()), PublishedPorts: []string{}}
 	mgr := a.gatewayManager()
 	ct, err := mgr.Inspect(ctx, prof)
 	if err != nil || ct == nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/docker"
+	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/statefs"
 )
@@ -81,7 +82,7 @@ func (a *App) agentContext(ctx context.Context, p *project) (map[string]string, 
 		return nil, err
 	}
 	for i, c := range certs {
-		files["ca/"+c.name] = expandHome(p.cfg.Image.CACertificates[i], home)
+		files["ca/"+c.name] = paths.ExpandHome(p.cfg.Image.CACertificates[i], home)
 	}
 	cc := p.cfg.ClaudeCode
 	switch cc.Source {
@@ -90,14 +91,14 @@ func (a *App) agentContext(ctx context.Context, p *project) (map[string]string, 
 			return nil, err
 		}
 	case config.SourceFile:
-		path := expandHome(cc.Path, home)
+		path := paths.ExpandHome(cc.Path, home)
 		if err := checkSHA256(path, cc.SHA256, "claude_code"); err != nil {
 			return nil, err
 		}
 		files["claude"] = path
 	}
 	if r := p.cfg.RTK; r.Enabled && r.Source == config.SourceFile {
-		path := expandHome(r.Path, home)
+		path := paths.ExpandHome(r.Path, home)
 		if err := checkSHA256(path, r.SHA256, "rtk"); err != nil {
 			return nil, err
 		}

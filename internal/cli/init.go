@@ -45,7 +45,7 @@ Re-running merges: fields you set are kept, and flags add to them.`,
 	f.StringVar(&opts.profile, "profile", "", "gateway profile (default: the existing one, else default)")
 	f.StringArrayVar(&opts.servers, "server", nil, "declare an MCP server (repeatable)")
 	f.StringArrayVar(&opts.egress, "egress", nil, "allow a host: example.com, *.example.com or host:port (repeatable)")
-	f.StringArrayVar(&opts.toolchains, "toolchain", nil, "add a toolchain: "+strings.Join(manifest.Toolchains, ", ")+" (repeatable)")
+	f.StringArrayVar(&opts.toolchains, "toolchain", nil, "add a toolchain: "+strings.Join(manifest.Installable(), ", ")+" (repeatable)")
 	f.StringArrayVar(&opts.masks, "mask", nil, "mask a workspace path or glob (repeatable)")
 	f.StringVar(&opts.permissionMode, "permission-mode", "", "Claude Code permission mode: "+strings.Join(manifest.PermissionModes, ", "))
 	f.BoolVarP(&opts.yes, "yes", "y", false, "do not ask; use flags, the existing manifest and detection")
@@ -120,8 +120,10 @@ func checkInitFlags(o initOptions) error {
 		}
 	}
 	for _, t := range o.toolchains {
-		if !slices.Contains(manifest.Toolchains, t) {
-			bad("--toolchain", fmt.Sprintf("%q is not a known toolchain", t), "choose from "+strings.Join(manifest.Toolchains, ", "))
+		if r, ok := manifest.Uninstallable[t]; ok {
+			bad("--toolchain", r.Why, r.Hint)
+		} else if !slices.Contains(manifest.Toolchains, t) {
+			bad("--toolchain", fmt.Sprintf("%q is not a known toolchain", t), "choose from "+strings.Join(manifest.Installable(), ", "))
 		}
 	}
 	for _, m := range o.masks {
@@ -157,8 +159,22 @@ func (a *App) initState(dir string) (*initState, error) {
 		return nil, err
 	}
 	st.toolchains, st.remotes = detectWorkspace(ws)
+	st.toolchains = a.dropUninstallable(st.toolchains)
 	st.suggested = a.suggestEgress(manifest.Toolchains)
 	return st, nil
+}
+
+// dropUninstallable removes from the detected toolchains those abox cannot install, with a
+// warning that says what to do instead: detection recognises a .NET project, but proposing
+// dotnet would only make the render refuse the manifest init just wrote.
+func (a *App) dropUninstallable(detected []string) []string {
+	return slices.DeleteFunc(detected, func(t string) bool {
+		r, ok := manifest.Uninstallable[t]
+		if ok {
+			a.warnf(r.Hint, "this looks like a %s project, which init leaves out of toolchains: %s", t, r.Why)
+		}
+		return ok
+	})
 }
 
 // readExisting loads the manifest already in the workspace, if any. An invalid one stops init:

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"maps"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -198,7 +199,7 @@ func (st *initState) mergeDoc(ans initAnswers) (*manifest.Doc, error) {
 			return nil, step
 		}
 	}
-	for _, server := range sortedKeys(ans.tools) {
+	for _, server := range slices.Sorted(maps.Keys(ans.tools)) {
 		if err := d.Set(ans.tools[server], "tools", server); err != nil {
 			return nil, err
 		}
@@ -281,13 +282,4 @@ func listOrNone(l []string) string {
 		return "none"
 	}
 	return strings.Join(l, ", ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/egress"
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/paths"
 )
 
 // newProfileChoice is the profile option that asks for a new name.
@@ -156,7 +157,7 @@ func pickTools(p *picker, st *initState, ans *initAnswers) error {
 
 func pickToolchains(p *picker, _ *initState, ans *initAnswers) error {
 	var opts []huh.Option[string]
-	for _, t := range manifest.Toolchains {
+	for _, t := range manifest.Installable() {
 		opts = append(opts, huh.NewOption(t, t).Selected(slices.Contains(ans.toolchains, t)))
 	}
 	return p.run(huh.NewMultiSelect[string]().Title("Toolchains").Options(opts...).Value(&ans.toolchains))
@@ -208,7 +209,7 @@ func pickContext(p *picker, st *initState, ans *initAnswers) error {
 			if !strings.HasPrefix(d, "/") && !strings.HasPrefix(d, "~") {
 				return fmt.Errorf("%s: write an absolute path or one starting with ~/", d)
 			}
-			if fi, err := os.Stat(expandHome(d, home)); err != nil || !fi.IsDir() {
+			if fi, err := os.Stat(paths.ExpandHome(d, home)); err != nil || !fi.IsDir() {
 				return fmt.Errorf("%s is not a directory", d)
 			}
 		}

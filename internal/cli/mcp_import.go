@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -121,7 +122,7 @@ func (a *App) hostServers(ws string) ([]hostServer, error) {
 	if err := yaml.Unmarshal(data, &reg); err != nil {
 		return nil, errorf("fix or remove the file", "reading the Docker MCP Toolkit registry: %v", err)
 	}
-	for _, name := range sortedKeys(reg.Registry) {
+	for _, name := range slices.Sorted(maps.Keys(reg.Registry)) {
 		out = append(out, hostServer{Name: name, Where: "Docker MCP Toolkit"})
 	}
 	path := a.getenv("ABOX_CLAUDE_CONFIG")
@@ -149,7 +150,7 @@ func (a *App) hostServers(ws string) ([]hostServer, error) {
 
 func claudeServers(m map[string]claudeServer, where string) []hostServer {
 	var out []hostServer
-	for _, name := range sortedKeys(m) {
+	for _, name := range slices.Sorted(maps.Keys(m)) {
 		s := m[name]
 		h := hostServer{Name: name, Where: where, URL: s.URL, headers: len(s.Headers) > 0, Transport: manifest.DefaultTransport}
 		if s.Type == "sse" {

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -97,7 +99,7 @@ func projectRows(m *manifest.Manifest, cat *catalog.Catalog) []mcpRow {
 		r.Tools, r.Network = m.Tools[s], m.ServerNetwork[s]
 		rows = append(rows, r)
 	}
-	for _, name := range sortedKeys(m.RemoteServers) {
+	for _, name := range slices.Sorted(maps.Keys(m.RemoteServers)) {
 		rs := m.RemoteServers[name]
 		r := mcpRow{Server: name, Kind: "remote", URL: rs.URL, Pinned: true, Source: "manifest-remote", Secrets: []string{}, Tools: m.Tools[name]}
 		for _, sec := range rs.Secrets {

@@ -18,6 +18,7 @@ import (
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/owner"
+	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/telemetry"
@@ -95,7 +96,7 @@ func (a *App) preflight(ctx context.Context, p *project) (*preflighted, error) {
 		return nil, errorf("run `abox up` to create it", "network %s: %v", rs.Network, err)
 	}
 	for _, dir := range p.manifest.Mounts.Context {
-		path := expandHome(dir, a.getenv("HOME"))
+		path := paths.ExpandHome(dir, a.getenv("HOME"))
 		if st, err := os.Stat(path); err != nil || !st.IsDir() {
 			return nil, errorf("create it, or remove it from mounts.context and run `abox up`", "context directory %s does not exist", path)
 		}

@@ -133,7 +133,7 @@ type caCert struct {
 func caCerts(files []string, home string) ([]caCert, error) {
 	var out []caCert
 	for i, f := range files {
-		path := expandHome(f, home)
+		path := paths.ExpandHome(f, home)
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil, errorf("fix image.ca_certificates in config.yaml", "reading CA certificate %s: %v", path, err)
@@ -154,16 +154,6 @@ func npmRegistry() string {
 		return ""
 	}
 	return strings.TrimSpace(string(out))
-}
-
-func expandHome(p, home string) string {
-	if p == "~" {
-		return home
-	}
-	if rest, ok := strings.CutPrefix(p, "~/"); ok {
-		return filepath.Join(home, rest)
-	}
-	return p
 }
 
 // sanitizeName keeps [A-Za-z0-9._-] of s.

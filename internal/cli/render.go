@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/artifact"
+	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/render"
 )
 
@@ -71,7 +72,7 @@ func (a *App) renderProject(p *project) ([]render.Artifact, error) {
 		a.warnf("", "%s", w)
 	}
 	for _, dir := range p.manifest.Mounts.Context {
-		path := expandHome(dir, spec.Home)
+		path := paths.ExpandHome(dir, spec.Home)
 		if st, err := os.Stat(path); err != nil || !st.IsDir() {
 			a.warnf("create it, or remove it from mounts.context", "context directory %s does not exist; runs will fail until it does", path)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/secrets"
 )
 
@@ -73,7 +74,7 @@ func readSetValue(a *App, src *secrets.Sources, o secretsSetOptions, name string
 	case o.file != "":
 		value, err = src.ReadFile(o.file)
 		source, ref = "file", o.file
-		if abs, aerr := filepath.Abs(expandHome(o.file, a.getenv("HOME"))); aerr == nil {
+		if abs, aerr := filepath.Abs(paths.ExpandHome(o.file, a.getenv("HOME"))); aerr == nil {
 			ref = abs
 		}
 		if errors.Is(err, secrets.ErrLoosePerms) {

@@ -1,13 +1,9 @@
-// Package config reads abox's global configuration: config.yaml (images, Claude Code source,
-// gateway, profiles, defaults), secrets.yaml (where each secret comes from — references, never
-// values) and custom-servers.yaml (MCP servers outside the Docker catalog).
-//
-// Like the manifest, every file is decoded strictly and every value that reaches a rendered file
-// or an argv is checked here, at the boundary.
 package config
 
 import (
 	"cmp"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -202,7 +198,7 @@ func Default() *Config {
 }
 
 // ProfileNames returns the profile names, sorted.
-func (c *Config) ProfileNames() []string { return sortedKeys(c.Profiles) }
+func (c *Config) ProfileNames() []string { return slices.Sorted(maps.Keys(c.Profiles)) }
 
 // NextFreePort returns the lowest port from 8811 no profile uses.
 func (c *Config) NextFreePort() int {

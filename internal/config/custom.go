@@ -3,8 +3,10 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -126,7 +128,7 @@ func LoadCustomServers(path string) (CustomServers, error) {
 // Validate checks every server.
 func (cs CustomServers) Validate(source string) error {
 	var k checker
-	for _, name := range sortedKeys(cs) {
+	for _, name := range slices.Sorted(maps.Keys(cs)) {
 		k.customServer(manifest.KeyLoc("servers", name), name, cs[name])
 	}
 	if len(k.problems) == 0 {
@@ -162,7 +164,7 @@ func (k *checker) customServer(loc, name string, s CustomServer) {
 			k.add(fmt.Sprintf("%s.tools[%d]", loc, i), "", "%q is not a valid tool name", t)
 		}
 	}
-	for _, e := range sortedKeys(s.Env) {
+	for _, e := range slices.Sorted(maps.Keys(s.Env)) {
 		l := manifest.KeyLoc(loc+".env", e)
 		if !manifest.IsEnvName(e) {
 			k.add(l, "", "%q is not a valid environment variable name", e)

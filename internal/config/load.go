@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -162,13 +161,4 @@ func located(source string, err error) error {
 		e.Problems = append(e.Problems, p)
 	}
 	return e
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -143,7 +144,7 @@ func (k *checker) profiles(ps map[string]Profile) {
 		k.add("profiles", "add profiles: {default: {port: 8811}}", "at least one profile is required")
 	}
 	ports := map[int]string{}
-	for _, name := range sortedKeys(ps) {
+	for _, name := range slices.Sorted(maps.Keys(ps)) {
 		p := ps[name]
 		loc := manifest.KeyLoc("profiles", name)
 		if !manifest.IsProjectName(name) {
@@ -178,7 +179,7 @@ func (k *checker) ports(ports []int) {
 }
 
 func (k *checker) agentEnv(env map[string]string) {
-	for _, name := range sortedKeys(env) {
+	for _, name := range slices.Sorted(maps.Keys(env)) {
 		loc := manifest.KeyLoc("agent_env", name)
 		if !manifest.IsEnvName(name) {
 			k.add(loc, "", "%q is not a valid environment variable name", name)

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,7 +74,7 @@ func buildArgs(opts BuildOptions) []string {
 		args = append(args, "--no-cache")
 	}
 	args = append(args, labelArgs(opts.Labels)...)
-	for _, k := range sortedKeys(opts.BuildArgs) {
+	for _, k := range slices.Sorted(maps.Keys(opts.BuildArgs)) {
 		args = append(args, "--build-arg", k+"="+opts.BuildArgs[k])
 	}
 	return append(args, opts.ContextDir)

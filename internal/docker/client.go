@@ -6,7 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -77,19 +78,10 @@ func idFrom(args []string, out []byte) (string, error) {
 // labelArgs returns "--label k=v" pairs sorted by key, so that the argv is deterministic.
 func labelArgs(labels map[string]string) []string {
 	var args []string
-	for _, k := range sortedKeys(labels) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		args = append(args, "--label", k+"="+labels[k])
 	}
 	return args
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // Version is what [Client.Version] reports.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -271,7 +273,7 @@ func psArgs(labels map[string]string, all bool) []string {
 	if all {
 		args = append(args, "--all")
 	}
-	for _, k := range sortedKeys(labels) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		f := "label=" + k
 		if labels[k] != "" {
 			f += "=" + labels[k]

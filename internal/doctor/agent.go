@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -327,7 +328,7 @@ func (e *Env) attachedSecrets() []string {
 	if m == nil {
 		return out
 	}
-	for _, k := range sortedKeys(m.EnvSecrets) {
+	for _, k := range slices.Sorted(maps.Keys(m.EnvSecrets)) {
 		out = append(out, k+"←"+m.EnvSecrets[k])
 	}
 	return out

@@ -52,7 +52,7 @@ func (e *Env) claudeSettings() (*claudeSettings, error) {
 // hooks lists the settings' hooks as "Event/matcher: command".
 func (s *claudeSettings) hooks() []string {
 	var out []string
-	for _, event := range sortedKeys(s.Hooks) {
+	for _, event := range slices.Sorted(maps.Keys(s.Hooks)) {
 		for _, m := range s.Hooks[event] {
 			for _, h := range m.Hooks {
 				out = append(out, event+"/"+m.Matcher+": "+h.Command)

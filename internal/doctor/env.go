@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/aboxhq/abox/internal/artifact"
@@ -237,13 +236,4 @@ func containerName(c *docker.Container) string {
 		return c.Name[1:]
 	}
 	return c.Name
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

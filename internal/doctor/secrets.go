@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -238,7 +239,7 @@ func (e *Env) attachedMissing(ctx context.Context, attached map[string]string) [
 		return nil
 	}
 	var out []string
-	for _, env := range sortedKeys(attached) {
+	for _, env := range slices.Sorted(maps.Keys(attached)) {
 		if !slices.Contains(stored, attached[env]) {
 			out = append(out, env+"←"+attached[env])
 		}

@@ -44,11 +44,7 @@ func RenderCatalog(u *Union, cat *catalog.Catalog, custom config.CustomServers) 
 		m.ServerNetwork[s] = "none"
 	}
 	for name, r := range u.Remote {
-		mr := manifest.RemoteServer{URL: r.URL, Transport: r.Transport, Headers: r.Headers, Description: r.Description}
-		for _, s := range r.Secrets {
-			mr.Secrets = append(mr.Secrets, manifest.SecretEnv{Name: s.Name, Env: s.Env})
-		}
-		m.RemoteServers[name] = mr
+		m.RemoteServers[name] = r.declaration()
 	}
 	used := config.CustomServers{}
 	for _, s := range u.Servers {

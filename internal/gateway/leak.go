@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -49,7 +50,7 @@ func (b Binding) Unlisted(custom config.CustomServers, cat render.Catalog) []str
 
 // allServers returns the catalog, custom and remote servers of b.
 func (b Binding) allServers() []string {
-	return append(slices.Clone(b.Servers), sortedKeys(b.RemoteServers)...)
+	return append(slices.Clone(b.Servers), slices.Sorted(maps.Keys(b.RemoteServers))...)
 }
 
 // ForeignServers returns the servers of serving that declared does not name, sorted.

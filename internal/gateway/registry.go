@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/manifest"
@@ -47,8 +47,15 @@ type Binding struct {
 	ServerNetwork map[string]string   `json:"server_network,omitempty"` // server → shared | none
 }
 
-// Remote is a remote server as bound: the manifest's definition. Header values hold only
-// ${VAR} references to secrets, never a value.
+// Remote is a remote server as bound: the manifest's definition, with its transport defaulted.
+// Header values hold only ${VAR} references to secrets, never a value.
+//
+// It mirrors [manifest.RemoteServer] on purpose, not by accident: its JSON tags are
+// registry.json's format, while the manifest type has none because its Go JSON form is hashed
+// into render.ManifestDigest, which tagging it would change for every manifest with a remote
+// server. The fields must stay the same, in the same order (TestRemoteMirrorsManifest), and
+// [bindRemote] and [Remote.declaration] copy every one (TestRemoteRoundTrip), so that no field
+// is dropped on the way to the gateway's catalog.
 type Remote struct {
 	URL         string            `json:"url"`
 	Transport   string            `json:"transport"`
@@ -57,10 +64,32 @@ type Remote struct {
 	Description string            `json:"description,omitempty"`
 }
 
-// Secret maps a stored secret to the environment variable a remote server's headers read.
+// Secret maps a stored secret to the environment variable a remote server's headers read: a
+// [manifest.SecretEnv] in registry.json's JSON form.
 type Secret struct {
 	Name string `json:"name"`
 	Env  string `json:"env"`
+}
+
+// bindRemote is the binding's copy of the manifest's remote server r, its transport defaulted.
+func bindRemote(r manifest.RemoteServer) Remote {
+	if r.Transport == "" {
+		r.Transport = manifest.DefaultTransport
+	}
+	rb := Remote{URL: r.URL, Transport: r.Transport, Headers: r.Headers, Description: r.Description}
+	for _, s := range r.Secrets {
+		rb.Secrets = append(rb.Secrets, Secret(s))
+	}
+	return rb
+}
+
+// declaration is r as a manifest declares it, for rendering the catalog.
+func (r Remote) declaration() manifest.RemoteServer {
+	mr := manifest.RemoteServer{URL: r.URL, Transport: r.Transport, Headers: r.Headers, Description: r.Description}
+	for _, s := range r.Secrets {
+		mr.Secrets = append(mr.Secrets, manifest.SecretEnv(s))
+	}
+	return mr
 }
 
 // NewBinding describes what the manifest m of the workspace ws asks of its gateway.
@@ -79,15 +108,7 @@ func NewBinding(ws string, m *manifest.Manifest, custom config.CustomServers) Bi
 		if b.RemoteServers == nil {
 			b.RemoteServers = map[string]Remote{}
 		}
-		transport := r.Transport
-		if transport == "" {
-			transport = manifest.DefaultTransport
-		}
-		rb := Remote{URL: r.URL, Transport: transport, Headers: r.Headers, Description: r.Description}
-		for _, s := range r.Secrets {
-			rb.Secrets = append(rb.Secrets, Secret{Name: s.Name, Env: s.Env})
-		}
-		b.RemoteServers[name] = rb
+		b.RemoteServers[name] = bindRemote(r)
 	}
 	for _, s := range m.Servers {
 		if _, ok := custom[s]; ok {
@@ -140,7 +161,7 @@ func (r *Registry) Save(dir string) error {
 }
 
 // Hashes returns the bound projects' hashes, sorted.
-func (r *Registry) Hashes() []string { return sortedKeys(r.Projects) }
+func (r *Registry) Hashes() []string { return slices.Sorted(maps.Keys(r.Projects)) }
 
 // LockProfile takes the profile's lock, which serialises registry edits and gateway
 // reconciliation across projects.
@@ -249,13 +270,4 @@ func equalJSON(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return bytes.Equal(x, y)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

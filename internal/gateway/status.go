@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -31,7 +33,7 @@ func PublishedPorts(ct *docker.Container) []string {
 	for port, bs := range ct.NetworkSettings.Ports {
 		add(port, bs)
 	}
-	return sortedKeys(seen)
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // ServersOf returns the --servers list a gateway container was started with: evidence from the

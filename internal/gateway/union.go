@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 )
@@ -40,7 +41,7 @@ func (r *Registry) Union() *Union {
 				none[s] = true
 			}
 		}
-		for _, name := range sortedKeys(b.RemoteServers) {
+		for _, name := range slices.Sorted(maps.Keys(b.RemoteServers)) {
 			rs := b.RemoteServers[name]
 			if prev, ok := u.Remote[name]; ok && !equalJSON(prev, rs) {
 				u.Conflicts = append(u.Conflicts, fmt.Sprintf("projects %s and %s define remote server %q differently", remoteBy[name], b.Project, name))
@@ -51,14 +52,14 @@ func (r *Registry) Union() *Union {
 			}
 		}
 	}
-	for _, s := range sortedKeys(servers) {
+	for _, s := range slices.Sorted(maps.Keys(servers)) {
 		if by, ok := remoteBy[s]; ok {
 			u.Conflicts = append(u.Conflicts, fmt.Sprintf("%q is a remote server of project %s and a catalog or custom server of another project", s, by))
 			continue
 		}
 		u.Servers = append(u.Servers, s)
 	}
-	u.NetworkNone = sortedKeys(none)
+	u.NetworkNone = slices.Sorted(maps.Keys(none))
 	sort.Strings(u.Projects)
 	u.Projects = slices.Compact(u.Projects)
 	u.Tools = r.toolsFlag(u.All())
@@ -90,7 +91,7 @@ func (r *Registry) toolsFlag(servers []string) []string {
 			out = append(out, s+":*")
 			continue
 		}
-		for _, t := range sortedKeys(tools) {
+		for _, t := range slices.Sorted(maps.Keys(tools)) {
 			out = append(out, s+":"+t)
 		}
 	}
@@ -106,13 +107,13 @@ func (b Binding) declares(server string) bool {
 
 // All returns every server name the gateway serves, sorted: its --servers list.
 func (u *Union) All() []string {
-	out := append(slices.Clone(u.Servers), sortedKeys(u.Remote)...)
+	out := append(slices.Clone(u.Servers), slices.Sorted(maps.Keys(u.Remote))...)
 	sort.Strings(out)
 	return slices.Compact(out)
 }
 
 // RemoteNames returns the remote servers' names, sorted.
-func (u *Union) RemoteNames() []string { return sortedKeys(u.Remote) }
+func (u *Union) RemoteNames() []string { return slices.Sorted(maps.Keys(u.Remote)) }
 
 // Empty reports whether no bound project declares a server.
 func (u *Union) Empty() bool { return len(u.Servers)+len(u.Remote) == 0 }

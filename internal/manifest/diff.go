@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"maps"
 
 	"github.com/aboxhq/abox/internal/egress"
 	"slices"
@@ -37,18 +38,18 @@ func Widening(a, b *Manifest) []string {
 	added("mounts.context", a.Mounts.Context, b.Mounts.Context)
 	removed("mounts.mask", a.Mounts.Mask, b.Mounts.Mask)
 	removed("mounts.watch", a.Mounts.Watch, b.Mounts.Watch)
-	for _, name := range sortedKeys(b.RemoteServers) {
+	for _, name := range slices.Sorted(maps.Keys(b.RemoteServers)) {
 		old, ok := a.RemoteServers[name]
 		if ok && !sameRemote(old, b.RemoteServers[name]) {
 			out = append(out, fmt.Sprintf("+ remote_servers.%s: url, headers or secrets changed", name))
 		}
 	}
-	for _, env := range sortedKeys(b.EnvSecrets) {
+	for _, env := range slices.Sorted(maps.Keys(b.EnvSecrets)) {
 		if a.EnvSecrets[env] != b.EnvSecrets[env] {
 			out = append(out, fmt.Sprintf("+ env_secrets: %s ← %s", env, b.EnvSecrets[env]))
 		}
 	}
-	for _, server := range sortedKeys(a.Tools) {
+	for _, server := range slices.Sorted(maps.Keys(a.Tools)) {
 		newTools, narrowed := b.Tools[server]
 		switch {
 		case !narrowed:
@@ -57,7 +58,7 @@ func Widening(a, b *Manifest) []string {
 			added("tools."+server, a.Tools[server], newTools)
 		}
 	}
-	for _, server := range sortedKeys(a.ServerNetwork) {
+	for _, server := range slices.Sorted(maps.Keys(a.ServerNetwork)) {
 		if a.ServerNetwork[server] == "none" && b.ServerNetwork[server] != "none" {
 			out = append(out, fmt.Sprintf("- server_network.%s: none removed (the server gets network)", server))
 		}

@@ -1,3 +1,13 @@
+// Package manifest reads, validates and edits agentbox.yaml, the per-project manifest.
+//
+// The manifest is the user's statement of what the sandbox may reach. It lives in the workspace,
+// which the agent can write, so abox never trusts it blindly: decoding is strict (a mistyped key
+// must fail, not quietly turn a control off), every field is checked against a charset at this
+// boundary so no value can inject into a rendered Dockerfile, nft ruleset, JSON file or docker
+// argv, and `abox run` compares it with the copy approved at `abox up`.
+//
+// Edits made by the CLI go through [Doc], which changes the YAML node tree in place, so fields
+// and comments a command does not own survive it.
 package manifest
 
 import (

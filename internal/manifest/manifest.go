@@ -1,14 +1,9 @@
-// Package manifest reads, validates and edits agentbox.yaml, the per-project manifest.
-//
-// The manifest is the user's statement of what the sandbox may reach. It lives in the workspace,
-// which the agent can write, so abox never trusts it blindly: decoding is strict (a mistyped key
-// must fail, not quietly turn a control off), every field is checked against a charset at this
-// boundary so no value can inject into a rendered Dockerfile, nft ruleset, JSON file or docker
-// argv, and `abox run` compares it with the copy approved at `abox up`.
-//
-// Edits made by the CLI go through [Doc], which changes the YAML node tree in place, so fields
-// and comments a command does not own survive it.
 package manifest
+
+import (
+	"maps"
+	"slices"
+)
 
 // FileName is the manifest's file name in the workspace root.
 const FileName = "agentbox.yaml"
@@ -85,6 +80,24 @@ var (
 	OnExecChanges   = []string{ExecChangeWarn, ExecChangeFail}
 )
 
+// Uninstallable are the [Toolchains] abox knows (detection recognises their projects, and a
+// manifest may name them) but cannot install in the agent image, each with the reason and what
+// to do instead. Rendering refuses them; `abox init` never proposes them.
+var Uninstallable = map[string]Refusal{
+	"dotnet": {
+		Why:  "abox cannot install dotnet: .NET is not in the Debian archive abox installs toolchains from",
+		Hint: "set image.base in config.yaml to a Debian-based image with .NET installed, and allow its package feed with `abox egress add api.nuget.org`",
+	},
+}
+
+// Installable returns the [Toolchains] abox can install: all but the [Uninstallable] ones.
+func Installable() []string {
+	return slices.DeleteFunc(slices.Clone(Toolchains), func(t string) bool { _, no := Uninstallable[t]; return no })
+}
+
+// Refusal is why a value is refused and what to do instead.
+type Refusal struct{ Why, Hint string }
+
 // Values of run.on_exec_change.
 const (
 	ExecChangeWarn = "warn"
@@ -134,7 +147,7 @@ func (m Manifest) WithDefaults() Manifest {
 // names.
 func (m *Manifest) DeclaredServers() []string {
 	out := append([]string{}, m.Servers...)
-	return append(out, sortedKeys(m.RemoteServers)...)
+	return append(out, slices.Sorted(maps.Keys(m.RemoteServers))...)
 }
 
 // IsDeclared reports whether name is a declared server or remote server.

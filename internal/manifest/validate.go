@@ -3,6 +3,7 @@ package manifest
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -79,7 +80,7 @@ func (c *checker) servers(m *Manifest) {
 }
 
 func (c *checker) remotes(m *Manifest) {
-	for _, name := range sortedKeys(m.RemoteServers) {
+	for _, name := range slices.Sorted(maps.Keys(m.RemoteServers)) {
 		r := m.RemoteServers[name]
 		loc := KeyLoc("remote_servers", name)
 		if !IsServerName(name) {
@@ -158,7 +159,7 @@ func (c *checker) remoteSecrets(loc string, secrets []SecretEnv) map[string]bool
 }
 
 func (c *checker) remoteHeaders(loc string, headers map[string]string, envs map[string]bool) {
-	for _, h := range sortedKeys(headers) {
+	for _, h := range slices.Sorted(maps.Keys(headers)) {
 		l := KeyLoc(loc+".headers", h)
 		if !headerRe.MatchString(h) {
 			c.add(l, "%q is not a valid header name", h)
@@ -181,7 +182,7 @@ func (c *checker) remoteHeaders(loc string, headers map[string]string, envs map[
 }
 
 func (c *checker) tools(m *Manifest) {
-	for _, server := range sortedKeys(m.Tools) {
+	for _, server := range slices.Sorted(maps.Keys(m.Tools)) {
 		loc := KeyLoc("tools", server)
 		if !m.IsDeclared(server) {
 			c.addHint(loc, "add the server with `abox mcp add "+safeArg(server)+"` or remove this entry", "%q is not a declared server", server)
@@ -208,7 +209,7 @@ func (c *checker) tools(m *Manifest) {
 }
 
 func (c *checker) serverNetwork(m *Manifest) {
-	for _, server := range sortedKeys(m.ServerNetwork) {
+	for _, server := range slices.Sorted(maps.Keys(m.ServerNetwork)) {
 		loc := KeyLoc("server_network", server)
 		v := m.ServerNetwork[server]
 		if !slices.Contains(ServerNetworks, v) {
@@ -304,7 +305,7 @@ func (c *checker) hosts(name string, list []string) map[string]bool {
 }
 
 func (c *checker) envSecrets(m *Manifest) {
-	for _, env := range sortedKeys(m.EnvSecrets) {
+	for _, env := range slices.Sorted(maps.Keys(m.EnvSecrets)) {
 		loc := KeyLoc("env_secrets", env)
 		switch {
 		case !IsEnvName(env):

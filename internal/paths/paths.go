@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"path/filepath"
+	"strings"
 )
 
 // Paths are the two roots abox uses on the host.
@@ -147,3 +148,16 @@ func (p Project) Build() string { return filepath.Join(p.Dir, "build") }
 
 // Meta records the workspace path, so state can be traced back to its project.
 func (p Project) Meta() string { return filepath.Join(p.Dir, "project.json") }
+
+// ExpandHome replaces a leading "~" or "~/" in p with home, the way a shell would for the
+// paths users write in config.yaml and on the command line; any other p is returned as is
+// ("~user" is not expanded).
+func ExpandHome(p, home string) string {
+	if p == "~" {
+		return home
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		return filepath.Join(home, rest)
+	}
+	return p
+}

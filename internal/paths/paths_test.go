@@ -70,3 +70,19 @@ func TestProjectLayout(t *testing.T) {
 		t.Errorf("Gateway(dev) = %s", g)
 	}
 }
+
+func TestExpandHome(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"~", "/home/me"},
+		{"~/", "/home/me"},
+		{"~/certs/ca.pem", "/home/me/certs/ca.pem"},
+		{"~other/x", "~other/x"},
+		{"/abs/~/x", "/abs/~/x"},
+		{"rel/x", "rel/x"},
+		{"", ""},
+	} {
+		if got := ExpandHome(tc.in, "/home/me"); got != tc.want {
+			t.Errorf("ExpandHome(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

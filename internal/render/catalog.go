@@ -3,6 +3,8 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 
@@ -34,7 +36,7 @@ func CatalogEntries(m *manifest.Manifest, custom config.CustomServers, cat Catal
 			reg[name] = shadow
 		}
 	}
-	for _, name := range sortedKeys(m.RemoteServers) {
+	for _, name := range slices.Sorted(maps.Keys(m.RemoteServers)) {
 		reg[name] = remoteEntry(name, m.RemoteServers[name])
 	}
 	return reg
@@ -45,7 +47,7 @@ func CatalogEntries(m *manifest.Manifest, custom config.CustomServers, cat Catal
 // entry with its network, and the manifest would claim a control that is not applied.
 func (m *model) checkServerNetwork() error {
 	var problems []manifest.Problem
-	for _, name := range sortedKeys(m.m.ServerNetwork) {
+	for _, name := range slices.Sorted(maps.Keys(m.m.ServerNetwork)) {
 		if m.m.ServerNetwork[name] != "none" {
 			continue
 		}
@@ -91,7 +93,7 @@ func customEntry(name string, cs config.CustomServer, noNetwork bool) map[string
 	}
 	if len(cs.Env) > 0 {
 		var env []map[string]string
-		for _, k := range sortedKeys(cs.Env) {
+		for _, k := range slices.Sorted(maps.Keys(cs.Env)) {
 			env = append(env, map[string]string{"name": k, "value": cs.Env[k]})
 		}
 		e["env"] = env

@@ -2,7 +2,8 @@ package render
 
 import (
 	"encoding/csv"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -63,7 +64,7 @@ type Container struct {
 func (c Container) Args() []string {
 	// --pull never: a run must never fetch an image; `abox up` builds both locally.
 	a := []string{"--name", c.Name, "--pull", "never", "--network", c.Network}
-	for _, k := range sortedKeys(c.Labels) {
+	for _, k := range slices.Sorted(maps.Keys(c.Labels)) {
 		a = append(a, "--label", k+"="+c.Labels[k])
 	}
 	for _, cap := range c.CapDrop {
@@ -96,26 +97,17 @@ func (c Container) Args() []string {
 	for _, t := range c.Tmpfs {
 		a = append(a, "--tmpfs", t)
 	}
-	for _, k := range sortedKeys(c.Sysctls) {
+	for _, k := range slices.Sorted(maps.Keys(c.Sysctls)) {
 		a = append(a, "--sysctl", k+"="+c.Sysctls[k])
 	}
 	for _, m := range c.Mounts {
 		a = append(a, "--mount", m.Arg())
 	}
-	for _, k := range sortedKeys(c.Env) {
+	for _, k := range slices.Sorted(maps.Keys(c.Env)) {
 		a = append(a, "--env", k+"="+c.Env[k])
 	}
 	if c.Workdir != "" {
 		a = append(a, "--workdir", c.Workdir)
 	}
 	return a
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

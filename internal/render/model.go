@@ -3,7 +3,6 @@ package render
 import (
 	"fmt"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -76,11 +75,13 @@ func (m *model) check() error {
 	if err := m.checkServerNetwork(); err != nil {
 		return err
 	}
-	if slices.Contains(m.m.Toolchains, "dotnet") {
-		return &manifest.Error{Source: manifest.FileName, Problems: []manifest.Problem{{
-			Loc: "toolchains", Msg: "dotnet is not in the Debian archive abox installs toolchains from",
-			Hint: "use a base image with .NET installed (image.base in config.yaml) and drop dotnet from toolchains",
-		}}}
+	// Validation refuses these already; the check keeps Render total for a spec built in code.
+	for i, t := range m.m.Toolchains {
+		if r, ok := manifest.Uninstallable[t]; ok {
+			return &manifest.Error{Source: manifest.FileName, Problems: []manifest.Problem{{
+				Loc: fmt.Sprintf("toolchains[%d]", i), Msg: r.Why, Hint: "remove it from toolchains; " + r.Hint,
+			}}}
+		}
 	}
 	return m.checkNarrowing()
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -227,7 +229,7 @@ func (m *model) reownCommand() RunCommand {
 		"--user", "0:0", "--read-only"}
 	labels := m.labels("reown")
 	delete(labels, "abox.run") // not a run's: `abox up` runs it
-	for _, k := range sortedKeys(labels) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		args = append(args, "--label", k+"="+labels[k])
 	}
 	args = append(args, "--mount", vol.Arg(), "--entrypoint", "chown")

@@ -9,11 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/aboxhq/abox/internal/config"
+	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/termtext"
 )
 
@@ -99,7 +99,7 @@ func SourceRef(m config.SecretMapping) string {
 // AllowLoosePerms), one trailing newline stripped. The mode checked is the opened file's, so a
 // swapped symlink cannot pass one file's check and read another.
 func (s *Sources) ReadFile(path string) ([]byte, error) {
-	p := expandHome(path, s.Home)
+	p := paths.ExpandHome(path, s.Home)
 	f, err := os.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("file %s does not exist", p)
@@ -213,14 +213,4 @@ func wrapValue(err error, from string) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w", from, err)
-}
-
-func expandHome(p, home string) string {
-	if p == "~" {
-		return home
-	}
-	if rest, ok := strings.CutPrefix(p, "~/"); ok {
-		return filepath.Join(home, rest)
-	}
-	return p
 }

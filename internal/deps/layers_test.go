@@ -1,0 +1,297 @@
+package deps
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// module is abox's module path; the tables below name packages relative to it.
+const module = "github.com/aboxhq/abox"
+
+// allowed lists, for every package of the module, the abox packages it may import and why.
+// An edge missing here fails TestLayers: adding one is a decision, so write its reason. An
+// edge listed here need not exist. "*" allows every abox package.
+//
+// The rules come from DESIGN §9 and STYLE §3.1: render and egress do no I/O and render never
+// reaches docker; only docker runs docker; netd, which runs inside every sandbox next to the
+// agent, imports only egress and policy; only cli sees everything, and nothing imports cli
+// but main.
+var allowed = map[string]map[string]string{
+	"cmd/abox": {
+		"internal/cli": "main builds the App and runs the root command (DESIGN §9)",
+	},
+	"internal/cli": {
+		"*": "only cli sees everything (STYLE §3.1): flags, one call into a domain package, output",
+	},
+	"internal/artifact": {
+		"internal/paths":   "artifacts live in the project's state directory",
+		"internal/render":  "it writes render's artifacts and checks them against artifacts.json",
+		"internal/statefs": "writes are atomic and private",
+	},
+	"internal/catalog": {
+		"internal/config": "custom-servers.yaml entries join the catalog",
+		"internal/render": "the catalog implements render.Catalog, the interface render defines for lookups",
+	},
+	"internal/claudecode": {},
+	"internal/config": {
+		"internal/egress":   "config.yaml carries egress entries, validated by the one definition",
+		"internal/manifest": "custom servers are checked with the manifest's charset rules and located errors",
+		"internal/policy":   "log limits are bounded by policy's MinLogLimit and MaxLogLimit",
+		"internal/termtext": "decoder messages quote user text, made safe to print",
+	},
+	"internal/detect": {
+		"internal/egress": "suggested egress entries are built and validated as egress.Entry",
+		"internal/wsfile": "marker files are read from the workspace, which the agent writes",
+	},
+	"internal/docker": {},
+	"internal/docker/dockertest": {
+		"internal/docker": "the fake implements docker.Runner",
+	},
+	"internal/doctor": {
+		// DESIGN §8: doctor audits the live machine against every artifact, so it reads the
+		// state of every domain package. It still may not import cli or netd.
+		"internal/artifact":   "artifacts are checked against artifacts.json",
+		"internal/catalog":    "tools and servers are looked up to audit MCP scope",
+		"internal/claudecode": "the agent's Claude Code version is compared with the verified release",
+		"internal/config":     "config.yaml says what to expect of the machine",
+		"internal/docker":     "evidence comes from docker inspect (STYLE §3.5)",
+		"internal/egress":     "allowlist entries are matched the same way netd matches them",
+		"internal/gateway":    "gateway containers and registries are audited",
+		"internal/manifest":   "the approved manifest is compared with the workspace's (STYLE §3.1)",
+		"internal/owner":      "the agent's uid is checked against the workspace owner",
+		"internal/paths":      "state and config locations",
+		"internal/policy":     "the loaded ruleset and counters of a running sandbox are read back",
+		"internal/render":     "rendered artifacts are re-rendered and compared (STYLE §3.1)",
+		"internal/sandbox":    "masks and live-sandbox state are checked with the code that makes them",
+		"internal/secrets":    "the secrets store's claim is stated on every run (DESIGN §5)",
+		"internal/telemetry":  "runs.jsonl and the review queue",
+		"internal/termtext":   "machine text is made safe to print",
+		"internal/watch":      "workspace and git fingerprints are diffed (DESIGN §8)",
+		"internal/wsfile":     "workspace files are read without letting the agent steer the reader",
+	},
+	"internal/egress": {}, // DESIGN §3: the one definition, shared by render, netd and doctor
+	"internal/gateway": {
+		"internal/catalog":  "the gateway's catalog is rendered from catalog entries",
+		"internal/config":   "profiles, the gateway image and custom servers",
+		"internal/docker":   "the gateway's lifecycle runs through the docker client",
+		"internal/manifest": "bound projects declare servers, tools and remote servers",
+		"internal/policy":   "the MCP port and addresses netd forwards to",
+		"internal/render":   "container names, mounts and catalog entries are rendered as for the agent",
+		"internal/statefs":  "registry, token and catalog are written atomically",
+		"internal/termtext": "container output is made safe to print",
+	},
+	"internal/manifest": {
+		"internal/egress":   "egress entries are validated by the one definition",
+		"internal/termtext": "located errors quote user text, made safe to print",
+		"internal/wsfile":   "agentbox.yaml is in the workspace, which the agent writes",
+	},
+	"internal/netd": {
+		// netd runs inside every sandbox, next to the agent: it shares the allowlist and the
+		// policy with the host and nothing else, so no host-side parsing is reachable there.
+		"internal/egress": "DNS, SNI and HTTP decisions use the one definition of an entry",
+		"internal/policy": "the ruleset, ports, sets and log records netd loads and writes",
+	},
+	"internal/owner": {
+		"internal/config": "config.yaml may override the agent's uid and gid",
+		"internal/render": "the result is render.Identity, which the artifacts use",
+	},
+	"internal/paths": {},
+	"internal/policy": {
+		"internal/egress": "the ruleset's sets hold the ports of egress entries",
+	},
+	"internal/render": {
+		// DESIGN §9: pure, manifest+config → artifacts; never docker (STYLE §3.1).
+		"internal/config":   "config.yaml is half of render's input",
+		"internal/egress":   "the allowlist is rendered for netd",
+		"internal/manifest": "agentbox.yaml is the other half",
+		"internal/paths":    "state locations as values, for mounts; paths does no I/O",
+		"internal/policy":   "netpolicy.nft and netd's policy come from policy",
+	},
+	"internal/sandbox": {
+		"internal/docker":    "netd and the agent run through the docker client (DESIGN §9: only docker runs docker)",
+		"internal/paths":     "the project's runs and masks directories",
+		"internal/policy":    "the ruleset read back and netd's events",
+		"internal/render":    "the run follows runspec.json, the audited argv",
+		"internal/statefs":   "run records are written atomically",
+		"internal/telemetry": "the agent's stream is printed and the run recorded",
+		"internal/termtext":  "the agent's output is made safe to print",
+		"internal/watch":     "execution-adjacent files are fingerprinted before and after a run",
+	},
+	"internal/secrets": {
+		"internal/catalog":  "which servers need which secrets",
+		"internal/config":   "secrets.yaml names the sources",
+		"internal/docker":   "Docker Desktop's secrets engine is driven through the docker client",
+		"internal/gateway":  "values are delivered to gateway profiles; the reverse index reads their registries",
+		"internal/manifest": "which secrets a project's manifest needs",
+		"internal/paths":    "the store, salt and state locations",
+		"internal/statefs":  "the store and digests are written atomically and privately",
+		"internal/termtext": "names from files are made safe to print",
+	},
+	"internal/securitymd": {
+		"internal/testjson": "the tests SECURITY.md cites are checked in go test -json records",
+	},
+	"internal/securitymd/testgate": {
+		"internal/securitymd": "the CI gate runs the SECURITY.md checks",
+		"internal/testjson":   "it reads go test -json records",
+	},
+	"internal/statefs": {},
+	"internal/telemetry": {
+		"internal/policy":   "netd's log records and counters are policy types",
+		"internal/statefs":  "runs.jsonl and the review queue are written atomically",
+		"internal/termtext": "agent-written text is made safe to print",
+		"internal/watch":    "a run's record holds its execution-adjacent changes",
+	},
+	"internal/termtext": {},
+	"internal/testjson": {},
+	"internal/watch": {
+		"internal/statefs": "baselines are written atomically",
+		"internal/wsfile":  "watched files are in the workspace, which the agent writes",
+	},
+	"internal/wsfile": {},
+	"internal/deps":   {}, // these tests
+}
+
+// exception is an edge the code has today that the rules do not allow. Each is listed so that
+// TestLayers fails on any new one, and each must still exist, so that the list only shrinks.
+type exception struct{ from, to, why string }
+
+var exceptions = []exception{
+	{"internal/cli", "os/exec", "host probes (`go env GOPROXY GOSUMDB`, `npm config get registry`) run directly, " +
+		"bypassing App, so tests cannot fake them; issue 19 item 4 moves them behind an injected probe. " +
+		"cli also hands exec.LookPath to doctor as its seam"},
+}
+
+// execAllowed are the packages that may import os/exec and why. DESIGN §9: only docker runs
+// docker; the others run one named program each.
+var execAllowed = map[string]string{
+	"internal/docker":  "it drives the docker CLI, so every argv abox runs shows in --verbose",
+	"internal/netd":    "inside the sandbox: nft loads and lists the policy; netd re-executes itself to drop privileges",
+	"internal/secrets": "1Password's op reads a secret, whose value comes back on a pipe",
+}
+
+// pure are the packages that do no I/O, and the source of that rule. They may not import
+// the standard packages in ioPackages.
+var pure = map[string]string{
+	"internal/render": "DESIGN §9: render is pure; Write in artifact does the I/O",
+	"internal/egress": "DESIGN §9: egress does no I/O",
+	"internal/policy": "its doc: pure, so the CLI, netd and doctor agree on the ruleset byte for byte",
+	"internal/paths":  "its doc: computed from an environment passed in as a value",
+}
+
+var ioPackages = []string{"os", "os/exec", "os/signal", "os/user", "io/ioutil", "net", "net/http", "syscall", "golang.org/x/sys/unix"}
+
+// neverDeps are abox packages a package must not reach even through others (go list -deps).
+var neverDeps = map[string]map[string]string{
+	"internal/render": {"internal/docker": "STYLE §3.1: render never imports docker; running the artifact is docker's job"},
+}
+
+// onlyDeps are packages whose whole dependency graph may hold no abox package but these.
+var onlyDeps = map[string]map[string]string{
+	// netd runs inside every sandbox next to the agent: whatever allowed says of egress and
+	// policy later, no host-side code (manifest parsing, config, docker) may become reachable.
+	"internal/netd": {
+		"internal/egress": "the one definition of an allowlist entry",
+		"internal/policy": "the ruleset, ports, sets and log records",
+	},
+}
+
+type goPackage struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+// listPackages runs `go list` over the module and returns its packages by path relative to
+// the module. It is run, not parsed from source, so build constraints count as the build sees
+// them (the e2e files, behind their tag, are left out).
+func listPackages(t *testing.T) map[string]goPackage {
+	t.Helper()
+	out := goCmd(t, nil, "list", "-json=ImportPath,Imports,Deps", module+"/...")
+	pkgs := map[string]goPackage{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p goPackage
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("decoding go list: %v", err)
+		}
+		pkgs[rel(p.ImportPath)] = p
+	}
+	if len(pkgs) == 0 {
+		t.Fatal("go list found no packages")
+	}
+	return pkgs
+}
+
+// rel strips the module path from an abox package path; other paths are returned as they are.
+func rel(path string) string {
+	if r, ok := strings.CutPrefix(path, module+"/"); ok {
+		return r
+	}
+	return path
+}
+
+func ours(path string) bool { return strings.HasPrefix(path, module+"/") }
+
+// TestLayers checks every package's direct imports against allowed, execAllowed and pure,
+// and its dependencies against neverDeps and onlyDeps.
+func TestLayers(t *testing.T) {
+	pkgs := listPackages(t)
+	seen := map[exception]bool{}
+	excepted := func(from, to string) bool {
+		for _, e := range exceptions {
+			if e.from == from && e.to == to {
+				seen[e] = true
+				return true
+			}
+		}
+		return false
+	}
+	for _, name := range slices.Sorted(maps.Keys(pkgs)) {
+		p := pkgs[name]
+		edges, known := allowed[name]
+		if !known {
+			t.Errorf("%s is a new package: add its row to allowed, with a reason for each import", name)
+			continue
+		}
+		for _, imp := range p.Imports {
+			to := rel(imp)
+			switch {
+			case ours(imp) && edges["*"] == "" && edges[to] == "" && !excepted(name, to):
+				t.Errorf("%s imports %s, which the layering does not allow (DESIGN §9): "+
+					"remove the import, or add the edge to allowed with its reason", name, to)
+			case imp == "os/exec" && execAllowed[name] == "" && !excepted(name, to):
+				t.Errorf("%s imports os/exec: only docker runs docker (DESIGN §9); put the call behind "+
+					"the docker client or an injected function", name)
+			case pure[name] != "" && slices.Contains(ioPackages, imp) && !excepted(name, to):
+				t.Errorf("%s imports %s, but it does no I/O (%s)", name, imp, pure[name])
+			}
+		}
+		for _, dep := range p.Deps {
+			if why := neverDeps[name][rel(dep)]; why != "" {
+				t.Errorf("%s depends on %s through its imports: %s", name, rel(dep), why)
+			}
+			if only, ok := onlyDeps[name]; ok && ours(dep) && only[rel(dep)] == "" {
+				t.Errorf("%s depends on %s through its imports; it may reach only %s", name, rel(dep),
+					strings.Join(slices.Sorted(maps.Keys(only)), " and "))
+			}
+		}
+	}
+	for name := range allowed {
+		if _, ok := pkgs[name]; !ok {
+			t.Errorf("allowed has a row for %s, which is no longer a package: remove it", name)
+		}
+	}
+	for _, e := range exceptions {
+		if !seen[e] {
+			t.Errorf("the exception %s → %s no longer occurs: remove it from exceptions", e.from, e.to)
+		}
+	}
+}

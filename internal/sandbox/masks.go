@@ -1,11 +1,13 @@
 package sandbox
 
 import (
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -444,12 +446,29 @@ func (w *walker) result() (*MaskSet, error) {
 		return nil, maskErr("narrow mounts.mask, or remove the files that match",
 			"the masks match %d paths, more than the %d abox mounts (%q matches %d)", len(s.Masks), MaxMasks, top, perPattern[top])
 	}
+	for _, m := range s.Masks {
+		if !mountable(m) {
+			return nil, maskErr(fmt.Sprintf("rename %s on the host to a name without a carriage return", shellQuote(m.Path)),
+				"masked %s cannot be mounted where it is: docker reads a --mount field's CR LF as LF, so the mask would cover another path", printable(m.Path))
+		}
+	}
 	for _, p := range w.pats {
 		if p.literal() && !w.present[p.glob] {
 			s.Absent = append(s.Absent, p.raw)
 		}
 	}
 	return s, nil
+}
+
+// mountable reports whether the docker CLI reads m's mount back with the target abox means. It
+// parses --mount as CSV, whose reader turns CR LF into LF even inside a quoted field: a mask
+// under a name with CR LF would shadow another path, which the runtime creates, and leave the
+// content readable where it is.
+func mountable(m Mask) bool {
+	target := render.Workspace + "/" + m.Path
+	arg := render.Mount{Type: "bind", Source: "/", Target: target, ReadOnly: true}.Arg()
+	fields, err := csv.NewReader(strings.NewReader(arg)).Read()
+	return err == nil && slices.Contains(fields, "target="+target)
 }
 
 // openDirAt opens the directory name in parent without following a link, and checks that it

@@ -315,6 +315,14 @@ func TestFindMasksRefuses(t *testing.T) {
 			want:     []string{"masked secrets/key.pem has 2 hard links"},
 		},
 		{
+			name: "a masked file under a name with CR LF",
+			setup: func(w *ws) {
+				w.file("app\r\n/.env", "k")
+			},
+			patterns: []string{".env*"},
+			want:     []string{`masked app\r\n/.env cannot be mounted where it is`, "CR LF as LF"},
+		},
+		{
 			name: "more masks than abox mounts",
 			setup: func(w *ws) {
 				for i := range MaxMasks + 1 {

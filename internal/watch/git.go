@@ -67,8 +67,57 @@ func gitState(fp *fingerprinter, home string) (map[string]string, error) {
 	} else {
 		r.read(filepath.Join(common, "config.worktree"), 0, true)
 	}
-	hooks(fp, st, filepath.Join(common, "hooks"))
+	hooks(fp, st, filepath.Join(common, "hooks"), "")
+	hooksPaths(fp, st, home, filepath.Join(common, "hooks"))
 	return st, nil
+}
+
+// hooksPaths adds the hooks of every directory core.hooksPath names (each value read, though git
+// uses the last): git runs those instead of the git directory's own. A repository that keeps its
+// hooks in the work tree (.githooks, husky's .husky/_) has them where the agent can write, so
+// they are fingerprinted like .git/hooks, keyed by the value: hook:.githooks/pre-commit. A
+// relative value is relative to the work tree's root, where git runs hooks; in the workspace,
+// a directory reached through a symlink is recorded as such and not listed.
+func hooksPaths(fp *fingerprinter, st map[string]string, home, gitHooks string) {
+	values, ok := st[gitKeyPrefix+"core.hookspath"]
+	if !ok {
+		return
+	}
+	for _, v := range strings.Split(values, "\n") {
+		dir := v
+		switch {
+		case v == "" || v == "(true)":
+			continue
+		case v == "~" || strings.HasPrefix(v, "~/"):
+			dir = filepath.Join(home, strings.TrimPrefix(v, "~"))
+		case !filepath.IsAbs(v):
+			dir = filepath.Join(fp.ws, v)
+		}
+		dir = filepath.Clean(dir)
+		if dir == gitHooks {
+			continue
+		}
+		if rel, err := filepath.Rel(fp.ws, dir); err == nil && filepath.IsLocal(rel) {
+			if via := linkedParent(fp.ws, rel); via != "" {
+				st[gitErrorPrefix+dir] = "reached through the symlink " + via + "; its hooks were not read"
+				continue
+			}
+		}
+		hooks(fp, st, dir, v+"/")
+	}
+}
+
+// linkedParent returns the first directory of rel below ws that is not a real directory, or "".
+func linkedParent(ws, rel string) string {
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	p := ws
+	for _, name := range parts[:len(parts)-1] {
+		p = filepath.Join(p, name)
+		if fi, err := os.Lstat(p); err == nil && !fi.IsDir() {
+			return p
+		}
+	}
+	return ""
 }
 
 // findGitDir returns the git directory of the workspace, its common directory (equal unless a
@@ -192,9 +241,9 @@ func shownValue(e Entry) string {
 	return e.Value
 }
 
-// hooks adds the fingerprint of every hook in dir that is not a .sample. A hooks directory that
-// is a symlink is recorded by its target and not listed.
-func hooks(fp *fingerprinter, st map[string]string, dir string) {
+// hooks adds the fingerprint of every hook in dir that is not a .sample, keyed by prefix and
+// its name. A hooks directory that is a symlink is recorded by its target and not listed.
+func hooks(fp *fingerprinter, st map[string]string, dir, prefix string) {
 	if target, err := os.Readlink(dir); err == nil {
 		st[gitLinkPrefix+dir] = target
 		st[gitErrorPrefix+dir] = "a symlink; its hooks were not read"
@@ -221,7 +270,7 @@ func hooks(fp *fingerprinter, st map[string]string, dir string) {
 		if strings.HasSuffix(name, ".sample") {
 			continue
 		}
-		st[gitHookPrefix+name] = fp.of(filepath.Join(dir, name))
+		st[gitHookPrefix+prefix+name] = fp.of(filepath.Join(dir, name))
 	}
 }
 

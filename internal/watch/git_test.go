@@ -140,3 +140,37 @@ func TestFingerprintNeverBlocksOnAFIFO(t *testing.T) {
 		}
 	})
 }
+
+func TestGitStateReadsHooksPathHooks(t *testing.T) {
+	ws := t.TempDir()
+	home := t.TempDir()
+	write(t, ws, map[string]string{
+		".git/config":               "[core]\n\thooksPath = .githooks\n\thooksPath = ~/hooks\n\thooksPath = linked/hooks\n",
+		".git/hooks/pre-push":       "#!/bin/sh\n",
+		".githooks/pre-commit":      "#!/bin/sh\nexit 0\n",
+		".githooks/pre-push.sample": "#!/bin/sh\n",
+		"real/hooks/post-merge":     "#!/bin/sh\n",
+		"linked":                    "->real",
+	})
+	write(t, home, map[string]string{"hooks/commit-msg": "#!/bin/sh\n"})
+	st, err := GitState(ws, home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"hook:pre-push", "hook:.githooks/pre-commit", "hook:~/hooks/commit-msg"} {
+		if _, ok := st[k]; !ok {
+			t.Errorf("GitState lacks %s: %v", k, st)
+		}
+	}
+	if _, ok := st["hook:.githooks/pre-push.sample"]; ok {
+		t.Errorf("GitState lists a .sample: %v", st)
+	}
+	if e := st["error:"+filepath.Join(ws, "linked/hooks")]; !strings.Contains(e, "symlink") {
+		t.Errorf("a hooksPath through a symlink: error = %q, want it named", e)
+	}
+	before := st["hook:.githooks/pre-commit"]
+	write(t, ws, map[string]string{".githooks/pre-commit": "#!/bin/sh\ntouch /tmp/pwned\n"})
+	if st, _ := GitState(ws, home); st["hook:.githooks/pre-commit"] == before {
+		t.Error("a rewritten hook in core.hooksPath left the fingerprint unchanged")
+	}
+}

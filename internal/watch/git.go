@@ -60,6 +60,9 @@ func gitState(fp *fingerprinter, home string) (map[string]string, error) {
 	if pointer != "" {
 		st["gitdir"] = pointer
 	}
+	if pointer == "" && common != gitDir {
+		st["commondir"] = common // a worktree's is already in its gitdir pointer's reach
+	}
 	r := &configReader{fp: fp, st: st, home: home, seen: map[string]bool{}}
 	r.read(filepath.Join(common, "config"), 0, false)
 	if gitDir != common {
@@ -131,7 +134,9 @@ func findGitDir(fp *fingerprinter) (gitDir, common, pointer string, err error) {
 	case err != nil:
 		return "", "", "", err
 	case st.IsDir():
-		return dotgit, dotgit, "", nil
+		// git honours a commondir file in any git directory, not only in a worktree's: it moves
+		// config and hooks elsewhere, so it is followed here too.
+		return dotgit, commonDir(fp, dotgit), "", nil
 	case !st.Mode().IsRegular():
 		return "", "", "", fmt.Errorf("%s is a %s, neither a directory nor a gitdir file", dotgit, wsfile.Kind(st.Mode()))
 	}
@@ -149,7 +154,13 @@ func findGitDir(fp *fingerprinter) (gitDir, common, pointer string, err error) {
 	if !filepath.IsAbs(gitDir) {
 		gitDir = filepath.Join(fp.ws, gitDir)
 	}
-	common = gitDir
+	return filepath.Clean(gitDir), commonDir(fp, gitDir), pointer, nil
+}
+
+// commonDir returns the common directory of the git directory gitDir: what its commondir file
+// names (relative to gitDir), else gitDir itself.
+func commonDir(fp *fingerprinter, gitDir string) string {
+	common := gitDir
 	if c, err := fp.read(filepath.Join(gitDir, "commondir"), 4096); err == nil {
 		if c := strings.TrimSpace(string(c)); filepath.IsAbs(c) {
 			common = c
@@ -157,7 +168,7 @@ func findGitDir(fp *fingerprinter) (gitDir, common, pointer string, err error) {
 			common = filepath.Join(gitDir, c)
 		}
 	}
-	return filepath.Clean(gitDir), filepath.Clean(common), pointer, nil
+	return filepath.Clean(common)
 }
 
 // read reads at most max bytes of a regular file: one in the workspace through the workspace

@@ -174,3 +174,25 @@ func TestGitStateReadsHooksPathHooks(t *testing.T) {
 		t.Error("a rewritten hook in core.hooksPath left the fingerprint unchanged")
 	}
 }
+
+func TestGitStateFollowsCommonDirOfADotGitDirectory(t *testing.T) {
+	ws := t.TempDir()
+	write(t, ws, map[string]string{
+		".git/config":                 "[core]\n\tbare = false\n",
+		".git/commondir":              "../.gitcommon\n",
+		".gitcommon/config":           "[core]\n\tfsmonitor = /workspace/evil.sh\n",
+		".gitcommon/hooks/pre-commit": "#!/bin/sh\ntouch /tmp/pwned\n",
+	})
+	st, err := GitState(ws, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"key:core.fsmonitor": "/workspace/evil.sh", "commondir": filepath.Join(ws, ".gitcommon")} {
+		if st[k] != want {
+			t.Errorf("GitState[%s] = %q, want %q (%v)", k, st[k], want, st)
+		}
+	}
+	if _, ok := st["hook:pre-commit"]; !ok {
+		t.Errorf("GitState lacks the common directory's hook: %v", st)
+	}
+}

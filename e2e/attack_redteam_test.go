@@ -184,3 +184,45 @@ func TestAttackRedTeamGitCommonDir(t *testing.T) {
 		t.Errorf("doctor's git.tamper = %s (%s), want it to name core.fsmonitor", git.Status, git.Detail)
 	}
 }
+
+// TestAttackRedTeamSubmoduleGitDir: the repository has a submodule, whose git directory is
+// .git/modules/lib — neither .git/config nor the masked .git/hooks. The agent sets
+// core.fsmonitor in the submodule's config (the host's `git status` in the superproject runs
+// it, as it looks into each submodule) and plants its post-checkout hook (`git submodule
+// update` runs it). The run and doctor must report both.
+func TestAttackRedTeamSubmoduleGitDir(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	lib := t.TempDir()
+	hostGitIn := func(dir string, args ...string) {
+		t.Helper()
+		args = append([]string{"-c", "safe.directory=*", "-c", "user.email=t@e.st", "-c", "user.name=t", "-c", "protocol.file.allow=always", "-C", dir}, args...)
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	hostGitIn(lib, "init", "-q")
+	hostGitIn(lib, "commit", "-q", "--allow-empty", "-m", "lib")
+	execWorkspace(t, h)
+	hostGitIn(h.Workspace, "submodule", "add", "-q", lib, "lib")
+	hostGitIn(h.Workspace, "commit", "-q", "-m", "submodule")
+	agentOwns(t, h)
+	upProject(t, h, "submodule", nil, "")
+	agentOwns(t, h)
+	res := h.Abox("run", strings.Join([]string{
+		`printf '[core]\n\tfsmonitor = /workspace/evil.sh\n' >> .git/modules/lib/config`,
+		`printf '#!/bin/sh\ntouch /tmp/pwned\n' > .git/modules/lib/hooks/post-checkout && chmod +x .git/modules/lib/hooks/post-checkout`,
+		`echo planted`,
+	}, "\n"))
+	if !res.OK() || !strings.Contains(agentOutput(res.Stdout), "planted") {
+		t.Fatalf("abox run: %s", res)
+	}
+	for _, want := range []string{"core.fsmonitor = /workspace/evil.sh", "post-checkout"} {
+		if !strings.Contains(res.Stderr, want) {
+			t.Errorf("the run's summary lacks %q:\n%s", want, res.Stderr)
+		}
+	}
+	if git := doctorChecks(t, h)["git.tamper"]; !strings.Contains(git.Detail, "core.fsmonitor") {
+		t.Errorf("doctor's git.tamper = %s (%s), want it to name the submodule's core.fsmonitor", git.Status, git.Detail)
+	}
+}

@@ -72,7 +72,74 @@ func gitState(fp *fingerprinter, home string) (map[string]string, error) {
 	}
 	hooks(fp, st, filepath.Join(common, "hooks"), "")
 	hooksPaths(fp, st, home, filepath.Join(common, "hooks"))
+	modules(fp, st, home, common)
 	return st, nil
+}
+
+// MaxModules bounds the submodule git directories read under modules/, nested ones included.
+const MaxModules = 100
+
+// modules adds, for every submodule git directory under common/modules (nested ones too), its
+// dangerous config keys and its hooks, keyed with the module's path: key:modules/lib:core.fsmonitor,
+// hook:modules/lib:post-checkout. git runs them on the host — `git status` in the superproject
+// looks into each submodule, `git submodule update` checks it out — and they are neither
+// .git/config nor the masked .git/hooks. A directory is a module when it holds HEAD; a
+// submodule's name may hold slashes, so other directories are descended into. Links are not
+// followed.
+func modules(fp *fingerprinter, st map[string]string, home, common string) {
+	left := MaxModules
+	var visit func(dir, rel string, depth int)
+	visit = func(dir, rel string, depth int) {
+		fi, err := os.Lstat(dir)
+		if err != nil || !fi.IsDir() {
+			if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				target, _ := os.Readlink(dir)
+				st[gitLinkPrefix+dir] = target
+				st[gitErrorPrefix+dir] = "a symlink; the submodules in it were not read"
+			}
+			return
+		}
+		f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			st[gitErrorPrefix+dir] = errText(err)
+			return
+		}
+		names, err := f.Readdirnames(MaxModules + 1)
+		f.Close()
+		if err != nil && !errors.Is(err, io.EOF) {
+			st[gitErrorPrefix+dir] = errText(err)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			sub, subRel := filepath.Join(dir, name), rel+name
+			if fi, err := os.Lstat(sub); err != nil || !fi.IsDir() {
+				continue
+			}
+			if left--; left < 0 || depth >= MaxIncludes {
+				st[gitErrorPrefix+filepath.Join(common, "modules")] = fmt.Sprintf("more than %d submodule directories, or nested deeper than %d; only the first were read", MaxModules, MaxIncludes)
+				return
+			}
+			if _, err := os.Lstat(filepath.Join(sub, "HEAD")); err != nil {
+				visit(sub, subRel+"/", depth+1) // part of a name with slashes
+				continue
+			}
+			mod := map[string]string{}
+			r := &configReader{fp: fp, st: mod, home: home, seen: map[string]bool{}}
+			r.read(filepath.Join(sub, "config"), 0, true)
+			r.read(filepath.Join(sub, "config.worktree"), 0, true)
+			hooks(fp, mod, filepath.Join(sub, "hooks"), "")
+			for k, v := range mod {
+				if p, ok := strings.CutPrefix(k, gitKeyPrefix); ok {
+					k = gitKeyPrefix + "modules/" + subRel + ":" + p
+				} else if p, ok := strings.CutPrefix(k, gitHookPrefix); ok {
+					k = gitHookPrefix + "modules/" + subRel + ":" + p
+				}
+				st[k] = v
+			}
+			visit(filepath.Join(sub, "modules"), subRel+"/modules/", depth+1)
+		}
+	}
+	visit(filepath.Join(common, "modules"), "", 0)
 }
 
 // hooksPaths adds the hooks of every directory core.hooksPath names (each value read, though git

@@ -196,3 +196,30 @@ func TestGitStateFollowsCommonDirOfADotGitDirectory(t *testing.T) {
 		t.Errorf("GitState lacks the common directory's hook: %v", st)
 	}
 }
+
+func TestGitStateReadsSubmoduleGitDirs(t *testing.T) {
+	ws := t.TempDir()
+	write(t, ws, map[string]string{
+		".git/config":                               "[core]\n\tbare = false\n",
+		".git/modules/lib/HEAD":                     "ref: refs/heads/main\n",
+		".git/modules/lib/config":                   "[core]\n\tfsmonitor = /workspace/evil.sh\n",
+		".git/modules/lib/hooks/post-checkout":      "#!/bin/sh\n",
+		".git/modules/lib/modules/inner/HEAD":       "ref: refs/heads/main\n",
+		".git/modules/lib/modules/inner/config":     "[alias]\n\tst = !sh evil\n",
+		".git/modules/vendor/deep/HEAD":             "ref: refs/heads/main\n",
+		".git/modules/vendor/deep/hooks/pre-commit": "#!/bin/sh\n",
+	})
+	st, err := GitState(ws, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"key:modules/lib:core.fsmonitor", "hook:modules/lib:post-checkout",
+		"key:modules/lib/modules/inner:alias.st", "hook:modules/vendor/deep:pre-commit"} {
+		if _, ok := st[k]; !ok {
+			t.Errorf("GitState lacks %s: %v", k, st)
+		}
+	}
+	if got := DescribeGitKey("key:modules/lib:core.fsmonitor"); got != "modules/lib:core.fsmonitor" {
+		t.Errorf("DescribeGitKey = %q", got)
+	}
+}

@@ -226,3 +226,30 @@ func TestAttackRedTeamSubmoduleGitDir(t *testing.T) {
 		t.Errorf("doctor's git.tamper = %s (%s), want it to name the submodule's core.fsmonitor", git.Status, git.Detail)
 	}
 }
+
+// TestAttackRedTeamEmbeddedRepo: the agent makes a repository of its own in sub/, with
+// core.fsmonitor in sub/.git/config, and adds it to the superproject as a gitlink (`git add
+// sub`). The host's next `git status` in the workspace looks into sub as into a submodule and
+// runs sub's fsmonitor. The run and doctor must report it.
+func TestAttackRedTeamEmbeddedRepo(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	execWorkspace(t, h)
+	upProject(t, h, "embedded", nil, "")
+	agentOwns(t, h)
+	res := h.Abox("run", strings.Join([]string{
+		`export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@e.st GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@e.st`,
+		`git init -q sub && git -C sub commit -q --allow-empty -m sub && git add sub 2>/dev/null`,
+		`printf '[core]\n\tfsmonitor = /workspace/evil.sh\n' >> sub/.git/config`,
+		`git ls-files -s sub | grep -q ^160000 && echo planted`,
+	}, "\n"))
+	if !res.OK() || !strings.Contains(agentOutput(res.Stdout), "planted") {
+		t.Fatalf("abox run: %s", res)
+	}
+	if !strings.Contains(res.Stderr, "core.fsmonitor = /workspace/evil.sh") {
+		t.Errorf("the run's summary does not report sub/.git's core.fsmonitor:\n%s", res.Stderr)
+	}
+	if git := doctorChecks(t, h)["git.tamper"]; !strings.Contains(git.Detail, "core.fsmonitor") {
+		t.Errorf("doctor's git.tamper = %s (%s), want it to name sub's core.fsmonitor", git.Status, git.Detail)
+	}
+}

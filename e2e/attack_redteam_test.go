@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aboxhq/abox/e2e/harness"
 )
@@ -251,5 +252,53 @@ func TestAttackRedTeamEmbeddedRepo(t *testing.T) {
 	}
 	if git := doctorChecks(t, h)["git.tamper"]; !strings.Contains(git.Detail, "core.fsmonitor") {
 		t.Errorf("doctor's git.tamper = %s (%s), want it to name sub's core.fsmonitor", git.Status, git.Detail)
+	}
+}
+
+// TestAttackRedTeamMakefileVariants: GNU make reads GNUmakefile, then makefile, before
+// Makefile, and just reads Justfile and .justfile as well as justfile. The agent plants
+// GNUmakefile, which the host's next `make` runs in place of the watched Makefile, and
+// .justfile. The run must report both.
+func TestAttackRedTeamMakefileVariants(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	execWorkspace(t, h)
+	upProject(t, h, "makevariants", nil, "")
+	agentOwns(t, h)
+	res := h.Abox("run", `printf 'all:\n\tsh /workspace/evil.sh\n' > GNUmakefile && printf 'default:\n\tsh /workspace/evil.sh\n' > .justfile && echo planted`)
+	if !res.OK() || !strings.Contains(agentOutput(res.Stdout), "planted") {
+		t.Fatalf("abox run: %s", res)
+	}
+	for _, want := range []string{"added GNUmakefile", "added .justfile"} {
+		if !strings.Contains(res.Stderr, want) {
+			t.Errorf("the run's summary lacks %q:\n%s", want, res.Stderr)
+		}
+	}
+}
+
+// TestAttackRedTeamLeftBehindWriter: the agent leaves a detached process that rewrites the
+// Makefile a few seconds after the agent's own exit, when teardown is under way. Removing the
+// agent's container ends it before the second snapshot, so either it never writes, or what it
+// wrote is in the run's report; nothing changes afterwards.
+func TestAttackRedTeamLeftBehindWriter(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	execWorkspace(t, h)
+	upProject(t, h, "leftbehind", nil, "")
+	agentOwns(t, h)
+	res := h.Abox("run", `setsid nohup sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do sleep 0.5; echo "evil$i:" >> Makefile; done' >/dev/null 2>&1 & echo detached`)
+	if !res.OK() || !strings.Contains(agentOutput(res.Stdout), "detached") {
+		t.Fatalf("abox run: %s", res)
+	}
+	after := readWorkspace(h.Workspace, "Makefile")
+	if after != "all:\n\ttrue\n" && !strings.Contains(res.Stderr, "changed Makefile") {
+		t.Errorf("the Makefile changed (%q) and the run did not report it:\n%s", after, res.Stderr)
+	}
+	time.Sleep(6 * time.Second)
+	if later := readWorkspace(h.Workspace, "Makefile"); later != after {
+		t.Errorf("the Makefile changed after the run's report: %q, then %q", after, later)
+	}
+	if left := projectContainers(h); len(left) != 0 {
+		t.Errorf("containers after the run: %v", left)
 	}
 }

@@ -4,7 +4,9 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -300,5 +302,26 @@ func TestAttackRedTeamLeftBehindWriter(t *testing.T) {
 	}
 	if left := projectContainers(h); len(left) != 0 {
 		t.Errorf("containers after the run: %v", left)
+	}
+}
+
+// TestAttackRedTeamMaskedSymlink: the workspace's .env is a symlink to config/app.env, as
+// checkouts that share one env file across tools have it. The mask pattern .env* matches the
+// link, which abox does not mask ("its target is masked where it lives"), but the target's
+// name matches no pattern: the agent reads the secret through .env. Whatever a masked name
+// leads to in the workspace must be masked too.
+func TestAttackRedTeamMaskedSymlink(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	const canary = "canary-symlink"
+	workspaceFile(t, h.Workspace, "config/app.env", "TOKEN="+canary+"\n")
+	if err := os.Symlink("config/app.env", filepath.Join(h.Workspace, ".env")); err != nil {
+		t.Fatal(err)
+	}
+	chownWorkspace(t, h)
+	upProject(t, h, "masklink", nil, "")
+	res := h.Abox("run", `echo "read [$(cat .env 2>&1 | tr -d '\n')]"`)
+	if out := agentOutput(res.Stdout); strings.Contains(out, canary) {
+		t.Errorf("the agent read the masked .env through its symlink:\n%s", out)
 	}
 }

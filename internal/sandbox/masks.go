@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -30,6 +31,7 @@ const (
 	ByPattern = "pattern" // a mask pattern matches it
 	ByContent = "moved"   // it holds content masked earlier under another path
 	ByLink    = "link"    // it is a hard link of masked content
+	ByTarget  = "target"  // a symlink a pattern matches leads to it
 )
 
 // FileID identifies a file on the host: its device and inode.
@@ -132,9 +134,10 @@ func (p pattern) literal() bool { return p.anchored && !strings.ContainsAny(p.gl
 // workspace (limit entries, 0 for [MaxMaskWalk]; an unreadable directory) or cannot show that
 // the agent cannot reach a masked file another way (links outside the workspace).
 //
-// Nothing is followed: symlinks are never masked (their target is masked where it lives),
-// every entry is looked at with fstatat relative to its open parent, and only directories are
-// opened.
+// Nothing is followed: symlinks are never masked themselves, every entry is looked at with
+// fstatat relative to its open parent, and only directories are opened. What a symlink that a
+// pattern matches leads to inside the workspace is masked where it is ([ByTarget]): its own
+// name may match no pattern.
 func FindMasks(ws string, patterns []string, rec *MaskRecord, limit int) (*MaskSet, error) {
 	if limit <= 0 {
 		limit = MaxMaskWalk
@@ -152,6 +155,7 @@ func FindMasks(ws string, patterns []string, rec *MaskRecord, limit int) (*MaskS
 	if err := w.dir(root, "", 0, ""); err != nil {
 		return nil, err
 	}
+	w.maskTargets(ws)
 	if err := w.followLinks(); err != nil {
 		return nil, err
 	}
@@ -172,6 +176,7 @@ type walker struct {
 	links   map[FileID][]linkPath // non-directories with more than one link: each path seen
 	nlink   map[FileID]uint64
 	present map[string]bool // the literal patterns' paths, and whether the walk found them
+	linked  []Mask          // symlinks a pattern matches: their target is masked (see maskTargets)
 }
 
 type dirCount struct {
@@ -233,6 +238,14 @@ func (w *walker) entry(parent *os.File, name, rel string, st *unix.Stat_t, depth
 	}
 	typ := st.Mode & unix.S_IFMT
 	if typ == unix.S_IFLNK {
+		if cover == "" {
+			for _, p := range w.pats {
+				if p.matches(rel, false) || p.matches(rel, true) {
+					w.linked = append(w.linked, Mask{Path: rel, Pattern: p.raw})
+					break
+				}
+			}
+		}
 		return nil
 	}
 	dir := typ == unix.S_IFDIR
@@ -262,6 +275,49 @@ func (w *walker) entry(parent *os.File, name, rel string, st *unix.Stat_t, depth
 	}
 	defer f.Close()
 	return w.dir(f, rel, depth+1, cover)
+}
+
+// maskTargets masks what each symlink a pattern matched leads to in the workspace: .env as a
+// link to config/app.env must not leave the agent the content through the link, while the
+// target's own name matches no pattern. A link that leads out of the workspace, or nowhere, has
+// nothing in it to mask (the agent's container has no host path but its mounts).
+func (w *walker) maskTargets(ws string) {
+	realWS, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		return
+	}
+	for _, l := range w.linked {
+		target, err := filepath.EvalSymlinks(filepath.Join(ws, filepath.FromSlash(l.Path)))
+		if err != nil {
+			continue
+		}
+		rel, err := filepath.Rel(realWS, target)
+		if err != nil || !filepath.IsLocal(rel) {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		var st unix.Stat_t
+		if unix.Lstat(target, &st) != nil {
+			continue
+		}
+		id := FileID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}
+		if w.masks[id].has(rel) || w.covered(rel) {
+			continue
+		}
+		w.add(id, Mask{Path: rel, Dir: st.Mode&unix.S_IFMT == unix.S_IFDIR, ID: id, Reason: ByTarget, Pattern: l.Pattern, Origin: l.Path})
+	}
+}
+
+// covered reports whether rel lies in a directory already masked.
+func (w *walker) covered(rel string) bool {
+	for _, obj := range w.masks {
+		for _, m := range obj.paths {
+			if m.Dir && strings.HasPrefix(rel, m.Path+"/") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // match reports whether the entry at rel is masked: by a pattern, or because it holds content

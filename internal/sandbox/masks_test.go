@@ -427,3 +427,39 @@ func TestDefaultMaskWalk(t *testing.T) {
 		t.Errorf("config.DefaultMaskWalk = %d, want MaxMaskWalk %d", config.DefaultMaskWalk, MaxMaskWalk)
 	}
 }
+
+func TestFindMasksMasksWhereAMaskedSymlinkLeads(t *testing.T) {
+	dir := t.TempDir()
+	for rel, data := range map[string]string{"config/app.env": "k", "Makefile": "all:\n"} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{".env": "config/app.env", ".env.out": "../elsewhere", ".env.make": "Makefile"} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, err := FindMasks(dir, []string{".env*"}, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, m := range set.Masks {
+		got[m.Path] = m.String()
+	}
+	want := map[string]string{
+		"config/app.env": "config/app.env (where masked symlink .env leads)",
+		"Makefile":       "Makefile (where masked symlink .env.make leads)",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("masks (-want +got):\n%s", diff)
+	}
+	scope := WatchScope(dir, "", []string{"Makefile"}, []string{".env*"})
+	if scope.Masked("Makefile") {
+		t.Error("a file masked as a symlink's target left the watch: a planted link would hide it from doctor")
+	}
+}

@@ -155,7 +155,9 @@ func FindMasks(ws string, patterns []string, rec *MaskRecord, limit int) (*MaskS
 	if err := w.dir(root, "", 0, ""); err != nil {
 		return nil, err
 	}
-	w.maskTargets(ws)
+	if err := w.maskTargets(ws); err != nil {
+		return nil, err
+	}
 	if err := w.followLinks(); err != nil {
 		return nil, err
 	}
@@ -281,18 +283,22 @@ func (w *walker) entry(parent *os.File, name, rel string, st *unix.Stat_t, depth
 // link to config/app.env must not leave the agent the content through the link, while the
 // target's own name matches no pattern. A link that leads out of the workspace, or nowhere, has
 // nothing in it to mask (the agent's container has no host path but its mounts).
-func (w *walker) maskTargets(ws string) {
+//
+// A link to the workspace itself leads to nothing masked and is left alone; one to a directory
+// that holds other masks is refused, as the mounts would nest in a read-only empty directory.
+func (w *walker) maskTargets(ws string) error {
 	realWS, err := filepath.EvalSymlinks(ws)
 	if err != nil {
-		return
+		return nil
 	}
+	var dirs []Mask
 	for _, l := range w.linked {
 		target, err := filepath.EvalSymlinks(filepath.Join(ws, filepath.FromSlash(l.Path)))
 		if err != nil {
 			continue
 		}
 		rel, err := filepath.Rel(realWS, target)
-		if err != nil || !filepath.IsLocal(rel) {
+		if err != nil || !filepath.IsLocal(rel) || rel == "." {
 			continue
 		}
 		rel = filepath.ToSlash(rel)
@@ -304,8 +310,24 @@ func (w *walker) maskTargets(ws string) {
 		if w.masks[id].has(rel) || w.covered(rel) {
 			continue
 		}
-		w.add(id, Mask{Path: rel, Dir: st.Mode&unix.S_IFMT == unix.S_IFDIR, ID: id, Reason: ByTarget, Pattern: l.Pattern, Origin: l.Path})
+		m := Mask{Path: rel, Dir: st.Mode&unix.S_IFMT == unix.S_IFDIR, ID: id, Reason: ByTarget, Pattern: l.Pattern, Origin: l.Path}
+		w.add(id, m)
+		if m.Dir {
+			dirs = append(dirs, m)
+		}
 	}
+	for _, d := range dirs {
+		for _, obj := range w.masks {
+			for _, m := range obj.paths {
+				if strings.HasPrefix(m.Path, d.Path+"/") {
+					return maskErr(fmt.Sprintf("remove the symlink %s, or mask %s itself in mounts.mask", shellQuote(d.Origin), shellQuote(d.Path)),
+						"masked symlink %s leads to the directory %s, which holds masked %s: abox cannot mount both",
+						printable(d.Origin), printable(d.Path), printable(m.Path))
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // covered reports whether rel lies in a directory already masked.

@@ -323,6 +323,17 @@ func TestFindMasksRefuses(t *testing.T) {
 			want:     []string{`masked app\r\n/.env cannot be mounted where it is`, "CR LF as LF"},
 		},
 		{
+			name: "a masked symlink to a directory that holds another mask",
+			setup: func(w *ws) {
+				w.file(".git/hooks/pre-commit.sample", "")
+				if err := os.Symlink(".git", filepath.Join(w.dir, ".env.git")); err != nil {
+					w.t.Fatal(err)
+				}
+			},
+			patterns: []string{".env*", ".git/hooks"},
+			want:     []string{"masked symlink .env.git leads to the directory .git, which holds masked .git/hooks"},
+		},
+		{
 			name: "more masks than abox mounts",
 			setup: func(w *ws) {
 				for i := range MaxMasks + 1 {
@@ -438,7 +449,7 @@ func TestFindMasksMasksWhereAMaskedSymlinkLeads(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for link, target := range map[string]string{".env": "config/app.env", ".env.out": "../elsewhere", ".env.make": "Makefile"} {
+	for link, target := range map[string]string{".env": "config/app.env", ".env.out": "../elsewhere", ".env.make": "Makefile", ".env.root": "."} {
 		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
 			t.Fatal(err)
 		}

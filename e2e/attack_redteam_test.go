@@ -325,3 +325,31 @@ func TestAttackRedTeamMaskedSymlink(t *testing.T) {
 		t.Errorf("the agent read the masked .env through its symlink:\n%s", out)
 	}
 }
+
+// TestAttackRedTeamPackageManagerFiles: files that make the host's package manager run the
+// agent's code on its next ordinary command, none of them package.json: .yarnrc.yml's yarnPath
+// (every `yarn` runs that file), .npmrc's node-options (every npm script and npx loads a
+// module), .pnpmfile.cjs (pnpm runs it on install), and husky's .husky/pre-commit (its hooks
+// directory, .husky/_, runs it on `git commit`). The run must report each.
+func TestAttackRedTeamPackageManagerFiles(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	execWorkspace(t, h)
+	upProject(t, h, "pkgmgr", nil, "")
+	agentOwns(t, h)
+	res := h.Abox("run", strings.Join([]string{
+		`printf 'yarnPath: ./evil.js\n' > .yarnrc.yml`,
+		`printf 'node-options=--require=/workspace/evil.js\n' > .npmrc`,
+		`printf 'require("/workspace/evil.js")\n' > .pnpmfile.cjs`,
+		`mkdir -p .husky && printf 'sh /workspace/evil.sh\n' > .husky/pre-commit`,
+		`echo planted`,
+	}, "\n"))
+	if !res.OK() || !strings.Contains(agentOutput(res.Stdout), "planted") {
+		t.Fatalf("abox run: %s", res)
+	}
+	for _, want := range []string{"added .yarnrc.yml", "added .npmrc", "added .pnpmfile.cjs", "added .husky/pre-commit"} {
+		if !strings.Contains(res.Stderr, want) {
+			t.Errorf("the run's summary lacks %q:\n%s", want, res.Stderr)
+		}
+	}
+}

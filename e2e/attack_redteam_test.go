@@ -353,3 +353,37 @@ func TestAttackRedTeamPackageManagerFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackRedTeamReownFollowsNoLink: the agent of uid 1000 plants symlinks in its ~/.claude
+// volume — to a file and to a directory outside it — before the workspace passes to 4242.
+// `abox up` re-owns the volume as root in a throwaway container; a chown that followed a link
+// would reach past the volume (here into the image's read-only /etc, where it fails and takes
+// `abox up` with it). The links are re-owned themselves, nothing they point at is, and the
+// login is kept.
+func TestAttackRedTeamReownFollowsNoLink(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	ownedRepo(t, h, 1000, 1000)
+	upProject(t, h, "reownlinks", nil, "")
+	const login = `{"claudeAiOauth":{"accessToken":"e2e-login-reown"}}`
+	plant := strings.Join([]string{
+		`printf '%s' '` + login + `' > ~/.claude/.credentials.json`,
+		`ln -s /etc/passwd ~/.claude/passwd && ln -s /etc ~/.claude/etc && ln -s .. ~/.claude/up`,
+		`mkdir -p ~/.claude/deep && ln -s /etc/shadow ~/.claude/deep/shadow && echo planted`,
+	}, "\n")
+	if res := h.Abox("run", plant); !res.OK() || !strings.Contains(agentOutput(res.Stdout), "planted") {
+		t.Fatalf("abox run as 1000: %s", res)
+	}
+	chownTree(t, h.Workspace, 4242, 4242)
+	mustAbox(t, h, "up", "--yes")
+	res := h.Abox("run", `echo "login $(cat ~/.claude/.credentials.json)"; echo "links $(stat -c %u:%g ~/.claude/passwd ~/.claude/etc ~/.claude/deep/shadow | tr '\n' ' ')"; echo "targets $(stat -L -c %u:%g ~/.claude/passwd ~/.claude/etc | tr '\n' ' ')"`)
+	if !res.OK() {
+		t.Fatalf("abox run as 4242: %s", res)
+	}
+	out := agentOutput(res.Stdout)
+	for _, want := range []string{"login " + login, "links 4242:4242 4242:4242 4242:4242", "targets 0:0 0:0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("after the re-own, the agent's output lacks %q:\n%s", want, out)
+		}
+	}
+}

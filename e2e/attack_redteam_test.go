@@ -387,3 +387,27 @@ func TestAttackRedTeamReownFollowsNoLink(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackRedTeamIncludeTildeUser: git expands ~user/ in include.path as that user's home, so
+// `~daemon/../..<workspace>/evil.cfg` is the agent's own file in the workspace (whose host path
+// the agent reads from /proc/self/mountinfo). The watch took the value for a relative path and
+// read nothing, so the keys in the file, and every later change to it, went unreported. The
+// run must report the included file's core.fsmonitor.
+func TestAttackRedTeamIncludeTildeUser(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	execWorkspace(t, h)
+	upProject(t, h, "tildeuser", nil, "")
+	agentOwns(t, h)
+	res := h.Abox("run", strings.Join([]string{
+		`printf '[core]\n\tfsmonitor = /workspace/evil.sh\n' > evil.cfg`,
+		`printf '[include]\n\tpath = ~daemon/../..` + h.Workspace + `/evil.cfg\n' >> .git/config`,
+		`echo planted`,
+	}, "\n"))
+	if !res.OK() || !strings.Contains(agentOutput(res.Stdout), "planted") {
+		t.Fatalf("abox run: %s", res)
+	}
+	if !strings.Contains(res.Stderr, "core.fsmonitor = /workspace/evil.sh") {
+		t.Errorf("the run's summary does not report the included file's core.fsmonitor:\n%s", res.Stderr)
+	}
+}

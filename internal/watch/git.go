@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -300,12 +301,19 @@ func (r *configReader) read(path string, depth int, optional bool) {
 	}
 }
 
-// includePath resolves an include.path value as git does: ~/ is the home directory, a relative
-// path is relative to the including file's directory.
+// includePath resolves an include.path value as git does: ~/ is the home directory, ~user/ that
+// user's home directory, a relative path is relative to the including file's directory.
 func (r *configReader) includePath(from, p string) string {
 	switch {
 	case p == "~" || strings.HasPrefix(p, "~/"):
 		p = filepath.Join(r.home, strings.TrimPrefix(p, "~"))
+	case strings.HasPrefix(p, "~"):
+		name, rest, _ := strings.Cut(p[1:], "/")
+		u, err := user.Lookup(name)
+		if err != nil {
+			return filepath.Join("/nonexistent-user-"+name, rest) // git, too, finds no such file
+		}
+		p = filepath.Join(u.HomeDir, rest)
 	case !filepath.IsAbs(p):
 		p = filepath.Join(filepath.Dir(from), p)
 	}

@@ -3,6 +3,7 @@ package watch
 import (
 	"errors"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -221,5 +222,28 @@ func TestGitStateReadsSubmoduleGitDirs(t *testing.T) {
 	}
 	if got := DescribeGitKey("key:modules/lib:core.fsmonitor"); got != "modules/lib:core.fsmonitor" {
 		t.Errorf("DescribeGitKey = %q", got)
+	}
+}
+
+func TestGitStateIncludeThroughTildeUser(t *testing.T) {
+	ws := t.TempDir()
+	u, err := user.Current()
+	if err != nil || u.HomeDir == "" {
+		t.Skip("no current user with a home directory")
+	}
+	rel, err := filepath.Rel(u.HomeDir, filepath.Join(ws, "evil.cfg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, ws, map[string]string{
+		".git/config": "[include]\n\tpath = ~" + u.Username + "/" + filepath.ToSlash(rel) + "\n",
+		"evil.cfg":    "[core]\n\tfsmonitor = /workspace/evil.sh\n",
+	})
+	st, err := GitState(ws, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st["key:core.fsmonitor"] != "/workspace/evil.sh" {
+		t.Errorf("GitState = %v, want the fsmonitor of the file ~%s/ leads to", st, u.Username)
 	}
 }

@@ -159,8 +159,8 @@ func hooksPaths(fp *fingerprinter, st map[string]string, home, gitHooks string) 
 		switch {
 		case v == "" || v == "(true)":
 			continue
-		case v == "~" || strings.HasPrefix(v, "~/"):
-			dir = filepath.Join(home, strings.TrimPrefix(v, "~"))
+		case strings.HasPrefix(v, "~"):
+			dir = expandHome(home, v)
 		case !filepath.IsAbs(v):
 			dir = filepath.Join(fp.ws, v)
 		}
@@ -305,19 +305,26 @@ func (r *configReader) read(path string, depth int, optional bool) {
 // user's home directory, a relative path is relative to the including file's directory.
 func (r *configReader) includePath(from, p string) string {
 	switch {
-	case p == "~" || strings.HasPrefix(p, "~/"):
-		p = filepath.Join(r.home, strings.TrimPrefix(p, "~"))
 	case strings.HasPrefix(p, "~"):
-		name, rest, _ := strings.Cut(p[1:], "/")
-		u, err := user.Lookup(name)
-		if err != nil {
-			return filepath.Join("/nonexistent-user-"+name, rest) // git, too, finds no such file
-		}
-		p = filepath.Join(u.HomeDir, rest)
+		p = expandHome(r.home, p)
 	case !filepath.IsAbs(p):
 		p = filepath.Join(filepath.Dir(from), p)
 	}
 	return filepath.Clean(p)
+}
+
+// expandHome expands a path that starts with ~ as git does for pathname values: ~/ is home,
+// ~user/ that user's home directory. An unknown user's path leads nowhere, as it does for git.
+func expandHome(home, p string) string {
+	name, rest, _ := strings.Cut(p[1:], "/")
+	if name == "" {
+		return filepath.Join(home, rest)
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return filepath.Join("/nonexistent-user-"+name, rest)
+	}
+	return filepath.Join(u.HomeDir, rest)
 }
 
 func shownValue(e Entry) string {

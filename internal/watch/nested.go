@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // Bounds of the search for repositories inside the workspace.
@@ -28,7 +29,7 @@ func nestedRepos(fp *fingerprinter, st map[string]string, home string) {
 	}
 	var visit func(dir, rel string, depth int) bool
 	visit = func(dir, rel string, depth int) bool {
-		f, err := os.Open(dir)
+		f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0) // a link swapped in since it was listed is not entered
 		if err != nil {
 			return true
 		}

@@ -411,3 +411,23 @@ func TestAttackRedTeamIncludeTildeUser(t *testing.T) {
 		t.Errorf("the run's summary does not report the included file's core.fsmonitor:\n%s", res.Stderr)
 	}
 }
+
+// TestAttackRedTeamMaskThroughLinkedDir: config is a symlink to shared/config, as deploy tools
+// lay a checkout out, and config/master.key is masked. The walk follows no link, so the
+// anchored pattern matches nothing, while the agent's container resolves config/master.key to
+// the real file. What a literal mask path leads to must be masked.
+func TestAttackRedTeamMaskThroughLinkedDir(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	const canary = "canary-linkeddir"
+	workspaceFile(t, h.Workspace, "shared/config/master.key", canary+"\n")
+	if err := os.Symlink("shared/config", filepath.Join(h.Workspace, "config")); err != nil {
+		t.Fatal(err)
+	}
+	chownWorkspace(t, h)
+	upProject(t, h, "linkeddir", nil, "mounts:\n  mask: [config/master.key]\n")
+	res := h.Abox("run", `echo "read [$(cat config/master.key shared/config/master.key 2>&1 | tr -d '\n')]"`)
+	if out := agentOutput(res.Stdout); strings.Contains(out, canary) {
+		t.Errorf("the agent read masked config/master.key through the linked directory:\n%s", out)
+	}
+}

@@ -125,7 +125,7 @@ func (m Mask) String() string {
 	case ByLink:
 		return fmt.Sprintf("%s (a hard link of masked %s)", m.Path, m.Origin)
 	case ByTarget:
-		return fmt.Sprintf("%s (where masked symlink %s leads)", m.Path, m.Origin)
+		return fmt.Sprintf("%s (where masked %s leads)", m.Path, m.Origin)
 	}
 	return m.Path
 }

@@ -284,6 +284,9 @@ func (w *walker) entry(parent *os.File, name, rel string, st *unix.Stat_t, depth
 // target's own name matches no pattern. A link that leads out of the workspace, or nowhere, has
 // nothing in it to mask (the agent's container has no host path but its mounts).
 //
+// A literal mask path the walk did not reach through real directories (config/master.key, with
+// config a link to shared/config) is resolved the same way.
+//
 // A link to the workspace itself leads to nothing masked and is left alone; one to a directory
 // that holds other masks is refused, as the mounts would nest in a read-only empty directory.
 func (w *walker) maskTargets(ws string) error {
@@ -292,6 +295,12 @@ func (w *walker) maskTargets(ws string) error {
 		return nil
 	}
 	var dirs []Mask
+	for _, p := range w.pats {
+		if p.literal() && !w.present[p.glob] {
+			// not reached through real directories: config/master.key with config a link
+			w.linked = append(w.linked, Mask{Path: p.glob, Pattern: p.raw})
+		}
+	}
 	for _, l := range w.linked {
 		target, err := filepath.EvalSymlinks(filepath.Join(ws, filepath.FromSlash(l.Path)))
 		if err != nil {
@@ -321,7 +330,7 @@ func (w *walker) maskTargets(ws string) error {
 			for _, m := range obj.paths {
 				if strings.HasPrefix(m.Path, d.Path+"/") {
 					return maskErr(fmt.Sprintf("remove the symlink %s, or mask %s itself in mounts.mask", shellQuote(d.Origin), shellQuote(d.Path)),
-						"masked symlink %s leads to the directory %s, which holds masked %s: abox cannot mount both",
+						"masked %s leads to the directory %s, which holds masked %s: abox cannot mount both",
 						printable(d.Origin), printable(d.Path), printable(m.Path))
 				}
 			}

@@ -331,7 +331,7 @@ func TestFindMasksRefuses(t *testing.T) {
 				}
 			},
 			patterns: []string{".env*", ".git/hooks"},
-			want:     []string{"masked symlink .env.git leads to the directory .git, which holds masked .git/hooks"},
+			want:     []string{"masked .env.git leads to the directory .git, which holds masked .git/hooks"},
 		},
 		{
 			name: "more masks than abox mounts",
@@ -463,8 +463,8 @@ func TestFindMasksMasksWhereAMaskedSymlinkLeads(t *testing.T) {
 		got[m.Path] = m.String()
 	}
 	want := map[string]string{
-		"config/app.env": "config/app.env (where masked symlink .env leads)",
-		"Makefile":       "Makefile (where masked symlink .env.make leads)",
+		"config/app.env": "config/app.env (where masked .env leads)",
+		"Makefile":       "Makefile (where masked .env.make leads)",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("masks (-want +got):\n%s", diff)
@@ -472,5 +472,25 @@ func TestFindMasksMasksWhereAMaskedSymlinkLeads(t *testing.T) {
 	scope := WatchScope(dir, "", []string{"Makefile"}, []string{".env*"})
 	if scope.Masked("Makefile") {
 		t.Error("a file masked as a symlink's target left the watch: a planted link would hide it from doctor")
+	}
+}
+
+func TestFindMasksResolvesALiteralPathThroughALinkedDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "shared/config"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "shared/config/master.key"), []byte("k"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("shared/config", filepath.Join(dir, "config")); err != nil {
+		t.Fatal(err)
+	}
+	set, err := FindMasks(dir, []string{"config/master.key", "config/absent.key"}, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Masks) != 1 || set.Masks[0].Path != "shared/config/master.key" || set.Masks[0].Reason != ByTarget {
+		t.Errorf("masks = %+v, want shared/config/master.key, where config/master.key leads", set.Masks)
 	}
 }

@@ -29,7 +29,9 @@
 // masked. A hard link shares its file's inode: every link of a masked file, and of a file in a
 // masked directory, is masked too, and a masked file with more links than the walk found is
 // refused by name — its other links are outside the workspace, where abox cannot show that the
-// agent has no way to them (a context mount, another project's workspace). Content recorded
+// agent has no way to them (a context mount, another project's workspace). A symlink a pattern
+// matches (.env → config/app.env) is not masked itself, but what it leads to in the workspace
+// is, under its own name. Content recorded
 // but not found again is dropped from the record: the walk saw the whole workspace, so that
 // content is not in it, and the agent cannot have carried it out — every rename or link stays
 // on the workspace's own mount, and copying would mean reading it. Content of a pattern the

@@ -22,8 +22,10 @@ func WatchScope(ws, home string, watchPatterns, maskPatterns []string) watch.Sco
 	}
 	masked := map[string]bool{}
 	if set, err := FindMasks(ws, maskPatterns, nil, 0); err == nil { // a walk that fails refuses the run anyway
-		for _, p := range set.Paths() {
-			masked[p] = true
+		for _, m := range set.Masks {
+			if m.Reason != ByTarget { // a link the agent planted must not take a watched file out of view
+				masked[m.Path] = true
+			}
 		}
 	}
 	return watch.Scope{Workspace: ws, Home: home, Patterns: patterns, Masked: func(rel string) bool {

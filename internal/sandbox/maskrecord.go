@@ -124,6 +124,8 @@ func (m Mask) String() string {
 		return fmt.Sprintf("%s (holds what was masked at %s)", m.Path, m.Origin)
 	case ByLink:
 		return fmt.Sprintf("%s (a hard link of masked %s)", m.Path, m.Origin)
+	case ByTarget:
+		return fmt.Sprintf("%s (where masked %s leads)", m.Path, m.Origin)
 	}
 	return m.Path
 }

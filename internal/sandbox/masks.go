@@ -1,11 +1,14 @@
 package sandbox
 
 import (
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -28,6 +31,7 @@ const (
 	ByPattern = "pattern" // a mask pattern matches it
 	ByContent = "moved"   // it holds content masked earlier under another path
 	ByLink    = "link"    // it is a hard link of masked content
+	ByTarget  = "target"  // a symlink a pattern matches leads to it
 )
 
 // FileID identifies a file on the host: its device and inode.
@@ -130,9 +134,10 @@ func (p pattern) literal() bool { return p.anchored && !strings.ContainsAny(p.gl
 // workspace (limit entries, 0 for [MaxMaskWalk]; an unreadable directory) or cannot show that
 // the agent cannot reach a masked file another way (links outside the workspace).
 //
-// Nothing is followed: symlinks are never masked (their target is masked where it lives),
-// every entry is looked at with fstatat relative to its open parent, and only directories are
-// opened.
+// Nothing is followed: symlinks are never masked themselves, every entry is looked at with
+// fstatat relative to its open parent, and only directories are opened. What a symlink that a
+// pattern matches leads to inside the workspace is masked where it is ([ByTarget]): its own
+// name may match no pattern.
 func FindMasks(ws string, patterns []string, rec *MaskRecord, limit int) (*MaskSet, error) {
 	if limit <= 0 {
 		limit = MaxMaskWalk
@@ -148,6 +153,9 @@ func FindMasks(ws string, patterns []string, rec *MaskRecord, limit int) (*MaskS
 	}
 	w := newWalker(parsePatterns(patterns), rec, limit, uint64(st.Dev))
 	if err := w.dir(root, "", 0, ""); err != nil {
+		return nil, err
+	}
+	if err := w.maskTargets(ws); err != nil {
 		return nil, err
 	}
 	if err := w.followLinks(); err != nil {
@@ -170,6 +178,7 @@ type walker struct {
 	links   map[FileID][]linkPath // non-directories with more than one link: each path seen
 	nlink   map[FileID]uint64
 	present map[string]bool // the literal patterns' paths, and whether the walk found them
+	linked  []Mask          // symlinks a pattern matches: their target is masked (see maskTargets)
 }
 
 type dirCount struct {
@@ -231,6 +240,14 @@ func (w *walker) entry(parent *os.File, name, rel string, st *unix.Stat_t, depth
 	}
 	typ := st.Mode & unix.S_IFMT
 	if typ == unix.S_IFLNK {
+		if cover == "" {
+			for _, p := range w.pats {
+				if p.matches(rel, false) || p.matches(rel, true) {
+					w.linked = append(w.linked, Mask{Path: rel, Pattern: p.raw})
+					break
+				}
+			}
+		}
 		return nil
 	}
 	dir := typ == unix.S_IFDIR
@@ -260,6 +277,78 @@ func (w *walker) entry(parent *os.File, name, rel string, st *unix.Stat_t, depth
 	}
 	defer f.Close()
 	return w.dir(f, rel, depth+1, cover)
+}
+
+// maskTargets masks what each symlink a pattern matched leads to in the workspace: .env as a
+// link to config/app.env must not leave the agent the content through the link, while the
+// target's own name matches no pattern. A link that leads out of the workspace, or nowhere, has
+// nothing in it to mask (the agent's container has no host path but its mounts).
+//
+// A literal mask path the walk did not reach through real directories (config/master.key, with
+// config a link to shared/config) is resolved the same way.
+//
+// A link to the workspace itself leads to nothing masked and is left alone; one to a directory
+// that holds other masks is refused, as the mounts would nest in a read-only empty directory.
+func (w *walker) maskTargets(ws string) error {
+	realWS, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		return nil
+	}
+	var dirs []Mask
+	for _, p := range w.pats {
+		if p.literal() && !w.present[p.glob] {
+			// not reached through real directories: config/master.key with config a link
+			w.linked = append(w.linked, Mask{Path: p.glob, Pattern: p.raw})
+		}
+	}
+	for _, l := range w.linked {
+		target, err := filepath.EvalSymlinks(filepath.Join(ws, filepath.FromSlash(l.Path)))
+		if err != nil {
+			continue
+		}
+		rel, err := filepath.Rel(realWS, target)
+		if err != nil || !filepath.IsLocal(rel) || rel == "." {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		var st unix.Stat_t
+		if unix.Lstat(target, &st) != nil {
+			continue
+		}
+		id := FileID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}
+		if w.masks[id].has(rel) || w.covered(rel) {
+			continue
+		}
+		m := Mask{Path: rel, Dir: st.Mode&unix.S_IFMT == unix.S_IFDIR, ID: id, Reason: ByTarget, Pattern: l.Pattern, Origin: l.Path}
+		w.add(id, m)
+		if m.Dir {
+			dirs = append(dirs, m)
+		}
+	}
+	for _, d := range dirs {
+		for _, obj := range w.masks {
+			for _, m := range obj.paths {
+				if strings.HasPrefix(m.Path, d.Path+"/") {
+					return maskErr(fmt.Sprintf("remove the symlink %s, or mask %s itself in mounts.mask", shellQuote(d.Origin), shellQuote(d.Path)),
+						"masked %s leads to the directory %s, which holds masked %s: abox cannot mount both",
+						printable(d.Origin), printable(d.Path), printable(m.Path))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// covered reports whether rel lies in a directory already masked.
+func (w *walker) covered(rel string) bool {
+	for _, obj := range w.masks {
+		for _, m := range obj.paths {
+			if m.Dir && strings.HasPrefix(rel, m.Path+"/") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // match reports whether the entry at rel is masked: by a pattern, or because it holds content
@@ -444,12 +533,29 @@ func (w *walker) result() (*MaskSet, error) {
 		return nil, maskErr("narrow mounts.mask, or remove the files that match",
 			"the masks match %d paths, more than the %d abox mounts (%q matches %d)", len(s.Masks), MaxMasks, top, perPattern[top])
 	}
+	for _, m := range s.Masks {
+		if !mountable(m) {
+			return nil, maskErr(fmt.Sprintf("rename %s on the host to a name without a carriage return", shellQuote(m.Path)),
+				"masked %s cannot be mounted where it is: docker reads a --mount field's CR LF as LF, so the mask would cover another path", printable(m.Path))
+		}
+	}
 	for _, p := range w.pats {
 		if p.literal() && !w.present[p.glob] {
 			s.Absent = append(s.Absent, p.raw)
 		}
 	}
 	return s, nil
+}
+
+// mountable reports whether the docker CLI reads m's mount back with the target abox means. It
+// parses --mount as CSV, whose reader turns CR LF into LF even inside a quoted field: a mask
+// under a name with CR LF would shadow another path, which the runtime creates, and leave the
+// content readable where it is.
+func mountable(m Mask) bool {
+	target := render.Workspace + "/" + m.Path
+	arg := render.Mount{Type: "bind", Source: "/", Target: target, ReadOnly: true}.Arg()
+	fields, err := csv.NewReader(strings.NewReader(arg)).Read()
+	return err == nil && slices.Contains(fields, "target="+target)
 }
 
 // openDirAt opens the directory name in parent without following a link, and checks that it

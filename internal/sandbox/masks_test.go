@@ -315,6 +315,25 @@ func TestFindMasksRefuses(t *testing.T) {
 			want:     []string{"masked secrets/key.pem has 2 hard links"},
 		},
 		{
+			name: "a masked file under a name with CR LF",
+			setup: func(w *ws) {
+				w.file("app\r\n/.env", "k")
+			},
+			patterns: []string{".env*"},
+			want:     []string{`masked app\r\n/.env cannot be mounted where it is`, "CR LF as LF"},
+		},
+		{
+			name: "a masked symlink to a directory that holds another mask",
+			setup: func(w *ws) {
+				w.file(".git/hooks/pre-commit.sample", "")
+				if err := os.Symlink(".git", filepath.Join(w.dir, ".env.git")); err != nil {
+					w.t.Fatal(err)
+				}
+			},
+			patterns: []string{".env*", ".git/hooks"},
+			want:     []string{"masked .env.git leads to the directory .git, which holds masked .git/hooks"},
+		},
+		{
 			name: "more masks than abox mounts",
 			setup: func(w *ws) {
 				for i := range MaxMasks + 1 {
@@ -417,5 +436,61 @@ func TestMaskRecordRoundTrip(t *testing.T) {
 func TestDefaultMaskWalk(t *testing.T) {
 	if config.DefaultMaskWalk != MaxMaskWalk || config.Default().Limits.MaskWalk != MaxMaskWalk {
 		t.Errorf("config.DefaultMaskWalk = %d, want MaxMaskWalk %d", config.DefaultMaskWalk, MaxMaskWalk)
+	}
+}
+
+func TestFindMasksMasksWhereAMaskedSymlinkLeads(t *testing.T) {
+	dir := t.TempDir()
+	for rel, data := range map[string]string{"config/app.env": "k", "Makefile": "all:\n"} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{".env": "config/app.env", ".env.out": "../elsewhere", ".env.make": "Makefile", ".env.root": "."} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, err := FindMasks(dir, []string{".env*"}, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, m := range set.Masks {
+		got[m.Path] = m.String()
+	}
+	want := map[string]string{
+		"config/app.env": "config/app.env (where masked .env leads)",
+		"Makefile":       "Makefile (where masked .env.make leads)",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("masks (-want +got):\n%s", diff)
+	}
+	scope := WatchScope(dir, "", []string{"Makefile"}, []string{".env*"})
+	if scope.Masked("Makefile") {
+		t.Error("a file masked as a symlink's target left the watch: a planted link would hide it from doctor")
+	}
+}
+
+func TestFindMasksResolvesALiteralPathThroughALinkedDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "shared/config"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "shared/config/master.key"), []byte("k"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("shared/config", filepath.Join(dir, "config")); err != nil {
+		t.Fatal(err)
+	}
+	set, err := FindMasks(dir, []string{"config/master.key", "config/absent.key"}, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Masks) != 1 || set.Masks[0].Path != "shared/config/master.key" || set.Masks[0].Reason != ByTarget {
+		t.Errorf("masks = %+v, want shared/config/master.key, where config/master.key leads", set.Masks)
 	}
 }

@@ -27,9 +27,16 @@ const (
 // the agent could write that run code or steer an agent elsewhere — Claude Code's hooks,
 // settings and memory (which the host's Claude Code also reads), a second MCP configuration,
 // direnv, a devcontainer definition (VS Code runs its initializeCommand on the host), git
-// attributes that select filter drivers, and the manifest itself.
+// attributes that select filter drivers, the manifest itself, and the other names make and just
+// read besides the Makefile and justfile of defaults.watch — GNU make reads GNUmakefile and
+// makefile before Makefile, so a planted one runs in its place —, and what makes a package
+// manager run code on its next ordinary command: .yarnrc.yml's yarnPath runs on every yarn,
+// .npmrc's node-options loads a module into every npm script, pnpm runs .pnpmfile.cjs on install,
+// and husky's hooks run .husky/<hook> on git commit.
 func BuiltinPatterns() []string {
-	return []string{".claude/", ".mcp.json", "CLAUDE.md", ".envrc", ".devcontainer/", ".gitattributes", "agentbox.yaml"}
+	return []string{".claude/", ".mcp.json", "CLAUDE.md", ".envrc", ".devcontainer/", ".gitattributes", "agentbox.yaml",
+		"GNUmakefile", "makefile", "Justfile", ".justfile",
+		".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", ".husky/"}
 }
 
 // Capped is a pattern that hit one of the bounds; the rest of what it matches was not read.

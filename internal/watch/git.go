@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -60,6 +61,9 @@ func gitState(fp *fingerprinter, home string) (map[string]string, error) {
 	if pointer != "" {
 		st["gitdir"] = pointer
 	}
+	if pointer == "" && common != gitDir {
+		st["commondir"] = common // a worktree's is already in its gitdir pointer's reach
+	}
 	r := &configReader{fp: fp, st: st, home: home, seen: map[string]bool{}}
 	r.read(filepath.Join(common, "config"), 0, false)
 	if gitDir != common {
@@ -67,8 +71,124 @@ func gitState(fp *fingerprinter, home string) (map[string]string, error) {
 	} else {
 		r.read(filepath.Join(common, "config.worktree"), 0, true)
 	}
-	hooks(fp, st, filepath.Join(common, "hooks"))
+	hooks(fp, st, filepath.Join(common, "hooks"), "")
+	hooksPaths(fp, st, home, filepath.Join(common, "hooks"))
+	modules(fp, st, home, common)
 	return st, nil
+}
+
+// MaxModules bounds the submodule git directories read under modules/, nested ones included.
+const MaxModules = 100
+
+// modules adds, for every submodule git directory under common/modules (nested ones too), its
+// dangerous config keys and its hooks, keyed with the module's path: key:modules/lib:core.fsmonitor,
+// hook:modules/lib:post-checkout. git runs them on the host — `git status` in the superproject
+// looks into each submodule, `git submodule update` checks it out — and they are neither
+// .git/config nor the masked .git/hooks. A directory is a module when it holds HEAD; a
+// submodule's name may hold slashes, so other directories are descended into. Links are not
+// followed.
+func modules(fp *fingerprinter, st map[string]string, home, common string) {
+	left := MaxModules
+	var visit func(dir, rel string, depth int)
+	visit = func(dir, rel string, depth int) {
+		fi, err := os.Lstat(dir)
+		if err != nil || !fi.IsDir() {
+			if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				target, _ := os.Readlink(dir)
+				st[gitLinkPrefix+dir] = target
+				st[gitErrorPrefix+dir] = "a symlink; the submodules in it were not read"
+			}
+			return
+		}
+		f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			st[gitErrorPrefix+dir] = errText(err)
+			return
+		}
+		names, err := f.Readdirnames(MaxModules + 1)
+		f.Close()
+		if err != nil && !errors.Is(err, io.EOF) {
+			st[gitErrorPrefix+dir] = errText(err)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			sub, subRel := filepath.Join(dir, name), rel+name
+			if fi, err := os.Lstat(sub); err != nil || !fi.IsDir() {
+				continue
+			}
+			if left--; left < 0 || depth >= MaxIncludes {
+				st[gitErrorPrefix+filepath.Join(common, "modules")] = fmt.Sprintf("more than %d submodule directories, or nested deeper than %d; only the first were read", MaxModules, MaxIncludes)
+				return
+			}
+			if _, err := os.Lstat(filepath.Join(sub, "HEAD")); err != nil {
+				visit(sub, subRel+"/", depth+1) // part of a name with slashes
+				continue
+			}
+			mod := map[string]string{}
+			r := &configReader{fp: fp, st: mod, home: home, seen: map[string]bool{}}
+			r.read(filepath.Join(sub, "config"), 0, true)
+			r.read(filepath.Join(sub, "config.worktree"), 0, true)
+			hooks(fp, mod, filepath.Join(sub, "hooks"), "")
+			for k, v := range mod {
+				if p, ok := strings.CutPrefix(k, gitKeyPrefix); ok {
+					k = gitKeyPrefix + "modules/" + subRel + ":" + p
+				} else if p, ok := strings.CutPrefix(k, gitHookPrefix); ok {
+					k = gitHookPrefix + "modules/" + subRel + ":" + p
+				}
+				st[k] = v
+			}
+			visit(filepath.Join(sub, "modules"), subRel+"/modules/", depth+1)
+		}
+	}
+	visit(filepath.Join(common, "modules"), "", 0)
+}
+
+// hooksPaths adds the hooks of every directory core.hooksPath names (each value read, though git
+// uses the last): git runs those instead of the git directory's own. A repository that keeps its
+// hooks in the work tree (.githooks, husky's .husky/_) has them where the agent can write, so
+// they are fingerprinted like .git/hooks, keyed by the value: hook:.githooks/pre-commit. A
+// relative value is relative to the work tree's root, where git runs hooks; in the workspace,
+// a directory reached through a symlink is recorded as such and not listed.
+func hooksPaths(fp *fingerprinter, st map[string]string, home, gitHooks string) {
+	values, ok := st[gitKeyPrefix+"core.hookspath"]
+	if !ok {
+		return
+	}
+	for _, v := range strings.Split(values, "\n") {
+		dir := v
+		switch {
+		case v == "" || v == "(true)":
+			continue
+		case strings.HasPrefix(v, "~"):
+			dir = expandHome(home, v)
+		case !filepath.IsAbs(v):
+			dir = filepath.Join(fp.ws, v)
+		}
+		dir = filepath.Clean(dir)
+		if dir == gitHooks {
+			continue
+		}
+		if rel, err := filepath.Rel(fp.ws, dir); err == nil && filepath.IsLocal(rel) {
+			if via := linkedParent(fp.ws, rel); via != "" {
+				st[gitErrorPrefix+dir] = "reached through the symlink " + via + "; its hooks were not read"
+				continue
+			}
+		}
+		hooks(fp, st, dir, v+"/")
+	}
+}
+
+// linkedParent returns the first directory of rel below ws that is not a real directory, or "".
+func linkedParent(ws, rel string) string {
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	p := ws
+	for _, name := range parts[:len(parts)-1] {
+		p = filepath.Join(p, name)
+		if fi, err := os.Lstat(p); err == nil && !fi.IsDir() {
+			return p
+		}
+	}
+	return ""
 }
 
 // findGitDir returns the git directory of the workspace, its common directory (equal unless a
@@ -82,7 +202,9 @@ func findGitDir(fp *fingerprinter) (gitDir, common, pointer string, err error) {
 	case err != nil:
 		return "", "", "", err
 	case st.IsDir():
-		return dotgit, dotgit, "", nil
+		// git honours a commondir file in any git directory, not only in a worktree's: it moves
+		// config and hooks elsewhere, so it is followed here too.
+		return dotgit, commonDir(fp, dotgit), "", nil
 	case !st.Mode().IsRegular():
 		return "", "", "", fmt.Errorf("%s is a %s, neither a directory nor a gitdir file", dotgit, wsfile.Kind(st.Mode()))
 	}
@@ -100,7 +222,13 @@ func findGitDir(fp *fingerprinter) (gitDir, common, pointer string, err error) {
 	if !filepath.IsAbs(gitDir) {
 		gitDir = filepath.Join(fp.ws, gitDir)
 	}
-	common = gitDir
+	return filepath.Clean(gitDir), commonDir(fp, gitDir), pointer, nil
+}
+
+// commonDir returns the common directory of the git directory gitDir: what its commondir file
+// names (relative to gitDir), else gitDir itself.
+func commonDir(fp *fingerprinter, gitDir string) string {
+	common := gitDir
 	if c, err := fp.read(filepath.Join(gitDir, "commondir"), 4096); err == nil {
 		if c := strings.TrimSpace(string(c)); filepath.IsAbs(c) {
 			common = c
@@ -108,7 +236,7 @@ func findGitDir(fp *fingerprinter) (gitDir, common, pointer string, err error) {
 			common = filepath.Join(gitDir, c)
 		}
 	}
-	return filepath.Clean(gitDir), filepath.Clean(common), pointer, nil
+	return filepath.Clean(common)
 }
 
 // read reads at most max bytes of a regular file: one in the workspace through the workspace
@@ -173,16 +301,30 @@ func (r *configReader) read(path string, depth int, optional bool) {
 	}
 }
 
-// includePath resolves an include.path value as git does: ~/ is the home directory, a relative
-// path is relative to the including file's directory.
+// includePath resolves an include.path value as git does: ~/ is the home directory, ~user/ that
+// user's home directory, a relative path is relative to the including file's directory.
 func (r *configReader) includePath(from, p string) string {
 	switch {
-	case p == "~" || strings.HasPrefix(p, "~/"):
-		p = filepath.Join(r.home, strings.TrimPrefix(p, "~"))
+	case strings.HasPrefix(p, "~"):
+		p = expandHome(r.home, p)
 	case !filepath.IsAbs(p):
 		p = filepath.Join(filepath.Dir(from), p)
 	}
 	return filepath.Clean(p)
+}
+
+// expandHome expands a path that starts with ~ as git does for pathname values: ~/ is home,
+// ~user/ that user's home directory. An unknown user's path leads nowhere, as it does for git.
+func expandHome(home, p string) string {
+	name, rest, _ := strings.Cut(p[1:], "/")
+	if name == "" {
+		return filepath.Join(home, rest)
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return filepath.Join("/nonexistent-user-"+name, rest)
+	}
+	return filepath.Join(u.HomeDir, rest)
 }
 
 func shownValue(e Entry) string {
@@ -192,9 +334,9 @@ func shownValue(e Entry) string {
 	return e.Value
 }
 
-// hooks adds the fingerprint of every hook in dir that is not a .sample. A hooks directory that
-// is a symlink is recorded by its target and not listed.
-func hooks(fp *fingerprinter, st map[string]string, dir string) {
+// hooks adds the fingerprint of every hook in dir that is not a .sample, keyed by prefix and
+// its name. A hooks directory that is a symlink is recorded by its target and not listed.
+func hooks(fp *fingerprinter, st map[string]string, dir, prefix string) {
 	if target, err := os.Readlink(dir); err == nil {
 		st[gitLinkPrefix+dir] = target
 		st[gitErrorPrefix+dir] = "a symlink; its hooks were not read"
@@ -221,7 +363,7 @@ func hooks(fp *fingerprinter, st map[string]string, dir string) {
 		if strings.HasSuffix(name, ".sample") {
 			continue
 		}
-		st[gitHookPrefix+name] = fp.of(filepath.Join(dir, name))
+		st[gitHookPrefix+prefix+name] = fp.of(filepath.Join(dir, name))
 	}
 }
 

@@ -3,6 +3,7 @@ package watch
 import (
 	"errors"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -139,4 +140,110 @@ func TestFingerprintNeverBlocksOnAFIFO(t *testing.T) {
 			t.Errorf("Fingerprint(fifo) = %q, want %q", got, fpFIFO)
 		}
 	})
+}
+
+func TestGitStateReadsHooksPathHooks(t *testing.T) {
+	ws := t.TempDir()
+	home := t.TempDir()
+	write(t, ws, map[string]string{
+		".git/config":               "[core]\n\thooksPath = .githooks\n\thooksPath = ~/hooks\n\thooksPath = linked/hooks\n",
+		".git/hooks/pre-push":       "#!/bin/sh\n",
+		".githooks/pre-commit":      "#!/bin/sh\nexit 0\n",
+		".githooks/pre-push.sample": "#!/bin/sh\n",
+		"real/hooks/post-merge":     "#!/bin/sh\n",
+		"linked":                    "->real",
+	})
+	write(t, home, map[string]string{"hooks/commit-msg": "#!/bin/sh\n"})
+	st, err := GitState(ws, home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"hook:pre-push", "hook:.githooks/pre-commit", "hook:~/hooks/commit-msg"} {
+		if _, ok := st[k]; !ok {
+			t.Errorf("GitState lacks %s: %v", k, st)
+		}
+	}
+	if _, ok := st["hook:.githooks/pre-push.sample"]; ok {
+		t.Errorf("GitState lists a .sample: %v", st)
+	}
+	if e := st["error:"+filepath.Join(ws, "linked/hooks")]; !strings.Contains(e, "symlink") {
+		t.Errorf("a hooksPath through a symlink: error = %q, want it named", e)
+	}
+	before := st["hook:.githooks/pre-commit"]
+	write(t, ws, map[string]string{".githooks/pre-commit": "#!/bin/sh\ntouch /tmp/pwned\n"})
+	if st, _ := GitState(ws, home); st["hook:.githooks/pre-commit"] == before {
+		t.Error("a rewritten hook in core.hooksPath left the fingerprint unchanged")
+	}
+}
+
+func TestGitStateFollowsCommonDirOfADotGitDirectory(t *testing.T) {
+	ws := t.TempDir()
+	write(t, ws, map[string]string{
+		".git/config":                 "[core]\n\tbare = false\n",
+		".git/commondir":              "../.gitcommon\n",
+		".gitcommon/config":           "[core]\n\tfsmonitor = /workspace/evil.sh\n",
+		".gitcommon/hooks/pre-commit": "#!/bin/sh\ntouch /tmp/pwned\n",
+	})
+	st, err := GitState(ws, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"key:core.fsmonitor": "/workspace/evil.sh", "commondir": filepath.Join(ws, ".gitcommon")} {
+		if st[k] != want {
+			t.Errorf("GitState[%s] = %q, want %q (%v)", k, st[k], want, st)
+		}
+	}
+	if _, ok := st["hook:pre-commit"]; !ok {
+		t.Errorf("GitState lacks the common directory's hook: %v", st)
+	}
+}
+
+func TestGitStateReadsSubmoduleGitDirs(t *testing.T) {
+	ws := t.TempDir()
+	write(t, ws, map[string]string{
+		".git/config":                               "[core]\n\tbare = false\n",
+		".git/modules/lib/HEAD":                     "ref: refs/heads/main\n",
+		".git/modules/lib/config":                   "[core]\n\tfsmonitor = /workspace/evil.sh\n",
+		".git/modules/lib/hooks/post-checkout":      "#!/bin/sh\n",
+		".git/modules/lib/modules/inner/HEAD":       "ref: refs/heads/main\n",
+		".git/modules/lib/modules/inner/config":     "[alias]\n\tst = !sh evil\n",
+		".git/modules/vendor/deep/HEAD":             "ref: refs/heads/main\n",
+		".git/modules/vendor/deep/hooks/pre-commit": "#!/bin/sh\n",
+	})
+	st, err := GitState(ws, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"key:modules/lib:core.fsmonitor", "hook:modules/lib:post-checkout",
+		"key:modules/lib/modules/inner:alias.st", "hook:modules/vendor/deep:pre-commit"} {
+		if _, ok := st[k]; !ok {
+			t.Errorf("GitState lacks %s: %v", k, st)
+		}
+	}
+	if got := DescribeGitKey("key:modules/lib:core.fsmonitor"); got != "modules/lib:core.fsmonitor" {
+		t.Errorf("DescribeGitKey = %q", got)
+	}
+}
+
+func TestGitStateIncludeThroughTildeUser(t *testing.T) {
+	ws := t.TempDir()
+	u, err := user.Current()
+	if err != nil || u.HomeDir == "" {
+		t.Skip("no current user with a home directory")
+	}
+	rel, err := filepath.Rel(u.HomeDir, filepath.Join(ws, "evil.cfg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, ws, map[string]string{
+		".git/config": "[include]\n\tpath = ~" + u.Username + "/" + filepath.ToSlash(rel) + "\n",
+		"evil.cfg":    "[core]\n\tfsmonitor = /workspace/evil.sh\n",
+	})
+	st, err := GitState(ws, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st["key:core.fsmonitor"] != "/workspace/evil.sh" {
+		t.Errorf("GitState = %v, want the fsmonitor of the file ~%s/ leads to", st, u.Username)
+	}
 }

@@ -44,6 +44,7 @@ func Take(s Scope) Snapshot {
 	default:
 		snap.Repo, snap.Git = true, st
 	}
+	nestedRepos(fp, snap.Git, s.Home)
 	snap.Files, snap.Capped = files(fp, s.Patterns, s.Masked)
 	return snap
 }

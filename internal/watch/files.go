@@ -54,8 +54,11 @@ type Capped struct {
 // match directories only. A matched directory is walked. Symlinks are never traversed, neither
 // to a file nor to a directory nor as a parent segment: the link is fingerprinted by its target
 // (and, when the target is in the workspace, by what it leads to) instead, so a retargeted
-// link is a change. masked reports paths the sandbox masks; they are not watched, since the
-// agent cannot write them.
+// link is a change. masked reports paths the sandbox masks: such a path is recorded as there
+// ("masked") but never read, since its content is the user's secret and the agent cannot write
+// it while it is masked. A masked path that appears is therefore still an added file: the agent
+// can create one (.envrc, which the default mask .env* covers from the next run on) in a run
+// that began without it.
 func Files(ws string, patterns []string, masked func(rel string) bool) (map[string]string, []Capped) {
 	fp := newFingerprinter(ws)
 	defer fp.close()
@@ -176,7 +179,11 @@ func (w *walker) matchSegment(rel, seg string) []string {
 // visit fingerprints rel, or every entry under it when it is a directory, depth first in name
 // order, until the budget runs out.
 func (w *walker) visit(rel string) {
-	if w.capped != "" || w.masked(rel) {
+	if w.capped != "" {
+		return
+	}
+	if w.masked(rel) {
+		w.out[rel] = fpMasked
 		return
 	}
 	if w.left == 0 {

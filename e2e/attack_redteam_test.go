@@ -57,13 +57,9 @@ func TestAttackRedTeamGitSigningCommand(t *testing.T) {
 	execWorkspace(t, h)
 	upProject(t, h, "gitsign", nil, "")
 	agentOwns(t, h)
-	res := h.Abox("run", strings.Join([]string{
+	res := plantRun(t, h,
 		`printf '[commit]\n\tgpgSign = true\n[gpg]\n\tformat = ssh\n[gpg "ssh"]\n\tdefaultKeyCommand = /workspace/evil.sh\n' >> .git/config`,
-		`echo planted`,
-	}, "\n"))
-	if !res.OK() || !strings.Contains(agentOutput(res.Stdout), "planted") {
-		t.Fatalf("abox run: %s", res)
-	}
+	)
 	if !strings.Contains(res.Stderr, "gpg.ssh.defaultkeycommand = /workspace/evil.sh") {
 		t.Errorf("the run's summary does not report gpg.ssh.defaultKeyCommand:\n%s", res.Stderr)
 	}
@@ -188,21 +184,13 @@ func TestAttackRedTeamGitCommonDir(t *testing.T) {
 	execWorkspace(t, h)
 	upProject(t, h, "commondir", nil, "")
 	agentOwns(t, h)
-	res := h.Abox("run", strings.Join([]string{
+	res := plantRun(t, h,
 		`cp -r .git .gitcommon && rm -rf .gitcommon/hooks && mkdir .gitcommon/hooks`,
 		`printf '#!/bin/sh\ntouch /tmp/pwned\n' > .gitcommon/hooks/pre-commit && chmod +x .gitcommon/hooks/pre-commit`,
 		`printf '[core]\n\tfsmonitor = /workspace/evil.sh\n' >> .gitcommon/config`,
 		`printf '../.gitcommon\n' > .git/commondir`,
-		`echo planted`,
-	}, "\n"))
-	if !res.OK() || !strings.Contains(agentOutput(res.Stdout), "planted") {
-		t.Fatalf("abox run: %s", res)
-	}
-	for _, want := range []string{"core.fsmonitor = /workspace/evil.sh", "hook pre-commit"} {
-		if !strings.Contains(res.Stderr, want) {
-			t.Errorf("the run's summary lacks %q:\n%s", want, res.Stderr)
-		}
-	}
+	)
+	summaryNames(t, res, "core.fsmonitor = /workspace/evil.sh", "hook pre-commit")
 	if git := doctorChecks(t, h)["git.tamper"]; !strings.Contains(git.Detail, "core.fsmonitor") {
 		t.Errorf("doctor's git.tamper = %s (%s), want it to name core.fsmonitor", git.Status, git.Detail)
 	}
@@ -232,19 +220,11 @@ func TestAttackRedTeamSubmoduleGitDir(t *testing.T) {
 	agentOwns(t, h)
 	upProject(t, h, "submodule", nil, "")
 	agentOwns(t, h)
-	res := h.Abox("run", strings.Join([]string{
+	res := plantRun(t, h,
 		`printf '[core]\n\tfsmonitor = /workspace/evil.sh\n' >> .git/modules/lib/config`,
 		`printf '#!/bin/sh\ntouch /tmp/pwned\n' > .git/modules/lib/hooks/post-checkout && chmod +x .git/modules/lib/hooks/post-checkout`,
-		`echo planted`,
-	}, "\n"))
-	if !res.OK() || !strings.Contains(agentOutput(res.Stdout), "planted") {
-		t.Fatalf("abox run: %s", res)
-	}
-	for _, want := range []string{"core.fsmonitor = /workspace/evil.sh", "post-checkout"} {
-		if !strings.Contains(res.Stderr, want) {
-			t.Errorf("the run's summary lacks %q:\n%s", want, res.Stderr)
-		}
-	}
+	)
+	summaryNames(t, res, "core.fsmonitor = /workspace/evil.sh", "post-checkout")
 	if git := doctorChecks(t, h)["git.tamper"]; !strings.Contains(git.Detail, "core.fsmonitor") {
 		t.Errorf("doctor's git.tamper = %s (%s), want it to name the submodule's core.fsmonitor", git.Status, git.Detail)
 	}
@@ -291,11 +271,7 @@ func TestAttackRedTeamMakefileVariants(t *testing.T) {
 	if !res.OK() || !strings.Contains(agentOutput(res.Stdout), "planted") {
 		t.Fatalf("abox run: %s", res)
 	}
-	for _, want := range []string{"added GNUmakefile", "added .justfile"} {
-		if !strings.Contains(res.Stderr, want) {
-			t.Errorf("the run's summary lacks %q:\n%s", want, res.Stderr)
-		}
-	}
+	summaryNames(t, res, "added GNUmakefile", "added .justfile")
 }
 
 // TestAttackRedTeamLeftBehindWriter: the agent leaves a detached process that rewrites the
@@ -357,21 +333,13 @@ func TestAttackRedTeamPackageManagerFiles(t *testing.T) {
 	execWorkspace(t, h)
 	upProject(t, h, "pkgmgr", nil, "")
 	agentOwns(t, h)
-	res := h.Abox("run", strings.Join([]string{
+	res := plantRun(t, h,
 		`printf 'yarnPath: ./evil.js\n' > .yarnrc.yml`,
 		`printf 'node-options=--require=/workspace/evil.js\n' > .npmrc`,
 		`printf 'require("/workspace/evil.js")\n' > .pnpmfile.cjs`,
 		`mkdir -p .husky && printf 'sh /workspace/evil.sh\n' > .husky/pre-commit`,
-		`echo planted`,
-	}, "\n"))
-	if !res.OK() || !strings.Contains(agentOutput(res.Stdout), "planted") {
-		t.Fatalf("abox run: %s", res)
-	}
-	for _, want := range []string{"added .yarnrc.yml", "added .npmrc", "added .pnpmfile.cjs", "added .husky/pre-commit"} {
-		if !strings.Contains(res.Stderr, want) {
-			t.Errorf("the run's summary lacks %q:\n%s", want, res.Stderr)
-		}
-	}
+	)
+	summaryNames(t, res, "added .yarnrc.yml", "added .npmrc", "added .pnpmfile.cjs", "added .husky/pre-commit")
 }
 
 // TestAttackRedTeamReownFollowsNoLink: the agent of uid 1000 plants symlinks in its ~/.claude
@@ -419,14 +387,10 @@ func TestAttackRedTeamIncludeTildeUser(t *testing.T) {
 	execWorkspace(t, h)
 	upProject(t, h, "tildeuser", nil, "")
 	agentOwns(t, h)
-	res := h.Abox("run", strings.Join([]string{
+	res := plantRun(t, h,
 		`printf '[core]\n\tfsmonitor = /workspace/evil.sh\n' > evil.cfg`,
-		`printf '[include]\n\tpath = ~daemon/../..` + h.Workspace + `/evil.cfg\n' >> .git/config`,
-		`echo planted`,
-	}, "\n"))
-	if !res.OK() || !strings.Contains(agentOutput(res.Stdout), "planted") {
-		t.Fatalf("abox run: %s", res)
-	}
+		`printf '[include]\n\tpath = ~daemon/../..`+h.Workspace+`/evil.cfg\n' >> .git/config`,
+	)
 	if !strings.Contains(res.Stderr, "core.fsmonitor = /workspace/evil.sh") {
 		t.Errorf("the run's summary does not report the included file's core.fsmonitor:\n%s", res.Stderr)
 	}
@@ -449,5 +413,26 @@ func TestAttackRedTeamMaskThroughLinkedDir(t *testing.T) {
 	res := h.Abox("run", `echo "read [$(cat config/master.key shared/config/master.key 2>&1 | tr -d '\n')]"`)
 	if out := agentOutput(res.Stdout); strings.Contains(out, canary) {
 		t.Errorf("the agent read masked config/master.key through the linked directory:\n%s", out)
+	}
+}
+
+// plantRun runs the agent's script, to which it appends `echo planted`, and fails the test
+// unless the run succeeded and got that far.
+func plantRun(t *testing.T, h *harness.H, lines ...string) harness.Result {
+	t.Helper()
+	res := h.Abox("run", strings.Join(append(lines, `echo planted`), "\n"))
+	if !res.OK() || !strings.Contains(agentOutput(res.Stdout), "planted") {
+		t.Fatalf("abox run: %s", res)
+	}
+	return res
+}
+
+// summaryNames fails the test for each of wants the run's summary does not name.
+func summaryNames(t *testing.T, res harness.Result, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(res.Stderr, want) {
+			t.Errorf("the run's summary lacks %q:\n%s", want, res.Stderr)
+		}
 	}
 }

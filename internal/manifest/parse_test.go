@@ -207,7 +207,7 @@ run: {timeout: 5}
 	}
 	for loc, want := range map[string]string{
 		"project":       "use 1–64 of a-z 0-9 . _ -, starting with a letter or digit",
-		"toolchains[0]": "choose from python, go, node, rust, java, ruby, php, dotnet",
+		"toolchains[0]": "choose from python, go, node, rust, java, ruby, php",
 		"egress[3]":     "allow the host name that serves it instead",
 	} {
 		if hints[loc] != want {

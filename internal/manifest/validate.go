@@ -232,7 +232,10 @@ func (c *checker) toolchains(m *Manifest) {
 		loc := fmt.Sprintf("toolchains[%d]", i)
 		switch {
 		case !slices.Contains(Toolchains, t):
-			c.addHint(loc, "choose from "+strings.Join(Toolchains, ", "), "%q is not a known toolchain", t)
+			c.addHint(loc, "choose from "+strings.Join(Installable(), ", "), "%q is not a known toolchain", t)
+		case Uninstallable[t] != (Refusal{}):
+			r := Uninstallable[t]
+			c.addHint(loc, "remove it from toolchains; "+r.Hint, "%s", r.Why)
 		case seen[t]:
 			c.add(loc, "%q is listed twice", t)
 		}

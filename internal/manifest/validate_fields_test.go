@@ -280,7 +280,8 @@ func TestValidateServerNetwork(t *testing.T) {
 
 func TestValidateToolchains(t *testing.T) {
 	runFieldCases(t, []fieldCase{
-		{"all known", "toolchains: [" + strings.Join(Toolchains, ", ") + "]", nil},
+		{"all installable", "toolchains: [" + strings.Join(Installable(), ", ") + "]", nil},
+		{"known, not installable", "toolchains: [go, dotnet]", []string{`toolchains[1]: abox cannot install dotnet: .NET is not in the Debian archive abox installs toolchains from`}},
 		{"unknown", "toolchains: [go, perl]", []string{`toolchains[1]: "perl" is not a known toolchain`}},
 		{"case", "toolchains: [Go]", []string{`toolchains[0]: "Go" is not a known toolchain`}},
 		{"duplicate", "toolchains: [go, node, go]", []string{`toolchains[2]: "go" is listed twice`}},

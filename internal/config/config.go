@@ -191,7 +191,7 @@ func Default() *Config {
 		Defaults: Defaults{
 			Mask: []string{".env*", ".git/hooks"},
 			Watch: []string{".github/workflows", ".gitlab-ci.yml", "Makefile", "justfile", "package.json",
-				".pre-commit-config.yaml", ".vscode/tasks.json", ".idea", "*.code-workspace"},
+				".pre-commit-config.yaml", ".vscode/tasks.json", ".vscode/settings.json", ".vscode/launch.json", ".idea", "*.code-workspace"},
 			EgressMandatory: append([]string{}, BaseMandatory...),
 		},
 	}

@@ -101,6 +101,10 @@ func TestExecVerdict(t *testing.T) {
 			}
 			continue
 		}
+		if err == nil {
+			t.Errorf("%s: execVerdict = nil, want exit %d", tc.name, tc.want)
+			continue
+		}
 		var b bytes.Buffer
 		if code := report(&b, err); code != tc.want || !strings.Contains(b.String(), "run.on_exec_change is fail") || !strings.Contains(b.String(), "↳ ") {
 			t.Errorf("%s: exit %d, printed %q; want %d with the error and its hint", tc.name, code, b.String(), tc.want)

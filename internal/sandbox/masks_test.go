@@ -226,6 +226,18 @@ func TestFindMasksFollowsContent(t *testing.T) {
 	}
 }
 
+// TestFindMasksLinksOnTheFirstWalk: a walk with no record of earlier runs masks every link of
+// masked content itself. (TestFindMasksFollowsContent looks only at the walk after the record,
+// which masks a recorded inode wherever it is, and would not see this walk miss the link.)
+func TestFindMasksLinksOnTheFirstWalk(t *testing.T) {
+	w := newWS(t).file(".env", "k").link(".env", "sub/copy").file("secrets/key.pem", "k").link("secrets/key.pem", "stolen.pem")
+	s := w.mustFind([]string{".env", "secrets/"}, nil)
+	want := []string{".env pattern .env", "secrets/ pattern secrets", "stolen.pem link secrets/key.pem", "sub/copy link .env"}
+	if diff := cmp.Diff(want, got(s)); diff != "" {
+		t.Errorf("masks of the first walk (-want +got):\n%s", diff)
+	}
+}
+
 // TestFindMasksFollowsAcrossRuns: the record written at each run keeps following content that
 // moves again, and forgets content that left the workspace.
 func TestFindMasksFollowsAcrossRuns(t *testing.T) {

@@ -63,9 +63,7 @@ func TestAttackRedTeamGitSigningCommand(t *testing.T) {
 	if !strings.Contains(res.Stderr, "gpg.ssh.defaultkeycommand = /workspace/evil.sh") {
 		t.Errorf("the run's summary does not report gpg.ssh.defaultKeyCommand:\n%s", res.Stderr)
 	}
-	if git := doctorChecks(t, h)["git.tamper"]; !strings.Contains(git.Detail, "defaultkeycommand") {
-		t.Errorf("doctor's git.tamper = %s (%s), want it to name gpg.ssh.defaultkeycommand", git.Status, git.Detail)
-	}
+	gitTamperNames(t, h, "defaultkeycommand")
 }
 
 // TestAttackRedTeamHooksPathHook: the repository keeps its hooks in the work tree
@@ -90,15 +88,13 @@ func TestAttackRedTeamHooksPathHook(t *testing.T) {
 	if !strings.Contains(res.Stderr, "execution-adjacent changes: ") || !strings.Contains(res.Stderr, "pre-commit") {
 		t.Errorf("the run's summary does not report the rewritten .githooks/pre-commit:\n%s", res.Stderr)
 	}
-	if git := doctorChecks(t, h)["git.tamper"]; !strings.Contains(git.Detail, "pre-commit") {
-		t.Errorf("doctor's git.tamper = %s (%s), want it to name the changed pre-commit hook", git.Status, git.Detail)
-	}
+	gitTamperNames(t, h, "pre-commit")
 }
 
 // TestAttackRedTeamMaskedWatchedName: the agent creates .envrc, a watched file (direnv runs it
 // on the host) whose name also matches the default mask .env*. The run reports it; from then
-// on the path is masked, and doctor leaves masked paths out of its look at the watched files.
-// doctor must keep reporting it until accepted, as it does any other change.
+// on the path is masked, and doctor once left masked paths out of its look at the watched
+// files. doctor must keep reporting it until accepted, as it does any other change.
 func TestAttackRedTeamMaskedWatchedName(t *testing.T) {
 	t.Parallel()
 	h := harness.Setup(t)
@@ -191,9 +187,7 @@ func TestAttackRedTeamGitCommonDir(t *testing.T) {
 		`printf '../.gitcommon\n' > .git/commondir`,
 	)
 	summaryNames(t, res, "core.fsmonitor = /workspace/evil.sh", "hook pre-commit")
-	if git := doctorChecks(t, h)["git.tamper"]; !strings.Contains(git.Detail, "core.fsmonitor") {
-		t.Errorf("doctor's git.tamper = %s (%s), want it to name core.fsmonitor", git.Status, git.Detail)
-	}
+	gitTamperNames(t, h, "core.fsmonitor")
 }
 
 // TestAttackRedTeamSubmoduleGitDir: the repository has a submodule, whose git directory is
@@ -225,9 +219,7 @@ func TestAttackRedTeamSubmoduleGitDir(t *testing.T) {
 		`printf '#!/bin/sh\ntouch /tmp/pwned\n' > .git/modules/lib/hooks/post-checkout && chmod +x .git/modules/lib/hooks/post-checkout`,
 	)
 	summaryNames(t, res, "core.fsmonitor = /workspace/evil.sh", "post-checkout")
-	if git := doctorChecks(t, h)["git.tamper"]; !strings.Contains(git.Detail, "core.fsmonitor") {
-		t.Errorf("doctor's git.tamper = %s (%s), want it to name the submodule's core.fsmonitor", git.Status, git.Detail)
-	}
+	gitTamperNames(t, h, "core.fsmonitor")
 }
 
 // TestAttackRedTeamEmbeddedRepo: the agent makes a repository of its own in sub/, with
@@ -252,9 +244,7 @@ func TestAttackRedTeamEmbeddedRepo(t *testing.T) {
 	if !strings.Contains(res.Stderr, "core.fsmonitor = /workspace/evil.sh") {
 		t.Errorf("the run's summary does not report sub/.git's core.fsmonitor:\n%s", res.Stderr)
 	}
-	if git := doctorChecks(t, h)["git.tamper"]; !strings.Contains(git.Detail, "core.fsmonitor") {
-		t.Errorf("doctor's git.tamper = %s (%s), want it to name sub's core.fsmonitor", git.Status, git.Detail)
-	}
+	gitTamperNames(t, h, "core.fsmonitor")
 }
 
 // TestAttackRedTeamMakefileVariants: GNU make reads GNUmakefile, then makefile, before
@@ -434,5 +424,13 @@ func summaryNames(t *testing.T, res harness.Result, wants ...string) {
 		if !strings.Contains(res.Stderr, want) {
 			t.Errorf("the run's summary lacks %q:\n%s", want, res.Stderr)
 		}
+	}
+}
+
+// gitTamperNames fails the test unless doctor's git.tamper names want.
+func gitTamperNames(t *testing.T, h *harness.H, want string) {
+	t.Helper()
+	if git := doctorChecks(t, h)["git.tamper"]; !strings.Contains(git.Detail, want) {
+		t.Errorf("doctor's git.tamper = %s (%s), want it to name %s", git.Status, git.Detail, want)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/aboxhq/abox/internal/docker"
+	"github.com/aboxhq/abox/internal/hostprobe"
 	"github.com/aboxhq/abox/internal/paths"
 )
 
@@ -36,6 +37,9 @@ type App struct {
 	Verbose bool
 	// Executable is the path of the running abox binary (baked into the netd image).
 	Executable string
+	// Probe asks the host's tools (npm, go) how they are configured; nil means
+	// [hostprobe.System].
+	Probe hostprobe.Probe
 
 	paths        *paths.Paths
 	dockerClient *docker.Client

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/doctor"
+	"github.com/aboxhq/abox/internal/hostprobe"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/termtext"
@@ -132,7 +132,7 @@ func (a *App) doctorEnv(dir string) (*doctor.Env, error) {
 		return nil, err
 	}
 	env := &doctor.Env{
-		Docker: a.docker(), LookPath: exec.LookPath, Paths: ps, Project: ps.Project(ws),
+		Docker: a.docker(), LookPath: hostprobe.LookPath, Paths: ps, Project: ps.Project(ws),
 		Home: a.getenv("HOME"), Now: a.Now, Progress: a.Err,
 	}
 	env.BinarySHA256 = a.binarySHA256()

@@ -1,9 +1,9 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"maps"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -34,14 +34,11 @@ func detectWorkspace(ws string) (toolchains, remotes []string) {
 // configuration.
 func (a *App) suggestEgress(toolchains []string) map[string][]string {
 	reg := detect.Registries{}
-	if out, err := exec.Command("go", "env", "GOPROXY", "GOSUMDB").Output(); err == nil {
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		reg.GoProxy = lines[0]
-		if len(lines) > 1 {
-			reg.GoSumDB = lines[1]
-		}
+	ctx := context.Background()
+	if vals, err := a.probe().GoEnv(ctx, "GOPROXY", "GOSUMDB"); err == nil {
+		reg.GoProxy, reg.GoSumDB = vals[0], vals[1]
 	}
-	reg.NPM = npmRegistry()
+	reg.NPM, _ = a.probe().NPMRegistry(ctx)
 	out := map[string][]string{}
 	for _, t := range toolchains {
 		out[t] = detect.Egress([]string{t}, reg)

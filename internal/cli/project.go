@@ -1,15 +1,15 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/config"
+	"github.com/aboxhq/abox/internal/images"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/owner"
 	"github.com/aboxhq/abox/internal/paths"
@@ -95,21 +95,16 @@ func (a *App) spec(p *project) (render.Spec, error) {
 		return s, err
 	}
 	s.Agent = id
-	certs, err := caCerts(p.cfg.Image.CACertificates, home)
+	in, err := images.RenderInputs(context.Background(), p.cfg, home, a.probe())
 	if err != nil {
 		return s, err
 	}
-	for _, c := range certs {
-		s.CACerts = append(s.CACerts, render.File{Name: c.name, SHA256: render.SHA256(c.data)})
-	}
+	s.CACerts, s.NPMRegistry = in.CACerts, in.NPMRegistry
 	cat, err := catalog.Load(a.mcpHome(), p.custom)
 	if err != nil {
 		return s, err
 	}
 	s.Catalog = cat
-	if p.cfg.ClaudeCode.Source == config.SourceNPM {
-		s.NPMRegistry = npmRegistry()
-	}
 	return s, nil
 }
 
@@ -124,53 +119,10 @@ func agentIdentity(p *project) (render.Identity, error) {
 	return id, err
 }
 
-type caCert struct {
-	name string
-	data []byte
-}
-
-// caCerts reads the image.ca_certificates files. Each is staged as ca/<n>-<basename>.crt.
-func caCerts(files []string, home string) ([]caCert, error) {
-	var out []caCert
-	for i, f := range files {
-		path := paths.ExpandHome(f, home)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, errorf("fix image.ca_certificates in config.yaml", "reading CA certificate %s: %v", path, err)
-		}
-		if !strings.Contains(string(data), "-----BEGIN CERTIFICATE-----") {
-			return nil, errorf("list PEM certificate files only", "%s is not a PEM certificate", path)
-		}
-		base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-		out = append(out, caCert{name: fmt.Sprintf("%02d-%s.crt", i, sanitizeName(base)), data: data})
-	}
-	return out, nil
-}
-
-// npmRegistry asks the host's npm for its registry, so mirrors are honoured; "" if npm is absent.
-func npmRegistry() string {
-	out, err := exec.Command("npm", "config", "get", "registry").Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// sanitizeName keeps [A-Za-z0-9._-] of s.
-func sanitizeName(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			b[i] = '_'
-		}
-	}
-	return string(b)
-}
-
 // binarySHA256 hashes the running abox binary once; it names the netd image built from it.
 func (a *App) binarySHA256() string {
 	if a.binarySum == "" && a.Executable != "" {
-		a.binarySum, _ = fileSHA256(a.Executable)
+		a.binarySum, _ = images.FileSHA256(a.Executable)
 	}
 	return a.binarySum
 }

@@ -81,35 +81,6 @@ func nativeFixture(t *testing.T, checksum string) (*App, *project, *dockertest.F
 	return a, p, fake
 }
 
-// TestNativeClaudeIsVerifiedAndStaged: `abox up` builds the agent image from a Claude Code it
-// downloaded and checked against the release's manifest, with no sha256 in config.yaml; the
-// build context holds the binary and the checksum the Dockerfile checks it against again.
-func TestNativeClaudeIsVerifiedAndStaged(t *testing.T) {
-	a, p, fake := nativeFixture(t, nativeSum)
-	fake.On("image inspect", docker.Result{ExitCode: 1, Stderr: []byte("Error: No such image: abox-agent-p:1\n")})
-	fake.On("build", docker.Result{})
-	rs := &render.RunSpec{Agent: render.RunCommand{Image: "abox-agent-p:1"}}
-	if err := a.ensureAgentImage(context.Background(), p, rs, buildOptions{}); err != nil {
-		t.Fatalf("ensureAgentImage = %v (hint %q)", err, hintOf(err))
-	}
-	staged, err := os.ReadFile(filepath.Join(p.state.Build(), "claude"))
-	if err != nil || !bytes.Equal(staged, nativeBinary) {
-		t.Errorf("staged claude = %q, %v; want the release's binary", staged, err)
-	}
-	sum, err := os.ReadFile(filepath.Join(p.state.Build(), "claude.sha256"))
-	if err != nil || string(sum) != nativeSum+"  claude\n" {
-		t.Errorf("staged claude.sha256 = %q, %v", sum, err)
-	}
-	if !slices.ContainsFunc(fake.Calls(), func(c dockertest.Call) bool { return c.Args[0] == "build" }) {
-		t.Error("no image was built")
-	}
-	if errs := a.Err.(*bytes.Buffer).String(); !strings.Contains(errs, "downloading Claude Code 2.1.332 for linux-") ||
-		!strings.Contains(errs, "sha256 "+nativeSum[:12]+"…, as its release manifest on 127.0.0.1:") ||
-		!strings.Contains(errs, "the manifest's own signature is not checked") {
-		t.Errorf("progress does not say what was downloaded and what the check rests on: %q", errs)
-	}
-}
-
 // TestNativeClaudeRefused: a binary that is not the one the manifest (or a pinned sha256)
 // vouches for stops `abox up` (ensureAgentImage, as up calls it) with a boundary refusal before
 // anything is staged or built; an unreachable release host is named.
@@ -154,32 +125,41 @@ func TestNativeClaudeRefused(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, claudecode.RecordFile), []byte("{"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, err := a.agentContext(context.Background(), p)
+		_, err := a.builder(buildOptions{}).AgentContext(context.Background(), p.images())
 		if err == nil || !strings.Contains(err.Error(), "is not a release record") || !strings.Contains(hintOf(err), "to download it afresh") {
-			t.Errorf("agentContext = %v (hint %q)", err, hintOf(err))
+			t.Errorf("AgentContext = %v (hint %q)", err, hintOf(err))
 		}
 	})
 	t.Run("host unreachable", func(t *testing.T) {
 		a, p, _ := nativeFixture(t, nativeSum)
 		p.cfg.ClaudeCode.ReleaseURL = "https://127.0.0.1:1/r"
-		_, err := a.agentContext(context.Background(), p)
+		_, err := a.builder(buildOptions{}).AgentContext(context.Background(), p.images())
 		if err == nil || !strings.HasPrefix(err.Error(), "cannot download Claude Code 2.1.332 from 127.0.0.1:1: fetching https://127.0.0.1:1/r/2.1.332/manifest.json: ") ||
 			!strings.Contains(hintOf(err), "allow HTTPS to 127.0.0.1:1") {
-			t.Errorf("agentContext = %v (hint %q)", err, hintOf(err))
+			t.Errorf("AgentContext = %v (hint %q)", err, hintOf(err))
 		}
 	})
 }
 
-// TestNativeClaudePinned: a pinned sha256 is checked on the host and rendered into the
-// Dockerfile, so no checksum file is staged.
-func TestNativeClaudePinned(t *testing.T) {
-	a, p, _ := nativeFixture(t, sha256Hex([]byte("the manifest is not read")))
-	p.cfg.ClaudeCode.SHA256 = nativeSum
-	files, err := a.agentContext(context.Background(), p)
-	if err != nil {
-		t.Fatalf("agentContext = %v", err)
+// TestFileClaudeRefused: a Claude Code file whose sha256 is not claude_code.sha256 stops `abox
+// up` with a boundary refusal (exit 3) and its fix, before anything is built.
+func TestFileClaudeRefused(t *testing.T) {
+	a, p, fake := nativeFixture(t, nativeSum)
+	path := filepath.Join(t.TempDir(), "claude")
+	if err := os.WriteFile(path, nativeBinary, 0o600); err != nil {
+		t.Fatal(err)
 	}
-	if _, ok := files["claude.sha256"]; ok || files["claude"] == "" {
-		t.Errorf("agentContext files = %v, want claude and no claude.sha256", files)
+	other := sha256Hex([]byte("another build"))
+	p.cfg.ClaudeCode = config.ClaudeCode{Source: config.SourceFile, Version: "2.1.332", Path: path, SHA256: other}
+	fake.On("image inspect", docker.Result{ExitCode: 1, Stderr: []byte("Error: No such image: abox-agent-p:1\n")})
+	fake.On("build", docker.Result{}).Optional()
+	err := a.ensureAgentImage(context.Background(), p, &render.RunSpec{Agent: render.RunCommand{Image: "abox-agent-p:1"}}, buildOptions{})
+	var ec *exitCode
+	if !errors.As(err, &ec) || ec.code != ExitBoundary || !strings.Contains(err.Error(), "has sha256 "+nativeSum+", but claude_code.sha256 is "+other) ||
+		!strings.Contains(hintOf(err), "update claude_code.sha256 in config.yaml only if you trust this file") {
+		t.Errorf("ensureAgentImage = %v (hint %q), want exit %d", err, hintOf(err), ExitBoundary)
+	}
+	if slices.ContainsFunc(fake.Calls(), func(c dockertest.Call) bool { return c.Args[0] == "build" }) {
+		t.Error("an image was built from the refused file")
 	}
 }

@@ -122,6 +122,7 @@ func TestFileSourceChecked(t *testing.T) {
 			cfg := config.Default()
 			f := newFixture(t, cfg)
 			tc.set(f, cfg)
+			f.render("", nil) // so that nothing but the check stands between the file and a build
 			f.fake.On("image inspect", noImage)
 			f.fake.On("build", docker.Result{}).Optional()
 			err := f.b.Agent(context.Background(), f.p, agentTag)

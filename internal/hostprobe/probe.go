@@ -1,11 +1,3 @@
-// Package hostprobe asks the host's own tools how they are configured, so that abox honours the
-// mirrors a machine already uses instead of naming a registry itself: npm's registry for an
-// image that installs Claude Code from npm, go's module proxy and checksum database for the
-// egress `abox init` suggests. It also finds programs on PATH for doctor.
-//
-// Every question is a method of [Probe], which callers take as a value: [System] runs the real
-// tools, and tests pass a fake instead of changing PATH or a package variable. What the answers
-// are used for, and what an empty answer means, is the caller's business.
 package hostprobe
 
 import (
@@ -24,9 +16,13 @@ type Probe interface {
 	// GoEnv returns the values of the named go environment variables (`go env NAME…`), one
 	// per name, in order. An error means go is absent or failed.
 	GoEnv(ctx context.Context, names ...string) ([]string, error)
+	// Resolvers returns the host's upstream DNS servers that netd can ask ("a.b.c.d:53"),
+	// from its resolv.conf; nil when there are none.
+	Resolvers() []string
 }
 
-// System is the [Probe] that runs the host's npm and go, found on PATH.
+// System is the [Probe] that runs the host's npm and go, found on PATH, and reads its
+// resolv.conf.
 type System struct{}
 
 // NPMRegistry implements [Probe].

@@ -85,3 +85,25 @@ func TestSystemDeadline(t *testing.T) {
 		t.Errorf("NPMRegistry returned after %v, long after its deadline", d)
 	}
 }
+
+// TestResolvConf: only IPv4 global unicast nameservers are kept, each once and in order, with
+// port 53; an unreadable file has none.
+func TestResolvConf(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "resolv.conf")
+	conf := "# generated\nsearch example.test\nnameserver 127.0.0.53\nnameserver 192.0.2.1\nnameserver 2001:db8::1\n" +
+		"nameserver 10.0.0.2 # site\nnameserver 192.0.2.1\nnameserver 0.0.0.0\nnameserver not-an-address\nnameserver\noptions edns0\n"
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"192.0.2.1:53", "10.0.0.2:53"}, ResolvConf(path)); diff != "" {
+		t.Errorf("ResolvConf (-want +got):\n%s", diff)
+	}
+	if got := ResolvConf(filepath.Join(t.TempDir(), "none")); got != nil {
+		t.Errorf("ResolvConf of a missing file = %q", got)
+	}
+	for _, s := range (System{}).Resolvers() { // this host's: whatever they are, in the same form
+		if !strings.HasSuffix(s, ":53") {
+			t.Errorf("System.Resolvers has %q", s)
+		}
+	}
+}

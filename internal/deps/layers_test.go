@@ -86,7 +86,7 @@ var allowed = map[string]map[string]string{
 		"internal/statefs":  "registry, token and catalog are written atomically",
 		"internal/termtext": "container output is made safe to print",
 	},
-	"internal/hostprobe": {}, // the host's npm and go, asked how they are configured (issue 19 item 4)
+	"internal/hostprobe": {}, // the host's npm, go and resolv.conf, asked how they are configured (issue 19 item 4)
 	"internal/images": {
 		// What goes into the agent image is checked here before anything is built; the host's
 		// tools are asked through an injected Probe, never run from this package.

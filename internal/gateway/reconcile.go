@@ -66,6 +66,10 @@ func (e *UnknownProfileError) Error() string {
 	return fmt.Sprintf("profile %q is not configured in %s", e.Profile, e.ConfigFile)
 }
 
+func unknownProfile(e *Env, profile string) error {
+	return &UnknownProfileError{Profile: profile, ConfigFile: e.Paths.ConfigFile(), Known: e.Config.ProfileNames()}
+}
+
 // Is makes the error match [ErrNoProfile].
 func (e *UnknownProfileError) Is(target error) bool { return target == ErrNoProfile }
 
@@ -127,7 +131,7 @@ func (e *SecretsError) Secret() string {
 // is "". It returns the token too.
 func LoadPlan(ctx context.Context, e *Env, profile string, mint bool) (*Plan, string, error) {
 	if _, ok := e.Config.Profiles[profile]; !ok {
-		return nil, "", &UnknownProfileError{Profile: profile, ConfigFile: e.Paths.ConfigFile(), Known: e.Config.ProfileNames()}
+		return nil, "", unknownProfile(e, profile)
 	}
 	if e.Secrets == nil {
 		return nil, "", errors.New("gateway: Env.Secrets is not set; the gateway's secrets cannot be rendered")
@@ -180,6 +184,9 @@ type Result struct {
 // A gateway no project needs is removed ([*UnusedError] when there is none). Errors of
 // [Manager.Up] come back as an [*UpError], with the Result so far.
 func Reconcile(ctx context.Context, e *Env, profile string, o ReconcileOptions) (*Result, error) {
+	if _, ok := e.Config.Profiles[profile]; !ok { // before the lock makes the profile a directory
+		return nil, unknownProfile(e, profile)
+	}
 	unlock, err := LockProfile(e.Paths.Gateway(profile))
 	if err != nil {
 		return nil, err

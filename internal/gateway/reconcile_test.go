@@ -402,3 +402,38 @@ func TestBindProject(t *testing.T) {
 		t.Errorf("registry of mcp serves %v, %v, want fetch", reg.Union().All(), err)
 	}
 }
+
+// TestProveAuth: without a token nothing is probed; an open gateway is an *AuthError around an
+// *OpenError and records no proof; an enforcing one is recorded, and its proof spares the next
+// check the probe.
+func TestProveAuth(t *testing.T) {
+	ctx := context.Background()
+	gw := &docker.Container{ID: "gw0001", Image: "sha256:1"}
+	e := newReconcileEnv(t)
+	mgr := e.Manager()
+	var te *TokenError
+	if err := mgr.ProveAuth(ctx, e.Paths.Gateway("none"), "none", "abox-net", probeImage, 8812, gw); !errors.As(err, &te) {
+		t.Errorf("ProveAuth without a token = %v, want a *TokenError", err)
+	}
+	e.noCalls(t)
+
+	dir := e.Paths.Gateway("dev")
+	e.fake.On("run --rm --interactive", okJSON(probeOpen)).Once()
+	var ae *AuthError
+	var open *OpenError
+	if err := mgr.ProveAuth(ctx, dir, "dev", "abox-net", probeImage, 8812, gw); !errors.As(err, &ae) || !errors.As(err, &open) {
+		t.Errorf("ProveAuth of an open gateway = %v, want an *AuthError around an *OpenError", err)
+	}
+	if AuthProven(dir, gw) {
+		t.Error("an open gateway was recorded as proven")
+	}
+	e.fake.On("run --rm --interactive", okJSON(probeOK)).Once()
+	if err := mgr.ProveAuth(ctx, dir, "dev", "abox-net", probeImage, 8812, gw); err != nil || !AuthProven(dir, gw) {
+		t.Fatalf("ProveAuth of an enforcing gateway = %v, proven %v; want nil, true", err, AuthProven(dir, gw))
+	}
+	probes := len(e.fake.Calls())
+	if err := mgr.ProveAuth(ctx, dir, "dev", "abox-net", probeImage, 8812, gw); err != nil || len(e.fake.Calls()) != probes {
+		t.Errorf("ProveAuth with a proof = %v after %d more docker calls, want nil after none", err, len(e.fake.Calls())-probes)
+	}
+	noToken(t, e.fake)
+}

@@ -16,23 +16,19 @@ func openGatewayHint(profile string) string {
 }
 
 // checkGatewayAuth refuses to start an agent behind a gateway that has not been seen to refuse
-// requests without its token. The proof `gateway up` records for the container it started
-// stands for that container; any other is probed now, from the netd image on the sandbox's
-// network, and the proof recorded.
+// requests without its token ([gateway.Manager.ProveAuth]).
 func (a *App) checkGatewayAuth(ctx context.Context, p *project, rs *render.RunSpec, gw *docker.Container) error {
-	dir := p.paths.Gateway(rs.Profile)
-	if gateway.AuthProven(dir, gw) {
-		return nil
-	}
-	token, err := gateway.ReadToken(dir)
-	if err != nil {
-		return boundary(errorf("run `abox up` to mint it and start the gateway", "the %s gateway's token cannot be read: %v", rs.Profile, err))
-	}
-	res, err := a.gatewayManager().CheckAuth(ctx, rs.Profile, rs.Network, rs.Netd.Image, p.cfg.Profiles[rs.Profile].Port, token)
-	if err != nil {
+	err := a.gatewayManager().ProveAuth(ctx, p.paths.Gateway(rs.Profile), rs.Profile, rs.Network, rs.Netd.Image,
+		p.cfg.Profiles[rs.Profile].Port, gw)
+	var te *gateway.TokenError
+	var ae *gateway.AuthError
+	switch {
+	case errors.As(err, &te):
+		return boundary(withHint(err, "run `abox up` to mint it and start the gateway"))
+	case errors.As(err, &ae):
 		return boundary(explainAuth(err, rs.Profile))
 	}
-	return gateway.SaveAuthProof(dir, gw, res.Auth, a.Now())
+	return err
 }
 
 // explainAuth attaches the fix to an error of [gateway.Manager.CheckAuth].

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strings"
 
-	"github.com/aboxhq/abox/internal/artifact"
 	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/docker"
@@ -17,30 +15,22 @@ import (
 	"github.com/aboxhq/abox/internal/paths"
 )
 
-// bindProject records in the profile's registry what the project asks of its gateway, and
-// mints the profile's token, which netd mounts, when the project declares a server.
-//
-// The registry decides what `gateway up` starts, and the workspace manifest can be rewritten by
-// the agent. So unless approved is set (up, which has just approved p.manifest), a project with
-// an approval is bound with its approved manifest, not with a workspace copy that differs.
+// bindProject records in the profile's registry what the project asks of its gateway
+// ([gateway.BindProject]). Unless approved is set (up, which has just approved p.manifest), a
+// project with an approval is bound with its approved manifest, not with a workspace copy that
+// differs.
 func (a *App) bindProject(p *project, approved bool) error {
 	m := p.manifest
 	if !approved {
-		if old, err := os.ReadFile(p.state.Approved()); err == nil {
-			prev, perr := manifest.Parse(old, "approved manifest")
-			if perr != nil {
-				return nil // an unreadable approval binds nothing; `abox up` replaces it
-			}
+		prev, ok := approvedForBinding(p)
+		if !ok {
+			return nil // an unreadable approval binds nothing; `abox up` replaces it
+		}
+		if prev != nil {
 			m = prev
 		}
 	}
-	b := gateway.NewBinding(p.ws, m, p.custom)
-	if b.Declares() {
-		if err := gateway.EnsureToken(p.paths.Gateway(m.Profile)); err != nil {
-			return err
-		}
-	}
-	left, err := gateway.Bind(p.paths.GatewaysDir(), m.Profile, p.state.Hash, b)
+	left, err := gateway.BindProject(p.paths.GatewaysDir(), p.ws, p.state.Hash, m, p.custom)
 	if err != nil {
 		return err
 	}
@@ -50,22 +40,32 @@ func (a *App) bindProject(p *project, approved bool) error {
 	return nil
 }
 
+// approvedForBinding reads the project's approved manifest: nil when there is none, and ok
+// false when it cannot be parsed.
+func approvedForBinding(p *project) (m *manifest.Manifest, ok bool) {
+	old, err := os.ReadFile(p.state.Approved())
+	if err != nil {
+		return nil, true
+	}
+	prev, err := manifest.Parse(old, "approved manifest")
+	if err != nil {
+		return nil, false
+	}
+	return prev, true
+}
+
 // unbindProject removes the project from every registry, and removes a gateway no project
 // needs any more.
 func (a *App) unbindProject(ctx context.Context, p *project) error {
-	from, err := gateway.Unbind(p.paths.GatewaysDir(), p.state.Hash)
+	from, err := a.gatewayManager().UnbindProject(ctx, p.paths.GatewaysDir(), p.state.Hash)
 	if err != nil {
 		return err
 	}
-	for _, prof := range from {
-		reg, err := gateway.LoadRegistry(p.paths.Gateway(prof), prof)
-		if err != nil || !reg.Union().Empty() {
-			continue
-		}
-		if removed, err := a.gatewayManager().Down(ctx, prof); err != nil {
-			a.warnf("remove it with `abox gateway down "+prof+"`", "removing the unused %s gateway: %v", prof, err)
-		} else if removed {
-			fmt.Fprintf(a.Out, "removed %s: no project uses it any more\n", gateway.Name(prof))
+	for _, u := range from {
+		if u.Err != nil {
+			a.warnf("remove it with `abox gateway down "+u.Profile+"`", "removing the unused %s gateway: %v", u.Profile, u.Err)
+		} else if u.Removed {
+			fmt.Fprintf(a.Out, "removed %s: no project uses it any more\n", gateway.Name(u.Profile))
 		}
 	}
 	return nil
@@ -79,119 +79,97 @@ func (a *App) gatewayManager() *gateway.Manager {
 	return m
 }
 
-// gatewayPlan computes the profile's gateway from its registry, the host's catalogs and the
-// secrets store. mint creates the profile's token when it has none; otherwise a missing token
-// is "".
-func (a *App) gatewayPlan(ctx context.Context, cfg *config.Config, custom config.CustomServers, ps paths.Paths, profile string, mint bool) (*gateway.Plan, string, error) {
-	if _, ok := cfg.Profiles[profile]; !ok {
-		return nil, "", errorf("known profiles: "+strings.Join(cfg.ProfileNames(), ", "), "profile %q is not configured in %s", profile, ps.ConfigFile())
+// gatewayEnv is what the gateway package needs of the machine.
+func (a *App) gatewayEnv(cfg *config.Config, custom config.CustomServers, ps paths.Paths) *gateway.Env {
+	return &gateway.Env{Docker: a.docker(), Paths: ps, Config: cfg, Custom: custom, MCPHome: a.mcpHome(),
+		Secrets: func(ctx context.Context, u *gateway.Union, cat *catalog.Catalog) (gateway.Secrets, error) {
+			return a.gatewaySecrets(ctx, ps, u, cat)
+		},
+		Progress: a.progressf, Now: a.Now,
+		Warn: func(w gateway.Warning) {
+			hint := "run `abox up` in a project of the profile to build the netd image the probe runs in"
+			if w.Finding != nil {
+				hint = findingHint(w.Finding.Kind)
+			}
+			a.warnf(hint, "%s", w.Message)
+		},
 	}
-	dir := ps.Gateway(profile)
-	if mint {
-		if err := gateway.EnsureToken(dir); err != nil {
-			return nil, "", err
-		}
-	}
-	token, err := gateway.ReadToken(dir)
-	if err != nil && (mint || !errors.Is(err, fs.ErrNotExist)) {
-		return nil, "", err
-	}
-	reg, err := gateway.LoadRegistry(dir, profile)
-	if err != nil {
-		return nil, "", err
-	}
-	cat, err := catalog.Load(a.mcpHome(), custom)
-	if err != nil {
-		return nil, "", err
-	}
-	sec, err := a.gatewaySecrets(ctx, ps, reg.Union(), cat)
-	if err != nil {
-		return nil, "", err
-	}
-	plan, err := gateway.NewPlan(gateway.PlanInput{Profile: profile, Dir: dir, Config: cfg, Registry: reg,
-		Catalog: cat, Custom: custom, Token: token, Secrets: sec})
-	return plan, token, err
 }
 
-// reconcileGateway brings the profile's gateway in line with its registry: validated, images
-// present, created or recreated as needed, probed. prefer is a netd image to probe from.
+// reconcileGateway brings the profile's gateway in line with its registry ([gateway.Reconcile])
+// and reports what it did. prefer is a netd image to probe from.
 func (a *App) reconcileGateway(ctx context.Context, profile string, force bool, prefer string) error {
 	cfg, custom, ps, err := a.loadConfig()
 	if err != nil {
 		return err
 	}
-	unlock, err := gateway.LockProfile(ps.Gateway(profile))
+	res, err := gateway.Reconcile(ctx, a.gatewayEnv(cfg, custom, ps), profile, gateway.ReconcileOptions{Force: force, Prefer: prefer})
 	if err != nil {
-		return err
+		return a.explainGateway(err, profile)
 	}
-	defer unlock()
-	plan, token, err := a.gatewayPlan(ctx, cfg, custom, ps, profile, true)
-	if err != nil {
-		return err
-	}
-	if plan.Union.Empty() {
-		return a.removeUnused(ctx, profile)
-	}
-	if err := a.checkLeaks(plan); err != nil {
-		return err
-	}
-	if err := a.checkPlan(plan); err != nil {
-		return err
-	}
-	if err := a.checkGatewaySecrets(plan); err != nil {
-		return err
-	}
-	if err := a.ensureNetwork(ctx, cfg.Network); err != nil {
-		return err
-	}
-	img := a.probeImage(ctx, ps, plan, prefer)
-	if img == "" {
-		a.warnf("run `abox up` in a project of the profile to build the netd image the probe runs in",
-			"the %s gateway will not be probed: no netd image on this machine", plan.Profile)
-	}
-	mgr := a.gatewayManager()
-	out, err := mgr.Up(ctx, plan, gateway.UpOptions{Force: force, Token: token, ProbeImage: img})
-	if err != nil {
-		return a.explainGateway(ctx, mgr, profile, token, err)
-	}
-	a.reportGateway(plan, out)
-	return nil
-}
-
-// removeUnused removes the gateway of a profile none of whose projects declares a server: it
-// would serve servers nobody asked for, with the docker socket.
-func (a *App) removeUnused(ctx context.Context, profile string) error {
-	removed, err := a.gatewayManager().Down(ctx, profile)
-	if err != nil {
-		return err
-	}
-	if !removed {
-		return errorf("declare one with `abox mcp add SERVER` in a project of the profile", "no project on profile %s declares an MCP server", profile)
-	}
-	fmt.Fprintf(a.Out, "removed %s: no project on profile %s declares an MCP server\n", gateway.Name(profile), profile)
-	return nil
-}
-
-// checkPlan prints warnings and refuses a plan with errors: the gateway would start anyway, with
-// fewer tools than the projects declare, or abort later.
-func (a *App) checkPlan(plan *gateway.Plan) error {
-	for _, f := range plan.Findings {
-		if !f.Error {
-			a.warnf(findingHint(f.Kind), "%s", f.Message)
-		}
-	}
-	errs := plan.Errors()
-	if len(errs) == 0 {
+	if res.Removed {
+		fmt.Fprintf(a.Out, "removed %s: no project on profile %s declares an MCP server\n", gateway.Name(profile), profile)
 		return nil
 	}
-	hint := "fix the catalog, custom-servers.yaml or the projects' manifests, then run `abox gateway up " + plan.Profile + "`"
-	for _, f := range plan.Findings {
-		if f.Error {
-			hint = findingHint(f.Kind)
-			break
+	a.reportGateway(res.Plan, res.Outcome)
+	return nil
+}
+
+// explainGateway adds what the user needs to an error of the gateway package: the hint that
+// fixes it and, for a gateway that does not answer, its log (token removed). An error it does
+// not know stays as it is.
+func (a *App) explainGateway(err error, profile string) error {
+	var up *gateway.UpError
+	var unknown *gateway.UnknownProfileError
+	var unused *gateway.UnusedError
+	var leak *gateway.LeakError
+	var plan *gateway.PlanError
+	var sec *gateway.SecretsError
+	switch {
+	case errors.As(err, &up):
+		return a.explainUp(up)
+	case errors.As(err, &unknown):
+		return withHint(err, "known profiles: "+strings.Join(unknown.Known, ", "))
+	case errors.As(err, &unused):
+		return withHint(err, "declare one with `abox mcp add SERVER` in a project of the profile")
+	case errors.As(err, &leak):
+		return withHint(err, leakHint(leak.Leaks[0]))
+	case errors.As(err, &plan):
+		hint := "fix the catalog, custom-servers.yaml or the projects' manifests, then run `abox gateway up " + plan.Profile + "`"
+		if plan.Kind != "" {
+			hint = findingHint(plan.Kind)
 		}
+		return withHint(err, hint)
+	case errors.As(err, &sec):
+		return withHint(err, fmt.Sprintf("store it with `abox secrets set %s` (or map it in secrets.yaml and run `abox secrets sync`), then run this again", sec.Secret()))
 	}
-	return errorf(hint, "the %s gateway cannot start:\n- %s", plan.Profile, strings.Join(errs, "\n- "))
+	return err
+}
+
+// explainUp adds the fix to an error of [gateway.Manager.Up], and prints the log of a gateway
+// that does not answer.
+func (a *App) explainUp(up *gateway.UpError) error {
+	profile := up.Profile
+	var ue *gateway.UnhealthyError
+	var missing *gateway.ImageMissingError
+	var open *gateway.OpenError
+	switch {
+	case errors.As(up, &open):
+		return boundary(withHint(up, openGatewayHint(profile)))
+	case errors.As(up, &ue):
+		if up.Log != "" {
+			fmt.Fprintf(a.Err, "the last lines of %s's log:\n%s\n", gateway.Name(profile), up.Log)
+		}
+		if ue.Unauthorized {
+			return withHint(up, "the gateway holds another token; recreate it with `abox gateway up --force "+profile+"`")
+		}
+		return withHint(up, "read the log above; `abox gateway up --force "+profile+"` recreates the gateway")
+	case errors.As(up, &missing):
+		return withHint(up, "build or load the image on this machine (`docker image ls` lists them), then retry")
+	case errors.Is(up, docker.ErrDaemonUnreachable):
+		return withHint(up, "start the Docker daemon, then retry")
+	}
+	return withHint(up, "retry with `abox gateway up --force "+profile+"`, adding --verbose to see every docker command")
 }
 
 func findingHint(k catalog.Kind) string {
@@ -207,56 +185,6 @@ func findingHint(k catalog.Kind) string {
 	default:
 		return "install the Docker MCP Toolkit catalog, or set ABOX_DOCKER_MCP_HOME to where it is"
 	}
-}
-
-// probeImage returns a netd image to run the health probe in: prefer when it exists, else the
-// netd image of any project bound to the profile. "" when there is none.
-func (a *App) probeImage(ctx context.Context, ps paths.Paths, plan *gateway.Plan, prefer string) string {
-	candidates := []string{prefer}
-	reg, err := gateway.LoadRegistry(plan.Dir, plan.Profile)
-	if err == nil {
-		for _, h := range reg.Hashes() {
-			if rs, err := artifact.ReadRunSpec(ps.Project(reg.Projects[h].Workspace)); err == nil {
-				candidates = append(candidates, rs.Netd.Image)
-			}
-		}
-	}
-	seen := map[string]bool{"": true}
-	for _, c := range candidates {
-		if seen[c] {
-			continue
-		}
-		seen[c] = true
-		if ok, err := a.docker().ImageExists(ctx, c); err == nil && ok {
-			return c
-		}
-	}
-	return ""
-}
-
-// explainGateway adds what the user needs to an error of gateway.Manager.Up: the gateway's
-// log for an unhealthy gateway (token removed), and the command that fixes it.
-func (a *App) explainGateway(ctx context.Context, mgr *gateway.Manager, profile, token string, err error) error {
-	var ue *gateway.UnhealthyError
-	var missing *gateway.ImageMissingError
-	var open *gateway.OpenError
-	switch {
-	case errors.As(err, &open):
-		return boundary(withHint(err, openGatewayHint(profile)))
-	case errors.As(err, &ue):
-		if logs := strings.TrimSpace(mgr.LogsTail(ctx, profile, token, 40)); logs != "" {
-			fmt.Fprintf(a.Err, "the last lines of %s's log:\n%s\n", gateway.Name(profile), logs)
-		}
-		if ue.Unauthorized {
-			return withHint(err, "the gateway holds another token; recreate it with `abox gateway up --force "+profile+"`")
-		}
-		return withHint(err, "read the log above; `abox gateway up --force "+profile+"` recreates the gateway")
-	case errors.As(err, &missing):
-		return withHint(err, "build or load the image on this machine (`docker image ls` lists them), then retry")
-	case errors.Is(err, docker.ErrDaemonUnreachable):
-		return withHint(err, "start the Docker daemon, then retry")
-	}
-	return withHint(err, "retry with `abox gateway up --force "+profile+"`, adding --verbose to see every docker command")
 }
 
 // reportGateway prints the result of a reconciliation on stdout.

@@ -7,32 +7,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/gateway"
-	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/termtext"
 )
 
 type gatewayStatusOptions struct {
 	tools, json bool
-}
-
-// gatewayStatus is one profile's line of `gateway status`; its JSON form is stable.
-type gatewayStatus struct {
-	Profile   string `json:"profile"`
-	Container string `json:"container"`
-	State     string `json:"state"`  // running, exited, …, or missing
-	Health    string `json:"health"` // healthy, unhealthy, unknown (not probed), or "" when not running
-	Detail    string `json:"detail,omitempty"`
-	URL       string `json:"url"`
-	Image     string `json:"image,omitempty"`
-	// Current is false when the container differs from what `gateway up` would start now.
-	Current        bool     `json:"current"`
-	Projects       []string `json:"projects"`
-	Servers        []string `json:"servers"` // from the container's own --servers
-	Remote         []string `json:"remote"`
-	PublishedPorts []string `json:"published_ports"`
-	Tools          []string `json:"tools,omitempty"`
 }
 
 func newGatewayStatusCmd(a *App) *cobra.Command {
@@ -69,11 +49,12 @@ func runGatewayStatus(ctx context.Context, a *App, o gatewayStatusOptions, args 
 	if err := a.requireDaemon(ctx); err != nil {
 		return err
 	}
-	var out []gatewayStatus
+	env := a.gatewayEnv(cfg, custom, ps)
+	var out []gateway.Status
 	for _, prof := range profiles {
-		st, err := a.statusOf(ctx, cfg, custom, ps, prof, o.tools)
+		st, err := gateway.ProfileStatus(ctx, env, prof, o.tools)
 		if err != nil {
-			return err
+			return a.explainGateway(err, prof)
 		}
 		out = append(out, st)
 	}
@@ -86,51 +67,7 @@ func runGatewayStatus(ctx context.Context, a *App, o gatewayStatusOptions, args 
 	return nil
 }
 
-// statusOf gathers one profile's status from the machine: the container, its arguments, its
-// ports and a live probe.
-func (a *App) statusOf(ctx context.Context, cfg *config.Config, custom config.CustomServers, ps paths.Paths, prof string, tools bool) (gatewayStatus, error) {
-	plan, token, err := a.gatewayPlan(ctx, cfg, custom, ps, prof, false)
-	if err != nil {
-		return gatewayStatus{}, err
-	}
-	st := gatewayStatus{Profile: prof, Container: gateway.Name(prof), URL: plan.URL(), State: "missing",
-		Projects: nonNil(plan.Union.Projects), Servers: []string{}, Remote: nonNil(plan.Union.RemoteNames()), PublishedPorts: []string{}}
-	mgr := a.gatewayManager()
-	ct, err := mgr.Inspect(ctx, prof)
-	if err != nil || ct == nil {
-		return st, err
-	}
-	st.State, st.Image = ct.State.Status, ct.Config.Image
-	st.Servers = nonNil(gateway.ServersOf(ct))
-	st.PublishedPorts = nonNil(gateway.PublishedPorts(ct))
-	st.Current = ct.Config.Labels["abox.fingerprint"] == plan.Container.Fingerprint
-	if !ct.State.Running {
-		return st, nil
-	}
-	st.Health = "unknown"
-	img := a.probeImage(ctx, ps, plan, "")
-	if img == "" {
-		st.Detail = "no netd image to probe from"
-		return st, nil
-	}
-	res, err := mgr.Probe(ctx, prof, cfg.Network, img, plan.Container.Port, token)
-	switch {
-	case err != nil:
-		st.Health, st.Detail = "unhealthy", gateway.Redact(err.Error(), token)
-	case !res.OK:
-		st.Health, st.Detail = "unhealthy", gateway.Redact(res.Error, token)
-	case !res.AuthEnforced():
-		st.Health, st.Detail = "open", "does not enforce its token: "+res.Auth.String()+"; abox refuses to use it"
-	default:
-		st.Health = "healthy"
-		if tools {
-			st.Tools = nonNil(res.ToolNames())
-		}
-	}
-	return st, nil
-}
-
-func (a *App) printStatus(st gatewayStatus) {
+func (a *App) printStatus(st gateway.Status) {
 	state := a.paint("red", st.State)
 	switch {
 	case st.State == "running" && st.Health == "healthy":
@@ -165,11 +102,4 @@ func (a *App) printStatus(st gatewayStatus) {
 	if st.State == "missing" && len(st.Projects) > 0 {
 		line("next", "`abox gateway up "+st.Profile+"` starts it")
 	}
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }

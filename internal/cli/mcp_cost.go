@@ -142,9 +142,10 @@ func (a *App) probeProfile(ctx context.Context, profile string) (*gateway.ProbeR
 	if err != nil {
 		return nil, err
 	}
-	plan, token, err := a.gatewayPlan(ctx, cfg, custom, ps, profile, false)
+	env := a.gatewayEnv(cfg, custom, ps)
+	plan, token, err := gateway.LoadPlan(ctx, env, profile, false)
 	if err != nil {
-		return nil, err
+		return nil, a.explainGateway(err, profile)
 	}
 	mgr := a.gatewayManager()
 	ct, err := mgr.Inspect(ctx, profile)
@@ -154,7 +155,7 @@ func (a *App) probeProfile(ctx context.Context, profile string) (*gateway.ProbeR
 	if ct == nil || !ct.State.Running {
 		return nil, errorf("start it with `abox up`", "the %s gateway is not running", profile)
 	}
-	img := a.probeImage(ctx, ps, plan, "")
+	img := gateway.ProbeImage(ctx, env, plan, "")
 	if img == "" {
 		return nil, errorf("run `abox up` to build the netd image the probe runs in", "no netd image to probe the %s gateway from", profile)
 	}

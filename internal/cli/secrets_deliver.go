@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/gateway"
@@ -42,19 +41,6 @@ func (a *App) gatewaySecrets(ctx context.Context, ps paths.Paths, u *gateway.Uni
 		out.Digest = secrets.NewDigester(salt, 0).Digest(data)
 	}
 	return out, nil
-}
-
-// checkGatewaySecrets refuses to start a gateway some of whose servers' secrets are not in the
-// store: the gateway would start anyway and hand those servers the string <UNKNOWN>.
-func (a *App) checkGatewaySecrets(plan *gateway.Plan) error {
-	missing := plan.Secrets.Missing
-	if len(missing) == 0 {
-		return nil
-	}
-	first, _, _ := strings.Cut(missing[0], " ")
-	return errorf(fmt.Sprintf("store it with `abox secrets set %s` (or map it in secrets.yaml and run `abox secrets sync`), then run this again", first),
-		"the %s gateway needs secrets the store does not hold; it would hand these servers <UNKNOWN>:\n- %s",
-		plan.Profile, strings.Join(missing, "\n- "))
 }
 
 // attachedEnv reads the secrets attached to the agent from the store, as the env file the

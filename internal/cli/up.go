@@ -120,15 +120,7 @@ func runUp(ctx context.Context, a *App, opts upOptions) error {
 
 // ensureNetwork creates the bridge network abox's containers share, if missing.
 func (a *App) ensureNetwork(ctx context.Context, name string) error {
-	_, err := a.docker().NetworkInspect(ctx, name)
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, docker.ErrNotFound) {
-		return err
-	}
-	_, err = a.docker().NetworkCreate(ctx, name, map[string]string{"abox.managed": "true"})
-	return err
+	return a.docker().EnsureNetwork(ctx, name, map[string]string{"abox.managed": "true"})
 }
 
 // approve compares the manifest with the one approved by the last up. A widening change is shown

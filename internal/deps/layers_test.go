@@ -77,11 +77,13 @@ var allowed = map[string]map[string]string{
 	},
 	"internal/egress": {}, // DESIGN §3: the one definition, shared by render, netd and doctor
 	"internal/gateway": {
+		"internal/artifact": "the health probe runs in a bound project's netd image, which its runspec.json names",
 		"internal/catalog":  "the gateway's catalog is rendered from catalog entries",
 		"internal/config":   "profiles, the gateway image and custom servers",
 		"internal/docker":   "the gateway's lifecycle runs through the docker client",
 		"internal/manifest": "bound projects declare servers, tools and remote servers",
-		"internal/policy":   "the MCP port and addresses netd forwards to",
+		"internal/paths":    "Reconcile finds the profile's state, config.yaml and bound projects' state in the paths it is given",
+		"internal/policy":   "the MCP port and addresses netd forwards to; a project's netd policy is what its scope is decided from",
 		"internal/render":   "container names, mounts and catalog entries are rendered as for the agent",
 		"internal/statefs":  "registry, token and catalog are written atomically",
 		"internal/termtext": "container output is made safe to print",

@@ -320,3 +320,38 @@ func (e envRunner) Run(ctx context.Context, inv docker.Invocation) (docker.Resul
 	inv.Env = append(append([]string(nil), inv.Env...), e.env...)
 	return e.r.Run(ctx, inv)
 }
+
+// TestEnsureNetwork: an existing network is left alone; a missing one is created with the
+// labels; any other inspect error stops it before a create.
+func TestEnsureNetwork(t *testing.T) {
+	ctx := context.Background()
+	labels := map[string]string{"abox.managed": "true"}
+	creates := func(f *dockertest.Fake) int {
+		n := 0
+		for _, c := range f.Calls() {
+			if len(c.Args) > 1 && c.Args[0] == "network" && c.Args[1] == "create" {
+				n++
+			}
+		}
+		return n
+	}
+
+	f, c := newFake(t)
+	f.On("network inspect", docker.Result{Stdout: []byte(`{"Name":"abox-net","Id":"n1","Driver":"bridge"}`)})
+	if err := c.EnsureNetwork(ctx, "abox-net", labels); err != nil || creates(f) != 0 {
+		t.Errorf("existing network: %v, %d creates; want nil, 0", err, creates(f))
+	}
+
+	f, c = newFake(t)
+	f.On("network inspect", docker.Result{ExitCode: 1, Stderr: []byte("Error response from daemon: network abox-net not found\n")})
+	f.On("network create --driver bridge --label abox.managed=true abox-net", docker.Result{Stdout: []byte("0123abcd\n")})
+	if err := c.EnsureNetwork(ctx, "abox-net", labels); err != nil || creates(f) != 1 {
+		t.Errorf("missing network: %v, %d creates; want nil, 1", err, creates(f))
+	}
+
+	f, c = newFake(t)
+	f.On("network inspect", docker.Result{ExitCode: 1, Stderr: []byte("permission denied while trying to connect to the Docker daemon socket\n")})
+	if err := c.EnsureNetwork(ctx, "abox-net", labels); err == nil || creates(f) != 0 {
+		t.Errorf("inspect failure: %v, %d creates; want an error, 0", err, creates(f))
+	}
+}

@@ -55,6 +55,17 @@ func (c *Client) NetworkCreate(ctx context.Context, name string, labels map[stri
 	return idFrom(args, out)
 }
 
+// EnsureNetwork creates the bridge network name with labels unless a network of that name
+// exists.
+func (c *Client) EnsureNetwork(ctx context.Context, name string, labels map[string]string) error {
+	_, err := c.NetworkInspect(ctx, name)
+	if err == nil || !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	_, err = c.NetworkCreate(ctx, name, labels)
+	return err
+}
+
 func networkCreateArgs(name string, labels map[string]string) []string {
 	args := []string{"network", "create", "--driver", "bridge"}
 	args = append(args, labelArgs(labels)...)

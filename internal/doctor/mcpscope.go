@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aboxhq/abox/internal/catalog"
+	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/termtext"
 )
@@ -30,26 +32,20 @@ func gatewayProjectScope(ctx context.Context, e *Env) Finding {
 	if err != nil {
 		return failf("fix or remove the registry; `abox up` in each project of the profile binds it again", "%v", err)
 	}
-	serving := reg.Union().All()
+	var running *docker.Container
 	if e.daemonUp(ctx) {
 		if c, _, err := e.gateway(ctx); err == nil {
-			serving = append(serving, gateway.ServersOf(c)...)
+			running = c
 		}
 	}
-	var unlisted []string
-	if p.MCP.Unlisted {
-		unlisted = gateway.UnlistedServers(p.MCP)
-	}
-	foreign := gateway.ForeignServers(p.MCP.Servers, serving)
-	var borrowed map[string]string
-	if len(foreign) > 0 {
-		borrowed = reg.Union().BorrowedTools(slices.Collect(maps.Keys(p.MCP.Tools)), foreign, nil, e.Catalog)
-	}
+	l, ok, _ := gateway.ProjectScope(gateway.ScopeInput{Netd: p, Registry: reg, Running: running,
+		Catalog: func() (*catalog.Catalog, error) { return e.Catalog, nil }})
+	unlisted, foreign, borrowed := l.Unlisted, l.Foreign, l.Borrowed
 	switch {
-	case len(unlisted) > 0 && len(foreign) == 0:
+	case ok && len(unlisted) > 0:
 		return okf("netd lets any tool name through (%s has no known tool list), but the %s gateway serves only this project's servers",
 			strings.Join(unlisted, ", "), profile).with("unlisted", unlisted)
-	case len(unlisted) == 0 && len(borrowed) == 0:
+	case ok:
 		return okf("netd lets through only the project's %d tools", len(p.MCP.Tools)).with("tools", len(p.MCP.Tools))
 	}
 	var why []string
@@ -68,5 +64,5 @@ func gatewayProjectScope(ctx context.Context, e *Env) Finding {
 	}
 	return failf(hint, "%s, and the %s gateway also serves %s, so the agent can call tools of other projects",
 		strings.Join(why, "; "), profile, strings.Join(foreign, ", ")).
-		with("unlisted", unlisted).with("borrowed", borrowed).with("foreign", foreign).with("declared_by", reg.Declaring(foreign))
+		with("unlisted", unlisted).with("borrowed", borrowed).with("foreign", foreign).with("declared_by", l.Owners)
 }

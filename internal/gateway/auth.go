@@ -186,3 +186,44 @@ func AuthProven(dir string, ct *docker.Container) bool {
 	var p AuthProof
 	return json.Unmarshal(data, &p) == nil && ct != nil && ct.ID != "" && p.Container == ct.ID && p.Image == ct.Image && p.Auth.Enforced()
 }
+
+// TokenError says the profile's token cannot be read, so its gateway's auth cannot be checked.
+type TokenError struct {
+	Profile string
+	Err     error
+}
+
+func (e *TokenError) Error() string {
+	return fmt.Sprintf("the %s gateway's token cannot be read: %v", e.Profile, e.Err)
+}
+func (e *TokenError) Unwrap() error { return e.Err }
+
+// AuthError is an error of [Manager.CheckAuth] within [Manager.ProveAuth]: the gateway was not
+// seen to refuse requests without its token. It unwraps to that error and prints as it does.
+type AuthError struct {
+	Profile string
+	Err     error
+}
+
+func (e *AuthError) Error() string { return e.Err.Error() }
+func (e *AuthError) Unwrap() error { return e.Err }
+
+// ProveAuth makes sure the profile's gateway container gw has been seen to refuse requests
+// without its token, the profile's state directory being dir. The proof `gateway up` records
+// for the container it started stands for that container; any other is probed now
+// ([Manager.CheckAuth], from image on network) and the proof recorded. It returns a
+// [*TokenError] when the token cannot be read and an [*AuthError] when the check fails.
+func (m *Manager) ProveAuth(ctx context.Context, dir, profile, network, image string, port int, gw *docker.Container) error {
+	if AuthProven(dir, gw) {
+		return nil
+	}
+	token, err := ReadToken(dir)
+	if err != nil {
+		return &TokenError{Profile: profile, Err: err}
+	}
+	res, err := m.CheckAuth(ctx, profile, network, image, port, token)
+	if err != nil {
+		return &AuthError{Profile: profile, Err: err}
+	}
+	return SaveAuthProof(dir, gw, res.Auth, m.now())
+}

@@ -26,4 +26,14 @@
 // every server image itself (the gateway runs them with --pull never), and probes the started
 // gateway with a real MCP initialize and tools/list from inside the network, since the gateway
 // publishes no port.
+//
+// # Reconciling, and the scope rule
+//
+// [Reconcile] is the whole of `abox gateway up` (and of the gateway half of `abox up`): under
+// the profile's lock it plans, refuses a plan that would let a project's netd pass other
+// projects' tools, has errors or lacks secrets, and then starts and probes the gateway. Its
+// dependencies come in an [Env] (docker, paths, configuration, the secrets renderer, progress
+// and warnings), and its refusals are typed errors the CLI turns into hints and exit codes.
+// Whether a project's netd keeps its agent to the project's own tools is decided by one rule,
+// shared by Reconcile ([Registry.Leaks]), a run's preflight and doctor ([ProjectScope]).
 package gateway

@@ -70,27 +70,35 @@ func ForeignServers(declared, serving []string) []string {
 // a project's preflight only sees the gateway as it is when its run starts.
 func (r *Registry) Leaks(custom config.CustomServers, cat *catalog.Catalog) []Leak {
 	rcat := renderCatalog(cat)
-	u := r.Union()
-	serving := u.All()
+	serving := r.Union().All()
 	var out []Leak
 	for _, h := range r.Hashes() {
 		b := r.Projects[h]
 		if !b.Declares() {
 			continue
 		}
-		foreign := ForeignServers(b.allServers(), serving)
-		if len(foreign) == 0 {
-			continue
+		l := Leak{Project: b.Project, Workspace: b.Workspace, Unlisted: b.Unlisted(custom, rcat)}
+		if r.leak(&l, b.allServers(), b.allowed(custom, rcat), serving, custom, cat) {
+			out = append(out, l)
 		}
-		unlisted := b.Unlisted(custom, rcat)
-		borrowed := u.BorrowedTools(b.allowed(custom, rcat), foreign, custom, cat)
-		if len(unlisted) == 0 && len(borrowed) == 0 {
-			continue
-		}
-		out = append(out, Leak{Project: b.Project, Workspace: b.Workspace, Unlisted: unlisted,
-			Foreign: foreign, Owners: r.Declaring(foreign), Borrowed: borrowed})
 	}
 	return out
+}
+
+// leak is the one rule that decides whether a project's netd keeps its agent to the project's
+// own tools behind a gateway serving serving, for `gateway up` ([Registry.Leaks]) and for a run
+// and doctor ([ProjectScope]). The project declares declared; its netd lets through the tool
+// names allowed, and every name when l.Unlisted is not empty. leak fills l.Foreign, and, when
+// there are foreign servers, l.Borrowed and l.Owners; it reports whether the agent can reach a
+// tool of a foreign server: through an unlisted server's open door, or a name it borrows.
+func (r *Registry) leak(l *Leak, declared, allowed, serving []string, custom config.CustomServers, cat *catalog.Catalog) bool {
+	l.Foreign = ForeignServers(declared, serving)
+	if len(l.Foreign) == 0 {
+		return false
+	}
+	l.Borrowed = r.Union().BorrowedTools(allowed, l.Foreign, custom, cat)
+	l.Owners = r.Declaring(l.Foreign)
+	return len(l.Unlisted) > 0 || len(l.Borrowed) > 0
 }
 
 // allowed returns the tool names b's netd lets through by name: the known tools of its servers.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/aboxhq/abox/internal/approval"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/sandbox"
 )
@@ -69,6 +70,36 @@ func (e *exitCode) Unwrap() error { return e.err }
 // boundary wraps err as a boundary refusal (exit 3).
 func boundary(err error) error { return &exitCode{code: ExitBoundary, err: err} }
 
+// refusals are the errors of domain packages that are boundary refusals (exit 3), each with
+// the hint cli attaches when the error carries none of its own. A package returns the sentinel
+// (or a type matching it); only cli names the abox command that fixes it.
+var refusals = []struct {
+	err  error
+	hint string
+}{
+	{approval.ErrNotApproved, "run `abox up` first: it builds the sandbox and approves the manifest"},
+	{approval.ErrCorrupt, "review agentbox.yaml; `abox up` approves it again"},
+}
+
+// exitStatus is the status err ends abox with, and the hint to print under it.
+func exitStatus(err error) (int, string) {
+	code, hint := ExitError, hintOf(err)
+	for _, r := range refusals {
+		if errors.Is(err, r.err) {
+			code = ExitBoundary
+			if hint == "" {
+				hint = r.hint
+			}
+			break
+		}
+	}
+	var ec *exitCode
+	if errors.As(err, &ec) {
+		code = ec.code
+	}
+	return code, hint
+}
+
 // silentExit ends abox with code after the command already printed its report.
 func silentExit(code int) error { return &exitCode{code: code} }
 
@@ -110,19 +141,16 @@ func interrupted(ctx context.Context, err error) error {
 // Every line is escaped: an error may quote a workspace file name, a docker message or the
 // agent's output.
 func report(w io.Writer, err error) int {
-	code := ExitError
+	code, hint := exitStatus(err)
 	var ec *exitCode
-	if errors.As(err, &ec) {
-		code = ec.code
-		if ec.err == nil {
-			return code
-		}
+	if errors.As(err, &ec) && ec.err == nil {
+		return code
 	}
 	var me *manifest.Error
 	if errors.As(err, &me) {
 		printProblems(w, me)
-		if h := hintOf(err); h != "" && !allHinted(me) {
-			linef(w, "  ↳ %s", h)
+		if hint != "" && !allHinted(me) {
+			linef(w, "  ↳ %s", hint)
 		}
 		return code
 	}
@@ -132,8 +160,8 @@ func report(w io.Writer, err error) int {
 	for _, l := range lines[1:] {
 		linef(w, "  %s", l)
 	}
-	if h := hintOf(err); h != "" {
-		linef(w, "  ↳ %s", h)
+	if hint != "" {
+		linef(w, "  ↳ %s", hint)
 	}
 	return code
 }

@@ -5,15 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 
+	"github.com/aboxhq/abox/internal/approval"
 	"github.com/aboxhq/abox/internal/artifact"
 	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/gateway"
-	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/paths"
 )
 
@@ -25,13 +24,12 @@ import (
 // an approval is bound with its approved manifest, not with a workspace copy that differs.
 func (a *App) bindProject(p *project, approved bool) error {
 	m := p.manifest
-	if !approved {
-		if old, err := os.ReadFile(p.state.Approved()); err == nil {
-			prev, perr := manifest.Parse(old, "approved manifest")
-			if perr != nil {
-				return nil // an unreadable approval binds nothing; `abox up` replaces it
-			}
-			m = prev
+	if !approved && !p.approvedHere {
+		switch ap, err := approval.Load(p.state); {
+		case err == nil:
+			m = ap.Manifest
+		case !errors.Is(err, approval.ErrNotApproved):
+			return err // a corrupt approval binds nothing and is refused (exit 3)
 		}
 	}
 	b := gateway.NewBinding(p.ws, m, p.custom)

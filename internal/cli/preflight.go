@@ -2,16 +2,15 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
 
+	"github.com/aboxhq/abox/internal/approval"
 	"github.com/aboxhq/abox/internal/artifact"
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/doctor"
@@ -159,30 +158,15 @@ func checkGatewayUp(profile string, gw *docker.Container) error {
 
 // checkApproved refuses a manifest changed since `abox up`: the agent can write the workspace,
 // so an unapproved manifest could widen the agent's own next run.
+// A missing or corrupt approval is refused as well ([approval.Load]; exit 3 by exit.go).
 func (a *App) checkApproved(p *project) error {
-	old, err := os.ReadFile(p.state.Approved())
-	if errors.Is(err, fs.ErrNotExist) {
-		return errorf("run `abox up` first: it builds the sandbox and approves the manifest", "%s has not been approved by `abox up`", manifest.FileName)
+	_, err := approval.Check(p.state, p.manifest, p.raw)
+	var changed *approval.ChangedError
+	if errors.As(err, &changed) {
+		fmt.Fprintf(a.Err, "%v:\n%s", changed, termtext.Text(changed.Diff))
+		return boundary(errorf("review the change; `abox up` approves it", "refusing to run an unapproved manifest"))
 	}
-	if err != nil {
-		return err
-	}
-	prev, err := manifest.Parse(old, "approved manifest")
-	if err != nil {
-		return boundary(errorf("review agentbox.yaml; `abox up` approves it again",
-			"the approved manifest %s does not parse, so this one cannot be checked against it: %v", p.state.Approved(), err))
-	}
-	if sameManifest(prev, p.manifest) {
-		return nil
-	}
-	fmt.Fprintf(a.Err, "agentbox.yaml changed since it was approved by `abox up`:\n%s", termtext.Text(manifest.LineDiff(string(old), string(p.raw))))
-	return boundary(errorf("review the change; `abox up` approves it", "refusing to run an unapproved manifest"))
-}
-
-func sameManifest(a, b *manifest.Manifest) bool {
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return string(x) == string(y)
+	return err
 }
 
 // checkArtifacts refuses artifacts that differ from artifacts.json, or that are stale with

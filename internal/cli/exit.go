@@ -70,23 +70,26 @@ func (e *exitCode) Unwrap() error { return e.err }
 // boundary wraps err as a boundary refusal (exit 3).
 func boundary(err error) error { return &exitCode{code: ExitBoundary, err: err} }
 
-// refusals are the errors of domain packages that are boundary refusals (exit 3), each with
-// the hint cli attaches when the error carries none of its own. A package returns the sentinel
-// (or a type matching it); only cli names the abox command that fixes it.
-var refusals = []struct {
+// sentinels are the errors of domain packages that cli maps to an exit status, each with the
+// hint cli attaches when the error carries none of its own. A package returns the sentinel (or
+// a type matching it); only cli names the abox command that fixes it.
+var sentinels = []struct {
 	err  error
+	code int
 	hint string
 }{
-	{approval.ErrNotApproved, "run `abox up` first: it builds the sandbox and approves the manifest"},
-	{approval.ErrCorrupt, "review agentbox.yaml; `abox up` approves it again"},
+	{approval.ErrNotApproved, ExitBoundary, "run `abox up` first: it builds the sandbox and approves the manifest"},
+	{approval.ErrCorrupt, ExitBoundary, "review agentbox.yaml; `abox up` approves it again"},
+	{sandbox.ErrNoLoginCheck, ExitBoundary, "run `abox up` to render it again"},
+	{sandbox.ErrNotLoggedIn, ExitError, loginHint}, // not a boundary: the sandbox is sound, Claude Code is not logged in
 }
 
 // exitStatus is the status err ends abox with, and the hint to print under it.
 func exitStatus(err error) (int, string) {
 	code, hint := ExitError, hintOf(err)
-	for _, r := range refusals {
+	for _, r := range sentinels {
 		if errors.Is(err, r.err) {
-			code = ExitBoundary
+			code = r.code
 			if hint == "" {
 				hint = r.hint
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/aboxhq/abox/internal/approval"
+	"github.com/aboxhq/abox/internal/doctor"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/sandbox"
 )
@@ -71,30 +72,69 @@ func (e *exitCode) Unwrap() error { return e.err }
 func boundary(err error) error { return &exitCode{code: ExitBoundary, err: err} }
 
 // sentinels are the errors of domain packages that cli maps to an exit status, each with the
-// hint cli attaches when the error carries none of its own. A package returns the sentinel (or
-// a type matching it); only cli names the abox command that fixes it.
+// hint cli attaches when cli itself attached none. A package returns the sentinel (or a type
+// matching it); only cli names the abox command that fixes it. The first match wins.
 var sentinels = []struct {
 	err  error
 	code int
-	hint string
+	hint func(error) string
 }{
-	{approval.ErrNotApproved, ExitBoundary, "run `abox up` first: it builds the sandbox and approves the manifest"},
-	{approval.ErrCorrupt, ExitBoundary, "review agentbox.yaml; `abox up` approves it again"},
-	{sandbox.ErrNoLoginCheck, ExitBoundary, "run `abox up` to render it again"},
-	{sandbox.ErrNotLoggedIn, ExitError, loginHint}, // not a boundary: the sandbox is sound, Claude Code is not logged in
+	{approval.ErrNotApproved, ExitBoundary, fixed("run `abox up` first: it builds the sandbox and approves the manifest")},
+	{approval.ErrCorrupt, ExitBoundary, fixed("review agentbox.yaml; `abox up` approves it again")},
+	{sandbox.ErrTampered, ExitBoundary, fixed("run `abox up` to render them again, and `abox doctor` to see what changed them")},
+	{sandbox.ErrNoLoginCheck, ExitBoundary, fixed("run `abox up` to render it again")},
+	// The rest are not boundary refusals: the sandbox is sound, something is missing or moved.
+	{sandbox.ErrNotLoggedIn, ExitError, fixed(loginHint)},
+	{sandbox.ErrRunSpec, ExitError, fixed("run `abox up`")},
+	{sandbox.ErrNoAgentUser, ExitError, fixed("run `abox up` to render it again")},
+	{sandbox.ErrOwnerChanged, ExitError, func(err error) string {
+		return "run `abox up` to rebuild the sandbox for " + refusalSubject(err)
+	}},
+	{sandbox.ErrCannotWrite, ExitError, fixed(doctor.CanWriteHint)},
+	{sandbox.ErrNotRendered, ExitError, fixed("run `abox up`")},
+	{sandbox.ErrUnverifiable, ExitError, fixed("run `abox up` to render them again")},
+	{sandbox.ErrStale, ExitError, fixed("run `abox up` to render and build them")},
+	{sandbox.ErrNetdPolicy, ExitError, fixed("run `abox up` to render it")},
+	{sandbox.ErrGatewayDown, ExitError, fixed("run `abox up` to start it")},
+	{sandbox.ErrGatewayAddress, ExitError, func(err error) string {
+		return "recreate it with `abox gateway up --force " + refusalSubject(err) + "`"
+	}},
+	{sandbox.ErrImageMissing, ExitError, fixed("run `abox up` to build it")},
+	{sandbox.ErrNetdBinary, ExitError, fixed("run `abox up` to rebuild it")},
+	{sandbox.ErrNetworkMissing, ExitError, fixed("run `abox up` to create it")},
+	{sandbox.ErrContextMissing, ExitError, fixed("create it, or remove it from mounts.context and run `abox up`")},
 }
 
-// exitStatus is the status err ends abox with, and the hint to print under it.
+func fixed(hint string) func(error) string { return func(error) string { return hint } }
+
+// refusalSubject is what a [sandbox.Refusal] in err concerns.
+func refusalSubject(err error) string {
+	var r *sandbox.Refusal
+	if errors.As(err, &r) {
+		return r.Subject
+	}
+	return ""
+}
+
+// exitStatus is the status err ends abox with, and the hint to print under it: one cli
+// attached, else the one of a sentinel above, else one a lower package's error carries.
 func exitStatus(err error) (int, string) {
-	code, hint := ExitError, hintOf(err)
-	for _, r := range sentinels {
-		if errors.Is(err, r.err) {
-			code = r.code
+	code, hint := ExitError, ""
+	var h *hinted
+	if errors.As(err, &h) {
+		hint = h.hint
+	}
+	for _, s := range sentinels {
+		if errors.Is(err, s.err) {
+			code = s.code
 			if hint == "" {
-				hint = r.hint
+				hint = s.hint(err)
 			}
 			break
 		}
+	}
+	if hint == "" {
+		hint = hintOf(err)
 	}
 	var ec *exitCode
 	if errors.As(err, &ec) {

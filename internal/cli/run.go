@@ -108,7 +108,7 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 		return err
 	}
 	sb := &sandbox.Sandbox{
-		Docker: a.docker(), Project: p.state, Spec: pre.runSpec, Baseline: pre.baseline,
+		Docker: a.docker(), Project: p.state, Spec: pre.RunSpec, Baseline: pre.Baseline,
 		Now: a.Now, Progress: a.Err,
 	}
 	if !opts.shell {
@@ -119,13 +119,13 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 	if err := checkRecordable(p.state.Runs()); err != nil {
 		return err
 	}
-	scope, err := a.execScope(p, pre.runSpec)
+	scope, err := a.execScope(p, pre.RunSpec)
 	if err != nil {
 		return err
 	}
 	so := sandbox.Options{
 		Prompt: opts.prompt, Resume: opts.resume, Continue: opts.cont, Keep: opts.keep, Shell: opts.shell,
-		Timeout: opts.timeout, Masks: pre.runSpec.Masks, MaskWalkLimit: p.cfg.Limits.MaskWalk, SecretEnv: secretEnv, Gateway: pre.gateway,
+		Timeout: opts.timeout, Masks: pre.RunSpec.Masks, MaskWalkLimit: p.cfg.Limits.MaskWalk, SecretEnv: secretEnv, Gateway: pre.Gateway,
 		Watch: scope,
 	}
 	if so.Timeout == 0 && !opts.shell {
@@ -138,12 +138,12 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 	if err := sb.Record(so, out, p.manifest.Profile, p.manifest.Run.PermissionMode, p.manifest.Servers); err != nil {
 		a.warnf("", "recording the run: %v", err)
 	}
-	a.printSummary(out, opts.shell, pre.runSpec.OnExecChange)
+	a.printSummary(out, opts.shell, pre.RunSpec.OnExecChange)
 	if opts.shell || sandbox.LoggedOut(out) {
 		sandbox.ForgetLogin(p.state) // the shell may have logged in or out; the next run looks again
 	}
 	// First, so that nothing the agent prints (a login prompt) can trade this status for another.
-	if err := execVerdict(out.Exec, pre.runSpec.OnExecChange); err != nil {
+	if err := execVerdict(out.Exec, pre.RunSpec.OnExecChange); err != nil {
 		return err
 	}
 	if !opts.shell && runErr == nil && sandbox.LoggedOut(out) {

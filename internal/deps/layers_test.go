@@ -121,7 +121,12 @@ var allowed = map[string]map[string]string{
 		"internal/policy":   "netpolicy.nft and netd's policy come from policy",
 	},
 	"internal/sandbox": {
+		"internal/approval":  "the preflight refuses a manifest changed since `abox up` approved it, by the approval's one rule",
+		"internal/artifact":  "the preflight verifies the artifacts against artifacts.json and reads runspec.json",
 		"internal/docker":    "netd and the agent run through the docker client (DESIGN §9: only docker runs docker)",
+		"internal/gateway":   "the preflight finds the gateway netd forwards to, and its address on the sandbox's network",
+		"internal/manifest":  "the preflight compares the workspace manifest with the approved one and reads its context mounts",
+		"internal/owner":     "the preflight refuses an agent that could not write the workspace",
 		"internal/paths":     "the project's runs and masks directories",
 		"internal/policy":    "the ruleset read back and netd's events",
 		"internal/render":    "the run follows runspec.json, the audited argv",

@@ -19,6 +19,7 @@ import (
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/owner"
 	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
 )
 
@@ -261,4 +262,61 @@ func write(t *testing.T, path, data string) {
 	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+const pfRemoteManifest = pfManifest + "remote_servers:\n  ctx:\n    url: https://mcp.example.com/mcp\n    transport: streamable-http\n"
+
+// TestPreflightGateway: a project with MCP servers needs its profile's gateway running with an
+// address on the sandbox's network, which becomes netd's upstream; the scope and token checks
+// handed in are consulted, and their errors come back as they are.
+func TestPreflightGateway(t *testing.T) {
+	gwName := gateway.Name("default")
+	running := func(networks map[string]any) docker.Result {
+		return jsonOf(map[string]any{"Name": "/" + gwName, "State": map[string]any{"Running": true},
+			"Config":          map[string]any{"Labels": map[string]string{"abox.managed": "true", "abox.role": "gateway"}},
+			"NetworkSettings": map[string]any{"Networks": networks}})
+	}
+	t.Run("not running", func(t *testing.T) {
+		f := newPreflightFixture(t, pfRemoteManifest).built()
+		f.fake.On("container inspect --format {{json .}} "+gwName, noSuch("container"))
+		_, err := f.pf.Run(context.Background())
+		var r *Refusal
+		if !errors.Is(err, ErrGatewayDown) || !errors.As(err, &r) || r.Subject != "default" {
+			t.Fatalf("Run = %v, want ErrGatewayDown for profile default", err)
+		}
+	})
+	t.Run("no address", func(t *testing.T) {
+		f := newPreflightFixture(t, pfRemoteManifest).built()
+		f.fake.On("container inspect --format {{json .}} "+gwName, running(map[string]any{"other": map[string]any{"IPAddress": "172.31.0.2"}}))
+		_, err := f.pf.Run(context.Background())
+		var r *Refusal
+		if !errors.Is(err, ErrGatewayAddress) || !errors.As(err, &r) || r.Subject != "default" || !strings.Contains(err.Error(), "not attached") {
+			t.Fatalf("Run = %v, want ErrGatewayAddress for profile default", err)
+		}
+	})
+	t.Run("scope refused", func(t *testing.T) {
+		f := newPreflightFixture(t, pfRemoteManifest).built()
+		f.fake.On("container inspect --format {{json .}} "+gwName, running(nil))
+		scopeErr := errors.New("another project's tools")
+		f.pf.MCPScope = func(string, *policy.Netd, *docker.Container) error { return scopeErr }
+		if _, err := f.pf.Run(context.Background()); !errors.Is(err, scopeErr) {
+			t.Fatalf("Run = %v, want the scope check's error", err)
+		}
+	})
+	t.Run("ready", func(t *testing.T) {
+		f := newPreflightFixture(t, pfRemoteManifest).built()
+		f.fake.On("container inspect --format {{json .}} "+gwName, running(map[string]any{f.rs.Network: map[string]any{"IPAddress": "172.30.0.5"}}))
+		var authed bool
+		f.pf.GatewayAuth = func(_ context.Context, rs *render.RunSpec, gw *docker.Container) error {
+			authed = rs != nil && gw != nil && gw.State.Running
+			return nil
+		}
+		ready, err := f.pf.Run(context.Background())
+		if err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if got := ready.Gateway.Addr().String(); got != "172.30.0.5" || ready.Gateway.Port() == 0 || !authed {
+			t.Errorf("Ready.Gateway = %v, token checked %v; want 172.30.0.5 with netd's upstream port, checked", ready.Gateway, authed)
+		}
+	})
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/aboxhq/abox/internal/approval"
+	"github.com/aboxhq/abox/internal/doctor"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/sandbox"
 )
@@ -69,6 +71,78 @@ func (e *exitCode) Unwrap() error { return e.err }
 // boundary wraps err as a boundary refusal (exit 3).
 func boundary(err error) error { return &exitCode{code: ExitBoundary, err: err} }
 
+// sentinels are the errors of domain packages that cli maps to an exit status, each with the
+// hint cli attaches when cli itself attached none. A package returns the sentinel (or a type
+// matching it); only cli names the abox command that fixes it. The first match wins.
+var sentinels = []struct {
+	err  error
+	code int
+	hint func(error) string
+}{
+	{approval.ErrNotApproved, ExitBoundary, fixed("run `abox up` first: it builds the sandbox and approves the manifest")},
+	{approval.ErrCorrupt, ExitBoundary, fixed("review agentbox.yaml; `abox up` approves it again")},
+	{sandbox.ErrTampered, ExitBoundary, fixed("run `abox up` to render them again, and `abox doctor` to see what changed them")},
+	{sandbox.ErrNoLoginCheck, ExitBoundary, fixed("run `abox up` to render it again")},
+	// The rest are not boundary refusals: the sandbox is sound, something is missing or moved.
+	{sandbox.ErrNotLoggedIn, ExitError, fixed(loginHint)},
+	{sandbox.ErrRunSpec, ExitError, fixed("run `abox up`")},
+	{sandbox.ErrNoAgentUser, ExitError, fixed("run `abox up` to render it again")},
+	{sandbox.ErrOwnerChanged, ExitError, func(err error) string {
+		return "run `abox up` to rebuild the sandbox for " + refusalSubject(err)
+	}},
+	{sandbox.ErrCannotWrite, ExitError, fixed(doctor.CanWriteHint)},
+	{sandbox.ErrNotRendered, ExitError, fixed("run `abox up`")},
+	{sandbox.ErrUnverifiable, ExitError, fixed("run `abox up` to render them again")},
+	{sandbox.ErrStale, ExitError, fixed("run `abox up` to render and build them")},
+	{sandbox.ErrNetdPolicy, ExitError, fixed("run `abox up` to render it")},
+	{sandbox.ErrGatewayDown, ExitError, fixed("run `abox up` to start it")},
+	{sandbox.ErrGatewayAddress, ExitError, func(err error) string {
+		return "recreate it with `abox gateway up --force " + refusalSubject(err) + "`"
+	}},
+	{sandbox.ErrImageMissing, ExitError, fixed("run `abox up` to build it")},
+	{sandbox.ErrNetdBinary, ExitError, fixed("run `abox up` to rebuild it")},
+	{sandbox.ErrNetworkMissing, ExitError, fixed("run `abox up` to create it")},
+	{sandbox.ErrContextMissing, ExitError, fixed("create it, or remove it from mounts.context and run `abox up`")},
+}
+
+func fixed(hint string) func(error) string { return func(error) string { return hint } }
+
+// refusalSubject is what a [sandbox.Refusal] in err concerns.
+func refusalSubject(err error) string {
+	var r *sandbox.Refusal
+	if errors.As(err, &r) {
+		return r.Subject
+	}
+	return ""
+}
+
+// exitStatus is the status err ends abox with, and the hint to print under it: one cli
+// attached, else the one of a sentinel above, else one a lower package's error carries.
+func exitStatus(err error) (int, string) {
+	code, hint := ExitError, ""
+	var h *hinted
+	if errors.As(err, &h) {
+		hint = h.hint
+	}
+	for _, s := range sentinels {
+		if errors.Is(err, s.err) {
+			code = s.code
+			if hint == "" {
+				hint = s.hint(err)
+			}
+			break
+		}
+	}
+	if hint == "" {
+		hint = hintOf(err)
+	}
+	var ec *exitCode
+	if errors.As(err, &ec) {
+		code = ec.code
+	}
+	return code, hint
+}
+
 // silentExit ends abox with code after the command already printed its report.
 func silentExit(code int) error { return &exitCode{code: code} }
 
@@ -110,19 +184,16 @@ func interrupted(ctx context.Context, err error) error {
 // Every line is escaped: an error may quote a workspace file name, a docker message or the
 // agent's output.
 func report(w io.Writer, err error) int {
-	code := ExitError
+	code, hint := exitStatus(err)
 	var ec *exitCode
-	if errors.As(err, &ec) {
-		code = ec.code
-		if ec.err == nil {
-			return code
-		}
+	if errors.As(err, &ec) && ec.err == nil {
+		return code
 	}
 	var me *manifest.Error
 	if errors.As(err, &me) {
 		printProblems(w, me)
-		if h := hintOf(err); h != "" && !allHinted(me) {
-			linef(w, "  ↳ %s", h)
+		if hint != "" && !allHinted(me) {
+			linef(w, "  ↳ %s", hint)
 		}
 		return code
 	}
@@ -132,8 +203,8 @@ func report(w io.Writer, err error) int {
 	for _, l := range lines[1:] {
 		linef(w, "  %s", l)
 	}
-	if h := hintOf(err); h != "" {
-		linef(w, "  ↳ %s", h)
+	if hint != "" {
+		linef(w, "  ↳ %s", hint)
 	}
 	return code
 }

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
+	"github.com/aboxhq/abox/internal/approval"
 	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/gateway"
-	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/paths"
 )
 
@@ -21,13 +20,12 @@ import (
 // differs.
 func (a *App) bindProject(p *project, approved bool) error {
 	m := p.manifest
-	if !approved {
-		prev, ok := approvedForBinding(p)
-		if !ok {
-			return nil // an unreadable approval binds nothing; `abox up` replaces it
-		}
-		if prev != nil {
-			m = prev
+	if !approved && !p.approvedHere {
+		switch ap, err := approval.Load(p.state); {
+		case err == nil:
+			m = ap.Manifest
+		case !errors.Is(err, approval.ErrNotApproved):
+			return err // a corrupt approval binds nothing and is refused (exit 3)
 		}
 	}
 	left, err := gateway.BindProject(p.paths.GatewaysDir(), p.ws, p.state.Hash, m, p.custom)
@@ -38,20 +36,6 @@ func (a *App) bindProject(p *project, approved bool) error {
 		a.progressf("%s left the %s gateway; `abox gateway up %s` reconciles it", m.Project, prof, prof)
 	}
 	return nil
-}
-
-// approvedForBinding reads the project's approved manifest: nil when there is none, and ok
-// false when it cannot be parsed.
-func approvedForBinding(p *project) (m *manifest.Manifest, ok bool) {
-	old, err := os.ReadFile(p.state.Approved())
-	if err != nil {
-		return nil, true
-	}
-	prev, err := manifest.Parse(old, "approved manifest")
-	if err != nil {
-		return nil, false
-	}
-	return prev, true
 }
 
 // unbindProject removes the project from every registry, and removes a gateway no project

@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strings"
 	"time"
 
+	"github.com/aboxhq/abox/internal/approval"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/statefs"
 	"github.com/aboxhq/abox/internal/termtext"
@@ -43,16 +42,17 @@ func (a *App) applyMutation(p *project, edit func(*manifest.Doc) error) (*manife
 		return nil, err
 	}
 	defer unlock()
-	approved, err := os.ReadFile(p.state.Approved())
-	hasApproval := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+	// A never-approved project is edited in the workspace only; a corrupt approval is refused
+	// (exit 3), as `abox run` refuses it.
+	_, err = approval.Check(p.state, p.manifest, p.raw)
+	hasApproval := !errors.Is(err, approval.ErrNotApproved)
+	var changed *approval.ChangedError
+	if errors.As(err, &changed) {
+		fmt.Fprintf(a.Err, "%v:\n%s", changed, termtext.Text(changed.Diff))
+		return nil, errorf("review the change and approve it with `abox up` first", "refusing to edit an unapproved manifest")
 	}
-	if hasApproval {
-		if prev, err := manifest.Parse(approved, "approved manifest"); err != nil || !sameManifest(prev, p.manifest) {
-			fmt.Fprintf(a.Err, "agentbox.yaml changed since it was approved by `abox up`:\n%s", termtext.Text(manifest.LineDiff(string(approved), string(p.raw))))
-			return nil, errorf("review the change and approve it with `abox up` first", "refusing to edit an unapproved manifest")
-		}
+	if err != nil && hasApproval {
+		return nil, err
 	}
 	doc, m, err := applyEdit(p.raw, edit)
 	if err != nil {
@@ -62,7 +62,7 @@ func (a *App) applyMutation(p *project, edit func(*manifest.Doc) error) (*manife
 		return nil, err
 	}
 	if hasApproval {
-		if err := statefs.WriteFile(p.state.Approved(), doc.Bytes(), statefs.PrivateMode); err != nil {
+		if err := approval.Record(p.state, doc.Bytes()); err != nil {
 			return nil, err
 		}
 	}

@@ -27,6 +27,9 @@ type project struct {
 	custom   config.CustomServers
 	paths    paths.Paths
 	state    paths.Project
+	// approvedHere is set once this command approved manifest (abox up): it is bound as it
+	// is, not the approval recorded before.
+	approvedHere bool
 }
 
 // manifestPath returns the manifest's path in the workspace.

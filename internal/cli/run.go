@@ -107,25 +107,25 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 	if err != nil {
 		return err
 	}
+	sb := &sandbox.Sandbox{
+		Docker: a.docker(), Project: p.state, Spec: pre.RunSpec, Baseline: pre.Baseline,
+		Now: a.Now, Progress: a.Err,
+	}
 	if !opts.shell {
-		if err := a.checkLogin(ctx, p, pre.runSpec); err != nil {
+		if err := sb.CheckLogin(ctx, p.manifest.EnvSecrets); err != nil {
 			return err
 		}
 	}
 	if err := checkRecordable(p.state.Runs()); err != nil {
 		return err
 	}
-	scope, err := a.execScope(p, pre.runSpec)
+	scope, err := a.execScope(p, pre.RunSpec)
 	if err != nil {
 		return err
 	}
-	sb := &sandbox.Sandbox{
-		Docker: a.docker(), Project: p.state, Spec: pre.runSpec, Baseline: pre.baseline,
-		Now: a.Now, Progress: a.Err,
-	}
 	so := sandbox.Options{
 		Prompt: opts.prompt, Resume: opts.resume, Continue: opts.cont, Keep: opts.keep, Shell: opts.shell,
-		Timeout: opts.timeout, Masks: pre.runSpec.Masks, MaskWalkLimit: p.cfg.Limits.MaskWalk, SecretEnv: secretEnv, Gateway: pre.gateway,
+		Timeout: opts.timeout, Masks: pre.RunSpec.Masks, MaskWalkLimit: p.cfg.Limits.MaskWalk, SecretEnv: secretEnv, Gateway: pre.Gateway,
 		Watch: scope,
 	}
 	if so.Timeout == 0 && !opts.shell {
@@ -138,15 +138,15 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 	if err := sb.Record(so, out, p.manifest.Profile, p.manifest.Run.PermissionMode, p.manifest.Servers); err != nil {
 		a.warnf("", "recording the run: %v", err)
 	}
-	a.printSummary(out, opts.shell, pre.runSpec.OnExecChange)
-	if opts.shell || loggedOut(out) {
-		forgetLogin(p) // the shell may have logged in or out; the next run looks again
+	a.printSummary(out, opts.shell, pre.RunSpec.OnExecChange)
+	if opts.shell || sandbox.LoggedOut(out) {
+		sandbox.ForgetLogin(p.state) // the shell may have logged in or out; the next run looks again
 	}
 	// First, so that nothing the agent prints (a login prompt) can trade this status for another.
-	if err := execVerdict(out.Exec, pre.runSpec.OnExecChange); err != nil {
+	if err := execVerdict(out.Exec, pre.RunSpec.OnExecChange); err != nil {
 		return err
 	}
-	if !opts.shell && runErr == nil && loggedOut(out) {
+	if !opts.shell && runErr == nil && sandbox.LoggedOut(out) {
 		return errorf(loginHint, "Claude Code is not logged in for this project: the run ended asking for /login")
 	}
 	if runErr != nil {

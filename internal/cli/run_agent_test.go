@@ -1,129 +1,21 @@
 package cli
 
 import (
-	"bytes"
-	"context"
-	"os"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/aboxhq/abox/internal/docker"
-	"github.com/aboxhq/abox/internal/docker/dockertest"
-	"github.com/aboxhq/abox/internal/manifest"
-	"github.com/aboxhq/abox/internal/paths"
-	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/sandbox"
-	"github.com/aboxhq/abox/internal/telemetry"
 )
 
-func loginFixture(t *testing.T, env ...string) (*App, *dockertest.Fake, *project, *render.RunSpec) {
-	t.Helper()
-	fake := dockertest.New(t)
-	a := &App{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}, Now: func() time.Time { return time.Unix(1e9, 0) }}
-	a.dockerClient = docker.NewClient(fake, nil)
-	p := &project{manifest: &manifest.Manifest{}, state: paths.Project{Dir: t.TempDir()}}
-	args := []string{"create", "--name", "agent-p-@RUN@", "--user", "1000:1000"}
-	for _, kv := range env {
-		args = append(args, "--env", kv)
+// TestNotLoggedInHint: the login check's refusal ([sandbox.ErrNotLoggedIn]) gets the `abox
+// shell` hint, and exit 1: the sandbox is sound, Claude Code is not logged in.
+func TestNotLoggedInHint(t *testing.T) {
+	code, hint := exitStatus(&sandbox.NotLoggedInError{Volume: "abox-claude-0123456789ab"})
+	if code != ExitError || !strings.Contains(hint, "abox shell") {
+		t.Errorf("exitStatus(not logged in) = %d, %q; want %d and the abox shell hint", code, hint, ExitError)
 	}
-	rs := &render.RunSpec{Project: "p", Hash: "0123456789ab", ClaudeVol: "abox-claude-0123456789ab",
-		Agent: render.RunCommand{Args: args, Image: "abox-agent-p:1"}}
-	return a, fake, p, rs
-}
-
-const volumeJSON = `{"Name":"abox-claude-0123456789ab","CreatedAt":"2026-11-29T10:00:00Z"}`
-
-// TestCheckLogin: no volume or no login in it refuses with the `abox shell` hint; a login seen
-// is remembered, so the next run only inspects the volume, until the volume is gone; a
-// credential in the agent's environment needs no docker at all.
-func TestCheckLogin(t *testing.T) {
-	ctx := context.Background()
-	t.Run("credential in env", func(t *testing.T) {
-		a, _, p, rs := loginFixture(t, "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_OAUTH_TOKEN=tok")
-		if err := a.checkLogin(ctx, p, rs); err != nil {
-			t.Errorf("checkLogin = %v, want nil without docker", err)
-		}
-	})
-	t.Run("no volume", func(t *testing.T) {
-		a, fake, p, rs := loginFixture(t)
-		fake.On("volume inspect", docker.Result{ExitCode: 1, Stderr: []byte("Error: No such volume: abox-claude-0123456789ab\n")})
-		err := a.checkLogin(ctx, p, rs)
-		if err == nil || !strings.Contains(hintOf(err), "abox shell") {
-			t.Errorf("checkLogin = %v (hint %q), want the abox shell hint", err, hintOf(err))
-		}
-	})
-	t.Run("empty volume", func(t *testing.T) {
-		a, fake, p, rs := loginFixture(t)
-		fake.On("volume inspect", docker.Result{Stdout: []byte(volumeJSON)})
-		fake.On("run --rm", docker.Result{ExitCode: 1})
-		if err := a.checkLogin(ctx, p, rs); err == nil || !strings.Contains(err.Error(), "not logged in") {
-			t.Errorf("checkLogin = %v, want not logged in", err)
-		}
-		run := fake.Calls()[1].Args
-		for _, want := range [][]string{{"--network", "none"}, {"--cap-drop", "ALL"}, {"--user", "1000:1000"},
-			{"--mount", "type=volume,source=abox-claude-0123456789ab,target=/claude,readonly"}} {
-			if i := slices.Index(run, want[0]); i < 0 || i+1 >= len(run) || run[i+1] != want[1] {
-				t.Errorf("check container argv %q lacks %s %s", run, want[0], want[1])
-			}
-		}
-		if _, err := os.Stat(loginFile(p)); err == nil {
-			t.Error("a missing login was remembered")
-		}
-	})
-	t.Run("login remembered", func(t *testing.T) {
-		a, fake, p, rs := loginFixture(t)
-		fake.On("volume inspect", docker.Result{Stdout: []byte(volumeJSON)}).Once()
-		fake.On("run --rm", docker.Result{}).Once()
-		fake.On("volume inspect", docker.Result{Stdout: []byte(volumeJSON)}).Once()
-		fake.On("volume inspect", docker.Result{ExitCode: 1, Stderr: []byte("Error: No such volume: x\n")}).Once()
-		fake.On("volume inspect", docker.Result{Stdout: []byte(volumeJSON)}).Once()
-		fake.On("run --rm", docker.Result{ExitCode: 1}).Once()
-		// seen, remembered, volume gone (forgotten), volume back without a login
-		for i, wantErr := range []bool{false, false, true, true} {
-			if err := a.checkLogin(ctx, p, rs); (err != nil) != wantErr {
-				t.Errorf("run %d: checkLogin = %v, want error %v", i+1, err, wantErr)
-			}
-		}
-		var cmds []string
-		for _, c := range fake.Calls() {
-			cmds = append(cmds, c.Args[0]+" "+c.Args[1])
-		}
-		want := []string{"volume inspect", "run --rm", "volume inspect", "volume inspect", "volume inspect", "run --rm"}
-		if !slices.Equal(cmds, want) {
-			t.Errorf("docker calls %q, want %q", cmds, want)
-		}
-	})
-	t.Run("check fails", func(t *testing.T) {
-		a, fake, p, rs := loginFixture(t)
-		fake.On("volume inspect", docker.Result{Stdout: []byte(volumeJSON)})
-		fake.On("run --rm", docker.Result{ExitCode: 125, Stderr: []byte("docker: Error response from daemon: no image\n")})
-		if err := a.checkLogin(ctx, p, rs); err == nil || strings.Contains(err.Error(), "not logged in") {
-			t.Errorf("checkLogin = %v, want the docker error", err)
-		}
-	})
-}
-
-func TestCredentialInEnv(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		args     []string
-		attached map[string]string
-		want     bool
-	}{
-		{"none", []string{"--env", "DISABLE_AUTOUPDATER=1"}, nil, false},
-		{"api key", []string{"--env", "ANTHROPIC_API_KEY=sk"}, nil, true},
-		{"empty value", []string{"--env", "ANTHROPIC_API_KEY="}, nil, false},
-		{"passed through by name", []string{"--env", "CLAUDE_CODE_OAUTH_TOKEN"}, nil, true},
-		{"attached secret", nil, map[string]string{"ANTHROPIC_API_KEY": "anthropic.key"}, true},
-		{"other secret", nil, map[string]string{"DATABASE_URL": "db.url"}, false},
-		{"a value, not a flag", []string{"--label", "ANTHROPIC_API_KEY=x"}, nil, false},
-	} {
-		rs := &render.RunSpec{Agent: render.RunCommand{Args: tc.args}}
-		if got := credentialInEnv(rs, tc.attached); got != tc.want {
-			t.Errorf("%s: credentialInEnv(%q, %v) = %v, want %v", tc.name, tc.args, tc.attached, got, tc.want)
-		}
+	if code, hint := exitStatus(sandbox.ErrNoLoginCheck); code != ExitBoundary || !strings.Contains(hint, "abox up") {
+		t.Errorf("exitStatus(no login check) = %d, %q; want %d and the abox up hint", code, hint, ExitBoundary)
 	}
 }
 
@@ -141,22 +33,6 @@ func TestCheckResume(t *testing.T) {
 	} {
 		if err := checkResume(tc.opts); (err == nil) != tc.ok {
 			t.Errorf("checkResume(%+v) = %v, want ok %v", tc.opts, err, tc.ok)
-		}
-	}
-}
-
-func TestLoggedOut(t *testing.T) {
-	for _, tc := range []struct {
-		s    telemetry.Summary
-		want bool
-	}{
-		{telemetry.Summary{IsError: true, LastText: "Invalid API key · Please run /login"}, true},
-		{telemetry.Summary{IsError: true, LastText: "Not logged in"}, true},
-		{telemetry.Summary{IsError: false, LastText: "how to run /login"}, false},
-		{telemetry.Summary{IsError: true, LastText: "exit 1"}, false},
-	} {
-		if got := loggedOut(&sandbox.Outcome{Summary: tc.s}); got != tc.want {
-			t.Errorf("loggedOut(%+v) = %v, want %v", tc.s, got, tc.want)
 		}
 	}
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/aboxhq/abox/internal/approval"
 	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/manifest"
@@ -205,8 +205,11 @@ func (a *App) requiredSecrets(dir string) ([]secrets.Need, error) {
 		return nil, withHint(err, "edit agentbox.yaml, then run `abox render`")
 	}
 	var approved *manifest.Manifest
-	if data, err := os.ReadFile(cfgPaths.Project(ws).Approved()); err == nil {
-		approved, _ = manifest.Parse(data, "approved manifest")
+	switch ap, err := approval.Load(cfgPaths.Project(ws)); {
+	case err == nil:
+		approved = ap.Manifest
+	case !errors.Is(err, approval.ErrNotApproved):
+		return nil, err // a corrupt approval is refused, not taken for "nothing approved"
 	}
 	custom, err := config.LoadCustomServers(cfgPaths.CustomServersFile())
 	if err != nil {

@@ -5,16 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/aboxhq/abox/internal/approval"
 	"github.com/aboxhq/abox/internal/artifact"
 	"github.com/aboxhq/abox/internal/docker"
-	"github.com/aboxhq/abox/internal/manifest"
-	"github.com/aboxhq/abox/internal/statefs"
 )
 
 type upOptions struct {
@@ -71,6 +68,7 @@ func runUp(ctx context.Context, a *App, opts upOptions) error {
 	if err := a.approve(p, opts.yes); err != nil {
 		return err
 	}
+	p.approvedHere = true
 	if _, err := a.renderProject(p); err != nil {
 		return err
 	}
@@ -110,7 +108,7 @@ func runUp(ctx context.Context, a *App, opts upOptions) error {
 	if err := a.recordBaseline(p, rs); err != nil {
 		return err
 	}
-	if err := statefs.WriteFile(p.state.Approved(), p.raw, statefs.PrivateMode); err != nil {
+	if err := approval.Record(p.state, p.raw); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.Out, "%s is up: images %s, %s; network %s\n", p.manifest.Project, rs.Agent.Image, rs.Netd.Image, p.cfg.Network)
@@ -125,19 +123,20 @@ func (a *App) ensureNetwork(ctx context.Context, name string) error {
 
 // approve compares the manifest with the one approved by the last up. A widening change is shown
 // and, unless yes, confirmed on a terminal; without a terminal it is refused.
+//
+// A corrupt approval leaves nothing to compare with, so replacing it is asked like a widening,
+// and refused without a terminal or --yes (exit 3): it is never replaced silently.
 func (a *App) approve(p *project, yes bool) error {
-	old, err := os.ReadFile(p.state.Approved())
-	if errors.Is(err, fs.ErrNotExist) {
+	prev, err := approval.Load(p.state)
+	switch {
+	case errors.Is(err, approval.ErrNotApproved):
 		return nil // the first up approves the manifest as written
-	}
-	if err != nil {
+	case errors.Is(err, approval.ErrCorrupt):
+		return a.replaceCorrupt(err, yes)
+	case err != nil:
 		return err
 	}
-	prev, err := manifest.Parse(old, "approved manifest")
-	if err != nil {
-		return nil // an unreadable approval is replaced
-	}
-	widen := manifest.Widening(prev, p.manifest)
+	widen := prev.Widening(p.manifest)
 	if len(widen) == 0 || yes {
 		return nil
 	}
@@ -149,6 +148,23 @@ func (a *App) approve(p *project, yes bool) error {
 		return errorf("review the change, then run `abox up --yes` to approve it", "the widened manifest was not approved")
 	}
 	if !a.confirm("approve it?") {
+		return errorf("edit agentbox.yaml, or run `abox up` again to approve", "not approved; nothing was changed")
+	}
+	return nil
+}
+
+// replaceCorrupt says that the corrupt approval (corrupt, a [*approval.CorruptError]) will be
+// replaced with agentbox.yaml as written, and asks as [App.approve] does for a widening.
+func (a *App) replaceCorrupt(corrupt error, yes bool) error {
+	linef(a.Err, "%v", corrupt)
+	fmt.Fprintf(a.Err, "approving replaces it with agentbox.yaml as written\n")
+	switch {
+	case yes:
+		return nil
+	case !a.TTY:
+		return withHint(fmt.Errorf("the approved manifest was not replaced: %w", corrupt),
+			"review agentbox.yaml, then run `abox up --yes` to approve it as written")
+	case !a.confirm("approve it?"):
 		return errorf("edit agentbox.yaml, or run `abox up` again to approve", "not approved; nothing was changed")
 	}
 	return nil

@@ -29,6 +29,12 @@ var allowed = map[string]map[string]string{
 	"internal/cli": {
 		"*": "only cli sees everything (STYLE §3.1): flags, one call into a domain package, output",
 	},
+	"internal/approval": {
+		"internal/manifest": "the approved manifest is parsed, compared and diffed as a manifest",
+		"internal/paths":    "approved.yaml lives in the project's state directory",
+		"internal/statefs":  "it is recorded atomically and privately",
+		"internal/wsfile":   "it is read as a regular file only, never through a symlink",
+	},
 	"internal/artifact": {
 		"internal/paths":   "artifacts live in the project's state directory",
 		"internal/render":  "it writes render's artifacts and checks them against artifacts.json",
@@ -56,6 +62,7 @@ var allowed = map[string]map[string]string{
 	"internal/doctor": {
 		// DESIGN §8: doctor audits the live machine against every artifact, so it reads the
 		// state of every domain package. It still may not import cli or netd.
+		"internal/approval":   "manifest.approved and the watch list read the approved manifest by its one rule",
 		"internal/artifact":   "artifacts are checked against artifacts.json",
 		"internal/catalog":    "tools and servers are looked up to audit MCP scope",
 		"internal/claudecode": "the agent's Claude Code version is compared with the verified release",
@@ -127,7 +134,12 @@ var allowed = map[string]map[string]string{
 		"internal/policy":   "netpolicy.nft and netd's policy come from policy",
 	},
 	"internal/sandbox": {
+		"internal/approval":  "the preflight refuses a manifest changed since `abox up` approved it, by the approval's one rule",
+		"internal/artifact":  "the preflight verifies the artifacts against artifacts.json and reads runspec.json",
 		"internal/docker":    "netd and the agent run through the docker client (DESIGN §9: only docker runs docker)",
+		"internal/gateway":   "the preflight finds the gateway netd forwards to, and its address on the sandbox's network",
+		"internal/manifest":  "the preflight compares the workspace manifest with the approved one and reads its context mounts",
+		"internal/owner":     "the preflight refuses an agent that could not write the workspace",
 		"internal/paths":     "the project's runs and masks directories",
 		"internal/policy":    "the ruleset read back and netd's events",
 		"internal/render":    "the run follows runspec.json, the audited argv",
@@ -137,6 +149,7 @@ var allowed = map[string]map[string]string{
 		"internal/watch":     "execution-adjacent files are fingerprinted before and after a run",
 	},
 	"internal/secrets": {
+		"internal/approval": "the reverse index counts what the approved manifest, which runs, requires",
 		"internal/catalog":  "which servers need which secrets",
 		"internal/config":   "secrets.yaml names the sources",
 		"internal/docker":   "Docker Desktop's secrets engine is driven through the docker client",

@@ -47,6 +47,10 @@ func agentNetwork(ctx context.Context, e *Env) Finding {
 	return e.audit(ctx, invAgentNetwork, true)
 }
 
+func agentLoginCheck(ctx context.Context, e *Env) Finding {
+	return e.audit(ctx, invLoginCheck, false)
+}
+
 // agentImage: the agent image the runspec names exists; runs never pull or build.
 func agentImage(ctx context.Context, e *Env) Finding {
 	rs, err := e.runSpec()

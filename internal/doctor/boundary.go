@@ -28,6 +28,7 @@ func BoundaryChecks() []Check {
 		{"user", "agent user not root", static(invAgentUser)},
 		{"network", "agent in netd's network namespace", static(invAgentNetwork)},
 		{"netd-ports", "ports below 1024 privileged in netd's namespace", static(invNetdPorts)},
+		{"login-check", "login check confined", static(invLoginCheck)},
 		{"mounts", "agent mounts", agentMounts},
 		{"policy", "network policy is abox's ruleset", boundaryPolicy},
 		{"mcp-forwarder", "one token-free mcp endpoint", agentMCPForwarder},

@@ -53,6 +53,7 @@ func All() []Check {
 		{"agent.claude-version", "claude code version current", agentClaudeVersion},
 		{"agent.env-secrets", "secrets in the agent's environment", agentEnvSecrets},
 		{"agent.auth-credential", "claude credential volume", agentAuthCredential},
+		{"agent.login-check", "login check confined", agentLoginCheck},
 
 		{"egress.mandatory", "mandatory egress hosts", egressMandatory},
 		{"egress.queue", "egress review queue", egressQueue},

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/aboxhq/abox/internal/approval"
 	"github.com/aboxhq/abox/internal/artifact"
 	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/config"
@@ -65,7 +66,7 @@ type cache struct {
 	runSpec    lazy[*render.RunSpec]
 	index      lazy[*render.Index]
 	netdPolicy lazy[*policy.Netd]
-	approved   lazy[*manifest.Manifest]
+	approved   lazy[*approval.Approval]
 	sandbox    lazy[[]*docker.Container]
 	containers map[string]*lazy[*docker.Container]
 	images     map[string]*lazy[*docker.Image]
@@ -149,16 +150,19 @@ func (e *Env) netdPolicy() (*policy.Netd, error) {
 	})
 }
 
-// approvedManifest is the manifest the last `abox up` approved, or nil.
+// approval is the manifest the last `abox up` approved ([approval.Load]), read once.
+func (e *Env) approval() (*approval.Approval, error) {
+	return e.cache.approved.get(func() (*approval.Approval, error) { return approval.Load(e.Project) })
+}
+
+// approvedManifest is the manifest the last `abox up` approved, or nil when there is none or
+// it is corrupt. Its callers only choose what to report (falling back to the workspace's
+// manifest); manifest.approved fails on a corrupt approval, naming it.
 func (e *Env) approvedManifest() *manifest.Manifest {
-	m, _ := e.cache.approved.get(func() (*manifest.Manifest, error) {
-		data, err := os.ReadFile(e.Project.Approved())
-		if err != nil {
-			return nil, err
-		}
-		return manifest.Parse(data, "approved manifest")
-	})
-	return m
+	if a, err := e.approval(); err == nil {
+		return a.Manifest
+	}
+	return nil
 }
 
 // artifactFile reads an authoritative artifact by its artifacts.json name.

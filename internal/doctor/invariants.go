@@ -22,10 +22,11 @@ type invariant struct {
 	ok   string                                             // detail when it holds
 }
 
-// sandboxArgs is a runspec with its two argvs parsed.
+// sandboxArgs is a runspec with its argvs parsed: the sandbox's two containers, and the login
+// check that mounts the agent's credential volume before a headless run.
 type sandboxArgs struct {
-	rs          *render.RunSpec
-	agent, netd runArgs
+	rs                 *render.RunSpec
+	agent, netd, login runArgs
 }
 
 // liveSandbox is what the live side of an invariant may need about the other containers.
@@ -42,7 +43,8 @@ func (e *Env) sandboxArgs() (*sandboxArgs, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &sandboxArgs{rs: rs, agent: parseRunArgs(rs.Agent.Args), netd: parseRunArgs(rs.Netd.Args)}, nil
+	return &sandboxArgs{rs: rs, agent: parseRunArgs(rs.Agent.Args), netd: parseRunArgs(rs.Netd.Args),
+		login: parseRunArgs(rs.LoginCheck.Args)}, nil
 }
 
 // audit evaluates an invariant on the runspec and, when live is set and the daemon answers, on
@@ -84,13 +86,14 @@ func newLiveSandbox(cs []*docker.Container) *liveSandbox {
 	return l
 }
 
-// both applies a per-container argv test to the agent and netd, prefixing each problem.
+// both applies a per-container argv test to the agent and netd, and to the login check, which
+// mounts the agent's credential volume, prefixing each problem.
 func both(s *sandboxArgs, f func(r runArgs) []string) []string {
 	var out []string
 	for _, side := range []struct {
 		name string
 		r    runArgs
-	}{{"agent", s.agent}, {"netd", s.netd}} {
+	}{{"agent", s.agent}, {"netd", s.netd}, {"login check", s.login}} {
 		for _, p := range f(side.r) {
 			out = append(out, side.name+" "+p)
 		}
@@ -210,6 +213,45 @@ var invNetdCaps = invariant{
 			return nil
 		}
 		return capProblems(c.HostConfig.CapDrop, c.HostConfig.CapAdd, render.NetdCaps)
+	},
+}
+
+// invLoginCheck: the login check, which abox runs before a headless run with the agent's
+// credential volume mounted, gets less than the agent: no network at all, no capability, no
+// new privileges, a read-only root, the agent's uid and image, and only that volume, read-only.
+// It is --rm and lasts a moment, so there is nothing to see live.
+var invLoginCheck = invariant{
+	ok: "the login check has no network, no capability, the agent's uid and only the ~/.claude volume, read-only",
+	argv: func(_ *Env, s *sandboxArgs) []string {
+		l, rs := s.login, s.rs
+		if len(rs.LoginCheck.Args) == 0 {
+			return []string{"runspec.json has no login check"}
+		}
+		out := capProblems(l.capDrop, l.capAdd, nil)
+		if !hasNoNewPrivileges(l.securityOpt) {
+			out = append(out, "no --security-opt no-new-privileges")
+		}
+		if l.network != "none" {
+			out = append(out, fmt.Sprintf("--network is %q, not none", l.network))
+		}
+		if rootUser(l.user) || l.user != s.agent.user {
+			out = append(out, fmt.Sprintf("runs as %q, not the agent's %q", l.user, s.agent.user))
+		}
+		if !slices.Contains(rs.LoginCheck.Args, "--read-only") {
+			out = append(out, "no --read-only")
+		}
+		for _, m := range l.mounts {
+			if m.typ != "volume" || m.source != rs.ClaudeVol || m.target != "/claude" || !m.readOnly {
+				out = append(out, "mounts "+m.raw+" (only "+rs.ClaudeVol+" at /claude, read-only)")
+			}
+		}
+		for _, e := range l.env {
+			out = append(out, "sets env "+strings.SplitN(e, "=", 2)[0])
+		}
+		if rs.LoginCheck.Image != rs.Agent.Image {
+			out = append(out, fmt.Sprintf("image %q, not the agent's %q", rs.LoginCheck.Image, rs.Agent.Image))
+		}
+		return out
 	},
 }
 

@@ -2,15 +2,12 @@ package doctor
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"io/fs"
-	"os"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/approval"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/termtext"
 )
@@ -40,35 +37,23 @@ func manifestApproved(_ context.Context, e *Env) Finding {
 	if e.Manifest == nil {
 		return skipf("fix agentbox.yaml first (see manifest.schema)", "the manifest did not load")
 	}
-	old, err := os.ReadFile(e.Project.Approved())
-	if errors.Is(err, fs.ErrNotExist) {
+	prev, err := e.approval()
+	switch {
+	case errors.Is(err, approval.ErrNotApproved):
 		return failf("run `abox up`: it builds the sandbox and approves the manifest",
 			"agentbox.yaml has not been approved by `abox up`")
-	}
-	if err != nil {
-		return failf("check the permissions of abox's state directory, then run `abox doctor` again", "reading the approved manifest: %v", err)
-	}
-	prev, perr := manifest.Parse(old, "approved manifest")
-	if perr == nil && sameManifest(prev, e.Manifest) {
+	case err != nil: // corrupt: `abox run` refuses it (exit 3), and nothing is compared with it
+		return failf("review agentbox.yaml; `abox up` approves it again (asking first)", "%s", termtext.Line(err.Error()))
+	case prev.Same(e.Manifest):
 		return okf("agentbox.yaml is the copy approved by `abox up`")
 	}
-	diff := manifest.LineDiff(string(old), string(e.ManifestRaw))
+	diff := prev.Diff(e.ManifestRaw)
 	f := failf("review the change: `abox up` approves it (asking first when it widens the sandbox); until then `abox run` refuses",
 		"agentbox.yaml changed since `abox up` approved it:\n%s", termtext.Text(strings.TrimRight(diff, "\n"))).with("diff", diff)
-	if prev != nil {
-		if w := manifest.Widening(prev, e.Manifest); len(w) > 0 {
-			f = f.with("widening", w)
-		}
+	if w := prev.Widening(e.Manifest); len(w) > 0 {
+		f = f.with("widening", w)
 	}
 	return f
-}
-
-// sameManifest compares two manifests as `abox run` does: decoded, so comments and formatting
-// do not count.
-func sameManifest(a, b *manifest.Manifest) bool {
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return string(x) == string(y)
 }
 
 // serversDeclared: every declared server resolves in the catalog or custom-servers.yaml; the

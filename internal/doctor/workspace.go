@@ -3,7 +3,6 @@ package doctor
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/aboxhq/abox/internal/manifest"
@@ -135,8 +134,8 @@ func (e *Env) trustedFiles() map[string]string {
 			out[render.ReviewDir+"/"+name] = "sha256:" + f.SHA256
 		}
 	}
-	if data, err := os.ReadFile(e.Project.Approved()); err == nil {
-		out[manifest.FileName] = "sha256:" + render.SHA256(data)
+	if a, err := e.approval(); err == nil { // a corrupt approval vouches for nothing
+		out[manifest.FileName] = "sha256:" + render.SHA256(a.Raw)
 	}
 	return out
 }

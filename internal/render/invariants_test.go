@@ -28,6 +28,7 @@ func TestInvariants(t *testing.T) {
 			rs := runSpecOf(t, arts)
 			checkAgentArgv(t, rs)
 			checkNetdArgv(t, rs)
+			checkLoginArgv(t, rs)
 			checkNoDockerSocket(t, arts)
 			checkMCPJSON(t, arts, s.Manifest)
 			checkSettings(t, arts, s.Config.RTK.Enabled)

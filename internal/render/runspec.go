@@ -51,6 +51,10 @@ type RunSpec struct {
 	// container with no network, root with only CAP_CHOWN and CAP_DAC_READ_SEARCH, that follows
 	// no symlink. `abox up` runs it; the login in the volume is kept.
 	Reown RunCommand `json:"reown"`
+	// LoginCheck tests, before a headless run, whether the ~/.claude volume holds a login,
+	// without abox ever reading the credential ([LoginCheckCommand]). It is audited like the
+	// agent's argv and run as written.
+	LoginCheck RunCommand `json:"login_check"`
 }
 
 // AgentIdentity returns the uid and gid of the agent's --user, as rendered: the identity every
@@ -217,6 +221,7 @@ func (m *model) runSpec() ([]byte, error) {
 		Egress:       len(egressAll),
 		MCPEndpoint:  mcpURL,
 		Reown:        m.reownCommand(),
+		LoginCheck:   LoginCheckCommand(m.m.Project, m.s.Project.Hash, m.s.agent(), m.agentImage),
 	}
 	return marshalJSON(rs)
 }
@@ -234,6 +239,26 @@ func (m *model) reownCommand() RunCommand {
 	}
 	args = append(args, "--mount", vol.Arg(), "--entrypoint", "chown")
 	return RunCommand{Args: args, Image: m.agentImage, Command: []string{"-R", "--no-dereference", m.s.agent().String(), "/claude"}}
+}
+
+// LoginScript exits 0 when the volume mounted at /claude holds a login (the OAuth credentials
+// file, an API key accepted in /login, or an apiKeyHelper), 1 when it holds none, 3 when it
+// cannot be read.
+const LoginScript = `cd /claude || exit 3
+if [ -s .credentials.json ] || grep -qs '"primaryApiKey"' .claude.json || grep -qs '"apiKeyHelper"' settings.json; then exit 0; fi
+exit 1`
+
+// LoginCheckCommand is [RunSpec.LoginCheck] of a project: [LoginScript] in a throwaway
+// container of the agent image that has the project's ~/.claude volume read-only and nothing
+// else: no network, no capabilities, no new privileges, a read-only root, the agent's uid.
+func LoginCheckCommand(project, hash string, id Identity, image string) RunCommand {
+	vol := Mount{Type: "volume", Source: ClaudeVolume(hash), Target: "/claude", ReadOnly: true}
+	args := []string{"run", "--rm", "--pull", "never", "--network", "none", "--cap-drop", "ALL",
+		"--security-opt", "no-new-privileges", "--user", id.String(), "--read-only",
+		"--label", "abox.managed=true", "--label", "abox.role=login-check",
+		"--label", "abox.project=" + project, "--label", "abox.hash=" + hash,
+		"--mount", vol.Arg()}
+	return RunCommand{Args: args, Image: image, Command: []string{"/bin/sh", "-c", LoginScript}}
 }
 
 // masks merges defaults.mask and mounts.mask, in order, without duplicates.

@@ -3,11 +3,11 @@ package secrets
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/aboxhq/abox/internal/approval"
 	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/manifest"
@@ -21,8 +21,9 @@ type Use struct {
 	Project   string `json:"project"`
 	Profile   string `json:"profile"`
 	Workspace string `json:"workspace"`
-	// Stale marks a use read from the project's registry entry and approved manifest because its
-	// workspace manifest is gone or broken.
+	// Stale marks a use of a project abox could not read in full: its workspace manifest is gone
+	// or broken (the use comes from its registry entry and approved manifest), or its approved
+	// manifest is corrupt.
 	Stale bool `json:"stale,omitempty"`
 }
 
@@ -96,21 +97,24 @@ func BuildIndex(ps paths.Paths, cat *catalog.Catalog) (*Index, error) {
 
 func (x *Index) addProject(ps paths.Paths, prof string, b gateway.Binding, cat *catalog.Catalog) {
 	needs := bindingNeeds(b, cat)
-	if data, err := os.ReadFile(ps.Project(b.Workspace).Approved()); err == nil {
-		if m, err := manifest.Parse(data, "approved manifest"); err == nil {
-			needs = append(needs, Needs(m, cat)...)
-		}
+	var why []string
+	// A corrupt approval hides what runs: the project is stale, never taken as approving nothing.
+	switch a, err := approval.Load(ps.Project(b.Workspace)); {
+	case err == nil:
+		needs = append(needs, Needs(a.Manifest, cat)...)
+	case !errors.Is(err, approval.ErrNotApproved):
+		why = append(why, oneLine(err))
 	}
-	stale := ""
 	m, _, err := manifest.Load(filepath.Join(b.Workspace, manifest.FileName))
 	switch {
 	case err == nil:
 		needs = append(needs, Needs(m, cat)...)
 	case errors.Is(err, manifest.ErrNotFound):
-		stale = fmt.Sprintf("%s is gone from %s: moved or deleted", manifest.FileName, b.Workspace)
+		why = append(why, fmt.Sprintf("%s is gone from %s: moved or deleted", manifest.FileName, b.Workspace))
 	default:
-		stale = fmt.Sprintf("%s does not load: %s", manifest.FileName, oneLine(err))
+		why = append(why, fmt.Sprintf("%s does not load: %s", manifest.FileName, oneLine(err)))
 	}
+	stale := strings.Join(why, "; ")
 	if stale != "" {
 		x.Stale = append(x.Stale, StaleProject{Project: b.Project, Profile: prof, Workspace: b.Workspace, Reason: stale})
 	}

@@ -116,41 +116,28 @@ func parseHostArgs(source string, args []string) ([]string, error) {
 	return out, nil
 }
 
-// canonSet returns the canonical forms of entries.
-func canonSet(entries []string) map[string]bool {
-	out := map[string]bool{}
-	for _, h := range entries {
-		out[canon(h)] = true
-	}
-	return out
-}
-
-func egressAdd(a *App, d *manifest.Doc, p *project, hosts []string) (string, error) {
-	m := p.manifest
-	ignored := canonSet(m.EgressIgnored)
-	for _, h := range hosts {
-		if !ignored[h] {
-			continue
-		}
+func egressAdd(a *App, d *manifest.Doc, _ *project, hosts []string) (string, error) {
+	for _, h := range d.EgressIgnored(hosts) {
 		if !a.TTY || !a.confirm(fmt.Sprintf("%s is ignored; unignore and allow it?", h)) {
 			return "", errorf("run `abox egress unignore "+h+"` first", "%s is in egress_ignored", h)
 		}
-		d.Remove(func(v string) bool { return canon(v) == h }, "egress_ignored")
 	}
-	add := missing(m.Egress, hosts)
+	add, err := d.AllowEgress(hosts)
+	if err != nil {
+		return "", err
+	}
 	if len(add) == 0 {
 		return "already allowed: " + strings.Join(hosts, ", "), nil
-	}
-	if err := d.Append(add, "egress"); err != nil {
-		return "", err
 	}
 	return "allowed: " + strings.Join(add, ", "), nil
 }
 
 func egressRemove(a *App, d *manifest.Doc, p *project, hosts []string) (string, error) {
-	want := canonSet(hosts)
-	removed := d.Remove(func(v string) bool { return want[canon(v)] }, "egress")
-	gone := canonSet(removed)
+	removed := d.RemoveEgress(hosts)
+	gone := map[string]bool{}
+	for _, r := range removed {
+		gone[manifest.Canon(r)] = true
+	}
 	var mandatory, absent []string
 	for _, h := range hosts {
 		switch {
@@ -181,7 +168,6 @@ func (a *App) isMandatory(p *project, host string) bool {
 }
 
 func egressIgnore(a *App, d *manifest.Doc, p *project, hosts []string) (string, error) {
-	m := p.manifest
 	var ignore, mandatory []string
 	for _, h := range hosts {
 		if a.isMandatory(p, h) {
@@ -192,12 +178,8 @@ func egressIgnore(a *App, d *manifest.Doc, p *project, hosts []string) (string, 
 	}
 	var msgs []string
 	if len(ignore) > 0 {
-		want := canonSet(ignore)
-		d.Remove(func(v string) bool { return want[canon(v)] }, "egress")
-		if add := missing(m.EgressIgnored, ignore); len(add) > 0 {
-			if err := d.Append(add, "egress_ignored"); err != nil {
-				return "", err
-			}
+		if err := d.IgnoreEgress(ignore); err != nil {
+			return "", err
 		}
 		msgs = append(msgs, "ignored: "+strings.Join(ignore, ", ")+" (still blocked, no longer in the review queue)")
 	}
@@ -208,8 +190,7 @@ func egressIgnore(a *App, d *manifest.Doc, p *project, hosts []string) (string, 
 }
 
 func egressUnignore(_ *App, d *manifest.Doc, _ *project, hosts []string) (string, error) {
-	want := canonSet(hosts)
-	removed := d.Remove(func(v string) bool { return want[canon(v)] }, "egress_ignored")
+	removed := d.UnignoreEgress(hosts)
 	if len(removed) == 0 {
 		return "not ignored: " + strings.Join(hosts, ", "), nil
 	}

@@ -75,7 +75,7 @@ func runInit(ctx context.Context, a *App, opts initOptions) error {
 	// Hosts are written as the allowlist reads them: "Example.COM." becomes "example.com".
 	opts.egress = slices.Clone(opts.egress)
 	for i, h := range opts.egress {
-		opts.egress[i] = canon(h)
+		opts.egress[i] = manifest.Canon(h)
 	}
 	st, err := a.initState(opts.dir)
 	if err != nil {

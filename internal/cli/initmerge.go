@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"maps"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/detect"
-	"github.com/aboxhq/abox/internal/egress"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/statefs"
@@ -59,9 +57,9 @@ func (st *initState) defaults(o initOptions) initAnswers {
 		project:        first(o.project, ex.Project, projectNameFor(st.ws)),
 		profile:        first(o.profile, ex.Profile, defaultProfile(st.cfg)),
 		permissionMode: first(o.permissionMode, ex.Run.PermissionMode, manifest.ModeDefault),
-		servers:        union(ex.Servers, o.servers),
-		toolchains:     union(ex.Toolchains, o.toolchains, st.toolchains),
-		masks:          union(ex.Mounts.Mask, o.masks),
+		servers:        manifest.Union(ex.Servers, o.servers),
+		toolchains:     manifest.Union(ex.Toolchains, o.toolchains, st.toolchains),
+		masks:          manifest.Union(ex.Mounts.Mask, o.masks),
 		context:        ex.Mounts.Context,
 	}
 	var suggested []string
@@ -73,7 +71,7 @@ func (st *initState) defaults(o initOptions) initAnswers {
 	if st.existing == nil {
 		suggested = append(suggested, st.remotes...)
 	}
-	ans.egress = union(ex.Egress, o.egress, withoutIgnored(suggested, ex.EgressIgnored))
+	ans.egress = manifest.Union(ex.Egress, o.egress, withoutIgnored(suggested, ex.EgressIgnored))
 	return ans
 }
 
@@ -156,87 +154,19 @@ func (a *App) initSummary(st *initState, m *manifest.Manifest) {
 // mergeDoc applies the answers to the existing document, keeping every other field and comment,
 // or builds a new one.
 func (st *initState) mergeDoc(ans initAnswers) (*manifest.Doc, error) {
+	m := &manifest.Manifest{
+		Version: manifest.Version, Project: ans.project, Profile: ans.profile,
+		Servers: ans.servers, Tools: ans.tools, Toolchains: ans.toolchains, Egress: ans.egress,
+		Mounts: manifest.Mounts{Mask: ans.masks, Context: ans.context},
+		Run:    manifest.Run{PermissionMode: ans.permissionMode},
+	}
 	if st.doc == nil {
-		m := &manifest.Manifest{
-			Version: manifest.Version, Project: ans.project, Profile: ans.profile,
-			Servers: ans.servers, Tools: ans.tools, Toolchains: ans.toolchains, Egress: ans.egress,
-			Mounts: manifest.Mounts{Mask: ans.masks, Context: ans.context},
-			Run:    manifest.Run{PermissionMode: ans.permissionMode},
-		}
 		return manifest.NewDoc(m)
 	}
-	d, ex := st.doc, st.existing
-	sets := []struct {
-		path []string
-		old  string
-		new  string
-	}{
-		{[]string{"project"}, ex.Project, ans.project},
-		{[]string{"profile"}, ex.Profile, ans.profile},
-		{[]string{"run", "permission_mode"}, ex.Run.PermissionMode, ans.permissionMode},
+	if err := st.doc.Merge(m); err != nil {
+		return nil, err
 	}
-	for _, s := range sets {
-		if s.old != s.new {
-			if err := d.Set(s.new, s.path...); err != nil {
-				return nil, err
-			}
-		}
-	}
-	appendNew := func(have, want []string, path ...string) error {
-		if add := missing(have, want); len(add) > 0 {
-			return d.Append(add, path...)
-		}
-		return nil
-	}
-	for _, step := range []error{
-		appendNew(ex.Servers, ans.servers, "servers"),
-		appendNew(ex.Toolchains, ans.toolchains, "toolchains"),
-		appendNew(ex.Egress, ans.egress, "egress"),
-		appendNew(ex.Mounts.Mask, ans.masks, "mounts", "mask"),
-		appendNew(ex.Mounts.Context, ans.context, "mounts", "context"),
-	} {
-		if step != nil {
-			return nil, step
-		}
-	}
-	for _, server := range slices.Sorted(maps.Keys(ans.tools)) {
-		if err := d.Set(ans.tools[server], "tools", server); err != nil {
-			return nil, err
-		}
-	}
-	return d, nil
-}
-
-// missing returns the items of want not in have, without duplicates. Egress entries compare in
-// canonical form.
-func missing(have, want []string) []string {
-	seen := map[string]bool{}
-	for _, h := range have {
-		seen[canon(h)] = true
-	}
-	var out []string
-	for _, w := range want {
-		if !seen[canon(w)] {
-			seen[canon(w)] = true
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
-func canon(s string) string {
-	if e, err := egress.Parse(s); err == nil {
-		return e.String()
-	}
-	return s
-}
-
-func union(lists ...[]string) []string {
-	var out []string
-	for _, l := range lists {
-		out = append(out, missing(out, l)...)
-	}
-	return out
+	return st.doc, nil
 }
 
 func first(vals ...string) string {

@@ -213,9 +213,9 @@ func applyImports(d *manifest.Doc, rows []hostServer) error {
 	for _, r := range rows {
 		var err error
 		if r.Import == importServer {
-			err = d.Append([]string{r.Name}, "servers")
+			err = d.DeclareServer(r.Name, nil)
 		} else {
-			err = d.Set(manifest.RemoteServer{URL: r.URL, Transport: r.Transport}, "remote_servers", r.Name)
+			err = d.SetRemoteServer(r.Name, manifest.RemoteServer{URL: r.URL, Transport: r.Transport})
 		}
 		if err != nil {
 			return err

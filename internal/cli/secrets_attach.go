@@ -79,7 +79,7 @@ func runSecretsAttach(ctx context.Context, a *App, o secretsAttachOptions, args 
 	}
 	m, err := a.mutate(ctx, p, func(d *manifest.Doc) error {
 		for _, pr := range pairs {
-			if err := d.Set(pr.name, "env_secrets", pr.env); err != nil {
+			if err := d.AttachSecret(pr.env, pr.name); err != nil {
 				return err
 			}
 		}
@@ -192,10 +192,7 @@ func runSecretsDetach(ctx context.Context, a *App, o secretsDetachOptions, envs 
 		return nil
 	}
 	m, err := a.mutate(ctx, p, func(d *manifest.Doc) error {
-		for _, env := range gone {
-			d.Delete("env_secrets", env)
-		}
-		d.DeleteIfEmpty("env_secrets")
+		d.DetachSecrets(gone...)
 		return nil
 	})
 	if err != nil {

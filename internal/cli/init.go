@@ -15,7 +15,6 @@ import (
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/egress"
 	"github.com/aboxhq/abox/internal/manifest"
-	"github.com/aboxhq/abox/internal/statefs"
 )
 
 type initOptions struct {
@@ -227,14 +226,19 @@ func (a *App) mcpHome() string {
 	return filepath.Join(a.getenv("HOME"), ".docker", "mcp")
 }
 
-// writeConfigIfNew writes config.yaml when it did not exist, so users have a file to edit.
-func (a *App) writeConfig(cfg *config.Config) error {
+// writeConfig writes config.yaml: cfg when there is none, so users have a file to edit, and
+// otherwise adds the profile init made up (none when profile is ""), keeping the rest of the
+// file as the user wrote it.
+func (a *App) writeConfig(cfg *config.Config, profile string) error {
 	ps, err := a.Paths()
 	if err != nil {
 		return err
 	}
-	if err := cfg.Validate(ps.ConfigFile()); err != nil {
-		return err
-	}
-	return statefs.WriteFile(ps.ConfigFile(), cfg.Marshal(), statefs.PrivateMode)
+	_, err = config.EditFile(ps.ConfigFile(), cfg, func(d *config.Doc) error {
+		if profile == "" {
+			return nil
+		}
+		return d.SetProfile(profile, cfg.Profiles[profile])
+	})
+	return err
 }

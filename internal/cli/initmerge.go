@@ -88,10 +88,10 @@ func withoutIgnored(hosts, ignored []string) []string {
 // writeInit validates and renders everything first, then writes config.yaml (when new or
 // changed), agentbox.yaml and the artifacts. Nothing is written if anything is invalid.
 func (a *App) writeInit(st *initState, ans initAnswers) error {
-	cfgDirty := !st.cfgExists
+	newProfile := ""
 	if _, ok := st.cfg.Profiles[ans.profile]; !ok {
 		st.cfg.Profiles[ans.profile] = config.Profile{Port: st.cfg.NextFreePort()}
-		cfgDirty = true
+		newProfile = ans.profile
 		a.progressf("new profile %s (gateway port %d)", ans.profile, st.cfg.Profiles[ans.profile].Port)
 	}
 	doc, err := st.mergeDoc(ans)
@@ -118,8 +118,8 @@ func (a *App) writeInit(st *initState, ans initAnswers) error {
 	if err := statefs.MkdirAll(st.ws); err != nil {
 		return err
 	}
-	if cfgDirty {
-		if err := a.writeConfig(st.cfg); err != nil {
+	if !st.cfgExists || newProfile != "" {
+		if err := a.writeConfig(st.cfg, newProfile); err != nil {
 			return err
 		}
 	}

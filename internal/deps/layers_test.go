@@ -43,6 +43,7 @@ var allowed = map[string]map[string]string{
 		"internal/egress":   "config.yaml carries egress entries, validated by the one definition",
 		"internal/manifest": "custom servers are checked with the manifest's charset rules and located errors",
 		"internal/policy":   "log limits are bounded by policy's MinLogLimit and MaxLogLimit",
+		"internal/statefs":  "edits of config.yaml are written atomically and private (EditFile)",
 		"internal/termtext": "decoder messages quote user text, made safe to print",
 	},
 	"internal/detect": {

@@ -154,6 +154,11 @@ var allowed = map[string]map[string]string{
 		"internal/statefs": "baselines are written atomically",
 		"internal/wsfile":  "watched files are in the workspace, which the agent writes",
 	},
+	"internal/toolcost": {
+		"internal/claudecode": "whether the configured Claude Code defers tool definitions decides what a turn costs",
+		"internal/policy":     "tools are kept and attributed exactly as netd decides (policy.MCP.Allows)",
+		"internal/render":     "a deferred tool's name is priced as the agent's mcp.json names the server",
+	},
 	"internal/wsfile": {},
 	"internal/deps":   {}, // these tests
 }
@@ -179,10 +184,11 @@ var execAllowed = map[string]string{
 // pure are the packages that do no I/O, and the source of that rule. They may not import
 // the standard packages in ioPackages.
 var pure = map[string]string{
-	"internal/render": "DESIGN §9: render is pure; Write in artifact does the I/O",
-	"internal/egress": "DESIGN §9: egress does no I/O",
-	"internal/policy": "its doc: pure, so the CLI, netd and doctor agree on the ruleset byte for byte",
-	"internal/paths":  "its doc: computed from an environment passed in as a value",
+	"internal/toolcost": "its doc: the tools come from the caller's probe; it only prices them",
+	"internal/render":   "DESIGN §9: render is pure; Write in artifact does the I/O",
+	"internal/egress":   "DESIGN §9: egress does no I/O",
+	"internal/policy":   "its doc: pure, so the CLI, netd and doctor agree on the ruleset byte for byte",
+	"internal/paths":    "its doc: computed from an environment passed in as a value",
 }
 
 var ioPackages = []string{"os", "os/exec", "os/signal", "os/user", "io/ioutil", "net", "net/http", "syscall", "golang.org/x/sys/unix"}

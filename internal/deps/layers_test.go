@@ -35,8 +35,9 @@ var allowed = map[string]map[string]string{
 		"internal/statefs": "writes are atomic and private",
 	},
 	"internal/catalog": {
-		"internal/config": "custom-servers.yaml entries join the catalog",
-		"internal/render": "the catalog implements render.Catalog, the interface render defines for lookups",
+		"internal/config":   "custom-servers.yaml entries join the catalog",
+		"internal/manifest": "host servers are judged by the manifest's name rules and declarations, and imported as Doc edits",
+		"internal/render":   "the catalog implements render.Catalog, the interface render defines for lookups",
 	},
 	"internal/claudecode": {},
 	"internal/config": {

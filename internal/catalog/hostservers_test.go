@@ -1,4 +1,4 @@
-package cli
+package catalog
 
 import (
 	"os"
@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/manifest"
 )
 
@@ -22,12 +21,12 @@ func TestClassifyImports(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, "catalogs", "c.yaml"), []byte(cat), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := catalog.Load(home, nil)
+	c, err := Load(home, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := []hostServer{{Name: "github-official", Where: "Docker MCP Toolkit"}, {Name: "gone", Where: "Docker MCP Toolkit"}}
-	found = append(found, claudeServers(map[string]claudeServer{
+	found := []HostServer{{Name: "github-official", Where: "Docker MCP Toolkit"}, {Name: "gone", Where: "Docker MCP Toolkit"}}
+	found = append(found, claudeServers(map[string]ClaudeServer{
 		"MCP_DOCKER":  {Command: "docker", Args: []string{"mcp", "gateway", "run"}},
 		"gw":          {Command: "/usr/local/bin/docker", Args: []string{"mcp", "gateway", "run"}},
 		"linear":      {Type: "sse", URL: "https://mcp.linear.app/sse"},
@@ -38,18 +37,18 @@ func TestClassifyImports(t *testing.T) {
 	}, "~/.claude.json")...)
 	m := &manifest.Manifest{RemoteServers: map[string]manifest.RemoteServer{"have-remote": {URL: "https://h.example.com/"}}}
 	got := map[string]string{}
-	for _, h := range classifyImports(found, c, m) {
+	for _, h := range c.ClassifyImports(found, m) {
 		got[h.Name] = h.Import
-		if h.Import == importNo && h.Reason == "" {
+		if h.Import == ImportNo && h.Reason == "" {
 			t.Errorf("%s: no without a reason", h.Name)
 		}
 	}
 	want := map[string]string{
-		"github-official": importServer, "gone": importNo, "MCP_DOCKER": importNo, "gw": importNo,
-		"linear": importRemote, "plain": importNo, "fs": importNo, "bad name!": importNo, "have-remote": importHave,
+		"github-official": ImportServer, "gone": ImportNo, "MCP_DOCKER": ImportNo, "gw": ImportNo,
+		"linear": ImportRemote, "plain": ImportNo, "fs": ImportNo, "bad name!": ImportNo, "have-remote": ImportHave,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("classifyImports (-want +got):\n%s", diff)
+		t.Errorf("ClassifyImports (-want +got):\n%s", diff)
 	}
 }
 
@@ -58,11 +57,11 @@ func TestApplyImports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := []hostServer{
-		{Name: "github-official", Import: importServer},
-		{Name: "linear", Import: importRemote, URL: "https://mcp.linear.app/sse", Transport: "sse"},
+	rows := []HostServer{
+		{Name: "github-official", Import: ImportServer},
+		{Name: "linear", Import: ImportRemote, URL: "https://mcp.linear.app/sse", Transport: "sse"},
 	}
-	if err := applyImports(d, rows); err != nil {
+	if err := ApplyImports(d, rows); err != nil {
 		t.Fatal(err)
 	}
 	m, err := d.Manifest("t")

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -54,7 +53,7 @@ func egressEdit(a *App, use, short string, fn egressEditFunc) *cobra.Command {
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			name := strings.Fields(use)[0]
-			hosts, err := parseHostArgs("abox egress "+name, args)
+			hosts, err := manifest.ParseHostArgs("abox egress "+name, args)
 			if err != nil {
 				return err
 			}
@@ -89,31 +88,6 @@ func egressEdit(a *App, use, short string, fn egressEditFunc) *cobra.Command {
 	}
 	addDirFlag(cmd, &dir)
 	return cmd
-}
-
-// parseHostArgs validates every argument as an egress entry and returns their canonical forms.
-func parseHostArgs(source string, args []string) ([]string, error) {
-	var ps []manifest.Problem
-	var out []string
-	for _, h := range args {
-		e, err := egress.Parse(h)
-		if err != nil {
-			p := manifest.Problem{Loc: "argument", Msg: err.Error(), Hint: "write a host such as example.com, *.example.com or github.com:22"}
-			var ee *egress.Error
-			if errors.As(err, &ee) && ee.Hint != "" {
-				p.Hint = ee.Hint
-			}
-			ps = append(ps, p)
-			continue
-		}
-		if !slices.Contains(out, e.String()) {
-			out = append(out, e.String())
-		}
-	}
-	if len(ps) > 0 {
-		return nil, &manifest.Error{Source: source, Problems: ps}
-	}
-	return out, nil
 }
 
 func egressAdd(a *App, d *manifest.Doc, _ *project, hosts []string) (string, error) {

@@ -2,18 +2,19 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/aboxhq/abox/internal/artifact"
 	"github.com/aboxhq/abox/internal/egress"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/policy"
-	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/telemetry"
 	"github.com/aboxhq/abox/internal/termtext"
 )
@@ -172,16 +173,7 @@ func egressUnignore(_ *App, d *manifest.Doc, _ *project, hosts []string) (string
 }
 
 // egressReport is `abox egress list --json`.
-type egressReport struct {
-	Allowed []allowedHost         `json:"allowed"`
-	Ignored []string              `json:"ignored"`
-	Queue   []telemetry.QueueItem `json:"queue"`
-}
-
-type allowedHost struct {
-	Entry     string `json:"entry"`
-	Mandatory bool   `json:"mandatory"`
-}
+type egressReport = telemetry.Review
 
 func runEgressList(a *App, dir string, jsonOut bool) error {
 	p, err := a.loadProject(dir)
@@ -192,38 +184,21 @@ func runEgressList(a *App, dir string, jsonOut bool) error {
 	if err != nil {
 		return err
 	}
-	list, err := pol.List()
-	if err != nil {
-		return err
-	}
-	ignored, _ := egress.ParseList(p.manifest.EgressIgnored, []int{1})
-	rep := egressReport{Ignored: p.manifest.EgressIgnored}
-	for _, e := range pol.Egress {
-		rep.Allowed = append(rep.Allowed, allowedHost{Entry: e, Mandatory: slices.Contains(pol.Mandatory, e)})
-	}
-	skip := func(name string) bool { return list.AllowsName(name) || (ignored != nil && ignored.AllowsName(name)) }
-	queue, bad, err := telemetry.Queue(filepath.Join(p.state.Dir, "denied.jsonl"), skip)
+	rep, bad, err := telemetry.ReadReview(filepath.Join(p.state.Dir, "denied.jsonl"), pol, p.manifest.EgressIgnored)
 	if err != nil {
 		return err
 	}
 	for _, b := range bad {
 		a.warnf("", "corrupt line skipped: %s", b)
 	}
-	rep.Queue = queue
 	if jsonOut {
-		if rep.Ignored == nil {
-			rep.Ignored = []string{}
-		}
-		if rep.Queue == nil {
-			rep.Queue = []telemetry.QueueItem{}
-		}
 		return a.writeJSON(rep)
 	}
 	a.printEgress(rep)
 	return nil
 }
 
-func (a *App) printEgress(rep egressReport) {
+func (a *App) printEgress(rep *egressReport) {
 	fmt.Fprintln(a.Out, "allowed:")
 	for _, h := range rep.Allowed {
 		mark := ""
@@ -259,12 +234,12 @@ func (a *App) printEgress(rep egressReport) {
 
 // currentPolicy reads the rendered netd policy: what netd enforces.
 func (a *App) currentPolicy(p *project) (*policy.Netd, error) {
-	data, err := os.ReadFile(filepath.Join(p.state.Artifacts(), render.NetdDir, policy.File))
-	if err != nil {
+	pol, err := artifact.ReadNetdPolicy(p.state.Artifacts())
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe):
 		return nil, errorf("run `abox render`", "the project has no rendered policy: %v", err)
-	}
-	pol, err := policy.Parse(data)
-	if err != nil {
+	case err != nil:
 		return nil, withHint(err, "run `abox render` to write it again")
 	}
 	return pol, nil

@@ -2,17 +2,17 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/aboxhq/abox/internal/artifact"
 	"github.com/aboxhq/abox/internal/claudecode"
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/policy"
-	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/termtext"
 	"github.com/aboxhq/abox/internal/toolcost"
 )
@@ -73,11 +73,12 @@ func runMCPCost(ctx context.Context, a *App, dir string, jsonOut bool) error {
 
 // readNetdPolicy reads the rendered netd.json: what netd enforces, so what the agent sees.
 func readNetdPolicy(artifacts string) (*policy.Netd, error) {
-	data, err := os.ReadFile(filepath.Join(artifacts, render.NetdDir, policy.File))
-	if err != nil {
+	pol, err := artifact.ReadNetdPolicy(artifacts)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
 		return nil, errorf("run `abox up` to render it", "reading the netd policy: %v", err)
 	}
-	return policy.Parse(data)
+	return pol, err
 }
 
 // probeProfile lists the tools of the profile's running gateway.

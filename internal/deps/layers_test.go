@@ -31,6 +31,7 @@ var allowed = map[string]map[string]string{
 	},
 	"internal/artifact": {
 		"internal/paths":   "artifacts live in the project's state directory",
+		"internal/policy":  "the rendered netd policy is read back as the policy netd parses",
 		"internal/render":  "it writes render's artifacts and checks them against artifacts.json",
 		"internal/statefs": "writes are atomic and private",
 	},
@@ -144,6 +145,7 @@ var allowed = map[string]map[string]string{
 	},
 	"internal/statefs": {},
 	"internal/telemetry": {
+		"internal/egress":   "ignored hosts are matched against the review queue as netd matches entries",
 		"internal/policy":   "netd's log records and counters are policy types",
 		"internal/statefs":  "runs.jsonl and the review queue are written atomically",
 		"internal/termtext": "agent-written text is made safe to print",

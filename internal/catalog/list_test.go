@@ -43,3 +43,13 @@ func TestProjectServers(t *testing.T) {
 }
 
 const sixtyFour = "3333333333333333333333333333333333333333333333333333333333333333"
+
+func TestUnknown(t *testing.T) {
+	c := &Catalog{entries: map[string]Entry{"github": {Name: "github"}}}
+	if got, want := c.Unknown([]string{"zz", "github", "aa"}), []string{"zz", "aa"}; !cmp.Equal(got, want) {
+		t.Errorf("Unknown() = %v, want %v", got, want)
+	}
+	if got := c.Unknown([]string{"github"}); got != nil {
+		t.Errorf("Unknown(github) = %v, want none", got)
+	}
+}

@@ -197,12 +197,7 @@ func (st *initState) readExisting() error {
 
 // checkServers refuses names neither the catalog nor custom-servers.yaml knows.
 func (st *initState) checkServers(servers []string) error {
-	var unknown []string
-	for _, s := range servers {
-		if _, ok := st.cat.Lookup(s); !ok {
-			unknown = append(unknown, s)
-		}
-	}
+	unknown := st.cat.Unknown(servers)
 	if len(unknown) == 0 {
 		return nil
 	}

@@ -54,8 +54,8 @@ func (st *initState) defaults(o initOptions) initAnswers {
 		ex = &manifest.Manifest{}
 	}
 	ans := initAnswers{
-		project:        first(o.project, ex.Project, projectNameFor(st.ws)),
-		profile:        first(o.profile, ex.Profile, defaultProfile(st.cfg)),
+		project:        first(o.project, ex.Project, manifest.ProjectNameFor(st.ws)),
+		profile:        first(o.profile, ex.Profile, st.cfg.DefaultProfile()),
 		permissionMode: first(o.permissionMode, ex.Run.PermissionMode, manifest.ModeDefault),
 		servers:        manifest.Union(ex.Servers, o.servers),
 		toolchains:     manifest.Union(ex.Toolchains, o.toolchains, st.toolchains),
@@ -176,35 +176,6 @@ func first(vals ...string) string {
 		}
 	}
 	return ""
-}
-
-func defaultProfile(cfg *config.Config) string {
-	if _, ok := cfg.Profiles[config.DefaultProfile]; ok {
-		return config.DefaultProfile
-	}
-	if names := cfg.ProfileNames(); len(names) > 0 {
-		return names[0]
-	}
-	return config.DefaultProfile
-}
-
-// projectNameFor derives a project name from the directory: lower-case, spaces and other
-// characters folded to "-".
-func projectNameFor(ws string) string {
-	b := []byte(strings.ToLower(filepath.Base(ws)))
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			b[i] = '-'
-		}
-	}
-	name := strings.TrimLeft(string(b), "._-")
-	if len(name) > 64 {
-		name = name[:64]
-	}
-	if name == "" {
-		return "project"
-	}
-	return name
 }
 
 func listOrNone(l []string) string {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -95,7 +96,7 @@ func (a *App) warnAttached(p *project, attached map[string]string) {
 		return
 	}
 	var list []string
-	for _, env := range sortedEnv(attached) {
+	for _, env := range slices.Sorted(maps.Keys(attached)) {
 		list = append(list, env+"←"+attached[env])
 	}
 	domains := "any allowed domain"
@@ -105,15 +106,6 @@ func (a *App) warnAttached(p *project, attached map[string]string) {
 	a.warnf(fmt.Sprintf("the agent can read, print and send them to %s — keep the egress list tight (`abox egress list`), "+
 		"and expect them in `docker inspect` of the agent container; `abox secrets detach ENV` takes one back", domains),
 		"the agent holds secrets in its environment: %s: %s", plural(len(list), "secret", "secrets"), strings.Join(list, ", "))
-}
-
-func sortedEnv(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 type secretsDetachOptions struct{ dir string }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aboxhq/abox/internal/config"
+	"github.com/aboxhq/abox/internal/paths"
 )
 
 func newManager(t *testing.T, st Store, env map[string]string) *Manager {
@@ -122,5 +123,28 @@ func TestCheckDesktopUnrecorded(t *testing.T) {
 	r := m.Check(context.Background(), config.SecretMapping{Secret: "a.token", Env: "TOKEN"})
 	if r.Status != Drifted || !strings.Contains(r.Detail, "no digest recorded") {
 		t.Errorf("Check = %+v", r)
+	}
+}
+
+func TestOpen(t *testing.T) {
+	ps := paths.Paths{Config: t.TempDir(), State: t.TempDir()}
+	now := func() time.Time { return time.Unix(0, 0) }
+	m, err := Open(ps, nil, &Sources{}, now)
+	if err != nil {
+		t.Fatalf("Open() on a fresh host: %v", err)
+	}
+	if m.StatePath != ps.SecretsState() || m.Digests == nil || m.State == nil || m.Now == nil {
+		t.Errorf("Open() = %+v, want a manager on secrets.json with digests", m)
+	}
+	if _, err := os.Stat(ps.SecretsSalt()); err != nil {
+		t.Errorf("Open() did not create the salt: %v", err)
+	}
+	if err := os.WriteFile(ps.SecretsState(), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(ps, nil, &Sources{}, now)
+	var oe *OpenError
+	if !errors.As(err, &oe) || oe.File != ps.SecretsState() || oe.Error() != oe.Err.Error() {
+		t.Errorf("Open() with a corrupt secrets.json = %v, want an OpenError naming it", err)
 	}
 }

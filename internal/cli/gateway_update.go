@@ -54,7 +54,7 @@ func runGatewayUpdate(ctx context.Context, a *App, o gatewayUpdateOptions) error
 	if err != nil {
 		return err
 	}
-	pinned := repoDigest(o.tag, img.RepoDigests)
+	pinned := config.RepoDigest(o.tag, img.RepoDigests)
 	if pinned == "" {
 		return errorf("pass a tag that comes from a registry", "%s has no registry digest", o.tag)
 	}
@@ -78,25 +78,4 @@ func runGatewayUpdate(ctx context.Context, a *App, o gatewayUpdateOptions) error
 	fmt.Fprintf(a.Out, "pinned gateway.image in %s\n", ps.ConfigFile())
 	fmt.Fprintln(a.Out, "next: `abox gateway up --force` moves running gateways to it")
 	return nil
-}
-
-// repoDigest picks the digest reference of tag's repository among an image's RepoDigests.
-func repoDigest(tag string, digests []string) string {
-	norm := func(r string) string {
-		r = strings.TrimPrefix(strings.TrimPrefix(r, "docker.io/"), "index.docker.io/")
-		return strings.TrimPrefix(r, "library/")
-	}
-	repo := tag
-	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
-		repo = repo[:i]
-	}
-	for _, d := range digests {
-		if r, _, ok := strings.Cut(d, "@"); ok && norm(r) == norm(repo) && config.IsPinned(d) {
-			return d
-		}
-	}
-	if len(digests) == 1 && config.IsPinned(digests[0]) {
-		return digests[0]
-	}
-	return ""
 }

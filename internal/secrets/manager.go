@@ -239,3 +239,16 @@ type OpenError struct {
 func (e *OpenError) Error() string { return e.Err.Error() }
 
 func (e *OpenError) Unwrap() error { return e.Err }
+
+// Purge removes name everywhere abox keeps it: from the store, from secrets.json and from every
+// gateway's secrets file under gatewaysDir, so that no copy of the value stays on disk. It
+// reports whether the store held it.
+func (m *Manager) Purge(ctx context.Context, name, gatewaysDir string) (was bool, err error) {
+	if was, err = m.Stored(ctx, name); err != nil {
+		return false, err
+	}
+	if err := m.Remove(ctx, name); err != nil {
+		return was, err
+	}
+	return was, ScrubGatewayFiles(gatewaysDir, name)
+}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/aboxhq/abox/internal/config"
@@ -47,42 +46,20 @@ func (a *App) suggestEgress(toolchains []string) map[string][]string {
 	return out
 }
 
-// defaults computes the answers without asking: existing values first, flags and detection added.
+// defaults computes the answers without asking: existing values first, flags and detection added
+// ([manifest.Propose]).
 func (st *initState) defaults(o initOptions) initAnswers {
-	ex := st.existing
-	if ex == nil {
-		ex = &manifest.Manifest{}
+	m := manifest.Propose(st.existing, manifest.Proposal{
+		Given: manifest.Manifest{Project: o.project, Profile: o.profile, Run: manifest.Run{PermissionMode: o.permissionMode},
+			Servers: o.servers, Toolchains: o.toolchains, Egress: o.egress, Mounts: manifest.Mounts{Mask: o.masks}},
+		Project: manifest.ProjectNameFor(st.ws), Profile: st.cfg.DefaultProfile(),
+		Toolchains: st.toolchains, Suggested: st.suggested, Remotes: st.remotes,
+	})
+	return initAnswers{
+		project: m.Project, profile: m.Profile, permissionMode: m.Run.PermissionMode,
+		servers: m.Servers, toolchains: m.Toolchains, egress: m.Egress,
+		masks: m.Mounts.Mask, context: m.Mounts.Context,
 	}
-	ans := initAnswers{
-		project:        first(o.project, ex.Project, manifest.ProjectNameFor(st.ws)),
-		profile:        first(o.profile, ex.Profile, st.cfg.DefaultProfile()),
-		permissionMode: first(o.permissionMode, ex.Run.PermissionMode, manifest.ModeDefault),
-		servers:        manifest.Union(ex.Servers, o.servers),
-		toolchains:     manifest.Union(ex.Toolchains, o.toolchains, st.toolchains),
-		masks:          manifest.Union(ex.Mounts.Mask, o.masks),
-		context:        ex.Mounts.Context,
-	}
-	var suggested []string
-	for _, t := range ans.toolchains {
-		if !slices.Contains(ex.Toolchains, t) {
-			suggested = append(suggested, st.suggested[t]...)
-		}
-	}
-	if st.existing == nil {
-		suggested = append(suggested, st.remotes...)
-	}
-	ans.egress = manifest.Union(ex.Egress, o.egress, withoutIgnored(suggested, ex.EgressIgnored))
-	return ans
-}
-
-func withoutIgnored(hosts, ignored []string) []string {
-	var out []string
-	for _, h := range hosts {
-		if !slices.Contains(ignored, h) {
-			out = append(out, h)
-		}
-	}
-	return out
 }
 
 // writeInit validates and renders everything first, then writes config.yaml (when new or
@@ -167,15 +144,6 @@ func (st *initState) mergeDoc(ans initAnswers) (*manifest.Doc, error) {
 		return nil, err
 	}
 	return st.doc, nil
-}
-
-func first(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 func listOrNone(l []string) string {

@@ -1,8 +1,10 @@
 package catalog
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -70,5 +72,46 @@ func TestApplyImports(t *testing.T) {
 	}
 	if !cmp.Equal(m.Servers, []string{"github-official"}) || m.RemoteServers["linear"].Transport != "sse" {
 		t.Errorf("applied manifest = %+v", m)
+	}
+}
+
+// TestHostServers reads the Toolkit's enabled servers and Claude Code's, global and this
+// workspace's; missing files are empty, and a file that does not parse says which it is.
+func TestHostServers(t *testing.T) {
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "registry.yaml"), []byte("registry:\n  zeta: {}\n  alpha: {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cc := filepath.Join(t.TempDir(), ".claude.json")
+	if err := os.WriteFile(cc, []byte(`{"mcpServers":{"docs":{"type":"sse","url":"https://docs.example.com/sse","headers":{"Authorization":"x"}}},
+"projects":{"/ws":{"mcpServers":{"fs":{"command":"npx","args":["server-filesystem"]}}},"/other":{"mcpServers":{"no":{"url":"https://no.example.com"}}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := HostServers(home, cc, "/ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, h := range got {
+		names = append(names, h.Name+"@"+h.Where+"="+h.Import)
+	}
+	want := []string{"alpha@Docker MCP Toolkit=", "zeta@Docker MCP Toolkit=", "docs@~/.claude.json=" + ImportRemote, "fs@~/.claude.json (this project)=" + ImportNo}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("HostServers (-want +got):\n%s", diff)
+	}
+	if !got[2].Headers || got[2].Transport != "sse" || got[2].URL != "https://docs.example.com/sse" {
+		t.Errorf("docs = %+v, want an sse remote whose headers are noted", got[2])
+	}
+	if none, err := HostServers(t.TempDir(), filepath.Join(t.TempDir(), "missing.json"), "/ws"); err != nil || len(none) != 0 {
+		t.Errorf("HostServers without files = %v, %v; want nothing", none, err)
+	}
+	os.WriteFile(cc, []byte("{not json"), 0o600)
+	var ce *HostConfigError
+	if _, err := HostServers(home, cc, "/ws"); !errors.As(err, &ce) || ce.ClaudeConfig != cc || !strings.Contains(err.Error(), "reading "+cc) {
+		t.Errorf("HostServers with a broken Claude config = %v, want a HostConfigError naming it", err)
+	}
+	os.WriteFile(filepath.Join(home, "registry.yaml"), []byte("registry: [\n"), 0o600)
+	if _, err := HostServers(home, cc, "/ws"); !errors.As(err, &ce) || ce.ClaudeConfig != "" || !strings.Contains(err.Error(), "Docker MCP Toolkit registry") {
+		t.Errorf("HostServers with a broken registry.yaml = %v, want a HostConfigError for it", err)
 	}
 }

@@ -158,15 +158,5 @@ func (a *App) secretRowsTable(rows []secrets.Row) {
 // server, so that a new value needs the gateway recreated.
 func (a *App) usedByServers(names ...string) bool {
 	x, err := a.secretsIndex()
-	if err != nil {
-		return false
-	}
-	for _, n := range names {
-		for _, u := range x.UsesOf(n) {
-			if u.Kind != secrets.UseEnv {
-				return true
-			}
-		}
-	}
-	return false
+	return err == nil && x.ServedAny(names...)
 }

@@ -65,3 +65,25 @@ func TestUsersOf(t *testing.T) {
 		t.Errorf("UsersOf(none) = %q, want nothing", got)
 	}
 }
+
+func TestServedAny(t *testing.T) {
+	x := &Index{Uses: []Use{
+		{Need: Need{Secret: "attached", Kind: UseEnv, By: "API_KEY"}},
+		{Need: Need{Secret: "served", Kind: UseServer, By: "github"}},
+		{Need: Need{Secret: "remote", Kind: UseRemote, By: "docs"}},
+	}}
+	for _, tc := range []struct {
+		names []string
+		want  bool
+	}{
+		{[]string{"attached"}, false},
+		{[]string{"attached", "served"}, true},
+		{[]string{"remote"}, true},
+		{[]string{"unused"}, false},
+		{nil, false},
+	} {
+		if got := x.ServedAny(tc.names...); got != tc.want {
+			t.Errorf("ServedAny(%v) = %v, want %v", tc.names, got, tc.want)
+		}
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"syscall"
 
 	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/statefs"
 )
@@ -322,4 +323,15 @@ func Describe(ms []Mismatch) string {
 		parts[i] = m.Name + " (" + m.Reason + ")"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// ReadNetdPolicy reads the rendered netd policy (netd.json) in the artifacts directory dir:
+// what netd enforces, so what the agent can reach and see. A missing file is an error that
+// wraps [fs.ErrNotExist]; one that does not parse is refused, never read as an empty policy.
+func ReadNetdPolicy(dir string) (*policy.Netd, error) {
+	data, err := os.ReadFile(filepath.Join(dir, render.NetdDir, policy.File))
+	if err != nil {
+		return nil, err
+	}
+	return policy.Parse(data)
 }

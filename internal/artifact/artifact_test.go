@@ -16,6 +16,7 @@ import (
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
 )
 
@@ -474,5 +475,25 @@ func TestWriteReviewFileBlocked(t *testing.T) {
 		if strings.Contains(f, ".tmp-") {
 			t.Errorf("temporary file %s left behind", f)
 		}
+	}
+}
+
+func TestReadNetdPolicy(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := artifact.ReadNetdPolicy(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadNetdPolicy() without a policy = %v, want fs.ErrNotExist", err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, render.NetdDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, render.NetdDir, policy.File)
+	os.WriteFile(file, []byte(`{"version":1,"egress":["a.example.com"],"default_ports":[443]}`), 0o600)
+	pol, err := artifact.ReadNetdPolicy(dir)
+	if err != nil || len(pol.Egress) != 1 || pol.Egress[0] != "a.example.com" {
+		t.Errorf("ReadNetdPolicy() = %+v, %v; want the one entry", pol, err)
+	}
+	os.WriteFile(file, []byte(`{"version":1,"egress":["a.example.com"],"surprise":true}`), 0o600)
+	if pol, err := artifact.ReadNetdPolicy(dir); err == nil || errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadNetdPolicy() of a policy with an unknown field = %+v, %v; want it refused", pol, err)
 	}
 }

@@ -213,3 +213,14 @@ func list(v any) []any {
 	l, _ := v.([]any)
 	return l
 }
+
+// Unknown returns the names neither a catalog nor custom-servers.yaml knows, in order.
+func (c *Catalog) Unknown(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if _, ok := c.Lookup(n); !ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -4,17 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/aboxhq/abox/internal/artifact"
 	"github.com/aboxhq/abox/internal/egress"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/policy"
-	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/telemetry"
 	"github.com/aboxhq/abox/internal/termtext"
 )
@@ -54,7 +54,7 @@ func egressEdit(a *App, use, short string, fn egressEditFunc) *cobra.Command {
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			name := strings.Fields(use)[0]
-			hosts, err := parseHostArgs("abox egress "+name, args)
+			hosts, err := manifest.ParseHostArgs("abox egress "+name, args)
 			if err != nil {
 				return err
 			}
@@ -91,66 +91,28 @@ func egressEdit(a *App, use, short string, fn egressEditFunc) *cobra.Command {
 	return cmd
 }
 
-// parseHostArgs validates every argument as an egress entry and returns their canonical forms.
-func parseHostArgs(source string, args []string) ([]string, error) {
-	var ps []manifest.Problem
-	var out []string
-	for _, h := range args {
-		e, err := egress.Parse(h)
-		if err != nil {
-			p := manifest.Problem{Loc: "argument", Msg: err.Error(), Hint: "write a host such as example.com, *.example.com or github.com:22"}
-			var ee *egress.Error
-			if errors.As(err, &ee) && ee.Hint != "" {
-				p.Hint = ee.Hint
-			}
-			ps = append(ps, p)
-			continue
-		}
-		if !slices.Contains(out, e.String()) {
-			out = append(out, e.String())
-		}
-	}
-	if len(ps) > 0 {
-		return nil, &manifest.Error{Source: source, Problems: ps}
-	}
-	return out, nil
-}
-
-// canonSet returns the canonical forms of entries.
-func canonSet(entries []string) map[string]bool {
-	out := map[string]bool{}
-	for _, h := range entries {
-		out[canon(h)] = true
-	}
-	return out
-}
-
-func egressAdd(a *App, d *manifest.Doc, p *project, hosts []string) (string, error) {
-	m := p.manifest
-	ignored := canonSet(m.EgressIgnored)
-	for _, h := range hosts {
-		if !ignored[h] {
-			continue
-		}
+func egressAdd(a *App, d *manifest.Doc, _ *project, hosts []string) (string, error) {
+	for _, h := range d.EgressIgnored(hosts) {
 		if !a.TTY || !a.confirm(fmt.Sprintf("%s is ignored; unignore and allow it?", h)) {
 			return "", errorf("run `abox egress unignore "+h+"` first", "%s is in egress_ignored", h)
 		}
-		d.Remove(func(v string) bool { return canon(v) == h }, "egress_ignored")
 	}
-	add := missing(m.Egress, hosts)
+	add, err := d.AllowEgress(hosts)
+	if err != nil {
+		return "", err
+	}
 	if len(add) == 0 {
 		return "already allowed: " + strings.Join(hosts, ", "), nil
-	}
-	if err := d.Append(add, "egress"); err != nil {
-		return "", err
 	}
 	return "allowed: " + strings.Join(add, ", "), nil
 }
 
 func egressRemove(a *App, d *manifest.Doc, p *project, hosts []string) (string, error) {
-	want := canonSet(hosts)
-	removed := d.Remove(func(v string) bool { return want[canon(v)] }, "egress")
-	gone := canonSet(removed)
+	removed := d.RemoveEgress(hosts)
+	gone := map[string]bool{}
+	for _, r := range removed {
+		gone[manifest.Canon(r)] = true
+	}
 	var mandatory, absent []string
 	for _, h := range hosts {
 		switch {
@@ -181,7 +143,6 @@ func (a *App) isMandatory(p *project, host string) bool {
 }
 
 func egressIgnore(a *App, d *manifest.Doc, p *project, hosts []string) (string, error) {
-	m := p.manifest
 	var ignore, mandatory []string
 	for _, h := range hosts {
 		if a.isMandatory(p, h) {
@@ -192,12 +153,8 @@ func egressIgnore(a *App, d *manifest.Doc, p *project, hosts []string) (string, 
 	}
 	var msgs []string
 	if len(ignore) > 0 {
-		want := canonSet(ignore)
-		d.Remove(func(v string) bool { return want[canon(v)] }, "egress")
-		if add := missing(m.EgressIgnored, ignore); len(add) > 0 {
-			if err := d.Append(add, "egress_ignored"); err != nil {
-				return "", err
-			}
+		if err := d.IgnoreEgress(ignore); err != nil {
+			return "", err
 		}
 		msgs = append(msgs, "ignored: "+strings.Join(ignore, ", ")+" (still blocked, no longer in the review queue)")
 	}
@@ -208,8 +165,7 @@ func egressIgnore(a *App, d *manifest.Doc, p *project, hosts []string) (string, 
 }
 
 func egressUnignore(_ *App, d *manifest.Doc, _ *project, hosts []string) (string, error) {
-	want := canonSet(hosts)
-	removed := d.Remove(func(v string) bool { return want[canon(v)] }, "egress_ignored")
+	removed := d.UnignoreEgress(hosts)
 	if len(removed) == 0 {
 		return "not ignored: " + strings.Join(hosts, ", "), nil
 	}
@@ -217,16 +173,7 @@ func egressUnignore(_ *App, d *manifest.Doc, _ *project, hosts []string) (string
 }
 
 // egressReport is `abox egress list --json`.
-type egressReport struct {
-	Allowed []allowedHost         `json:"allowed"`
-	Ignored []string              `json:"ignored"`
-	Queue   []telemetry.QueueItem `json:"queue"`
-}
-
-type allowedHost struct {
-	Entry     string `json:"entry"`
-	Mandatory bool   `json:"mandatory"`
-}
+type egressReport = telemetry.Review
 
 func runEgressList(a *App, dir string, jsonOut bool) error {
 	p, err := a.loadProject(dir)
@@ -237,38 +184,21 @@ func runEgressList(a *App, dir string, jsonOut bool) error {
 	if err != nil {
 		return err
 	}
-	list, err := pol.List()
-	if err != nil {
-		return err
-	}
-	ignored, _ := egress.ParseList(p.manifest.EgressIgnored, []int{1})
-	rep := egressReport{Ignored: p.manifest.EgressIgnored}
-	for _, e := range pol.Egress {
-		rep.Allowed = append(rep.Allowed, allowedHost{Entry: e, Mandatory: slices.Contains(pol.Mandatory, e)})
-	}
-	skip := func(name string) bool { return list.AllowsName(name) || (ignored != nil && ignored.AllowsName(name)) }
-	queue, bad, err := telemetry.Queue(filepath.Join(p.state.Dir, "denied.jsonl"), skip)
+	rep, bad, err := telemetry.ReadReview(filepath.Join(p.state.Dir, "denied.jsonl"), pol, p.manifest.EgressIgnored)
 	if err != nil {
 		return err
 	}
 	for _, b := range bad {
 		a.warnf("", "corrupt line skipped: %s", b)
 	}
-	rep.Queue = queue
 	if jsonOut {
-		if rep.Ignored == nil {
-			rep.Ignored = []string{}
-		}
-		if rep.Queue == nil {
-			rep.Queue = []telemetry.QueueItem{}
-		}
 		return a.writeJSON(rep)
 	}
 	a.printEgress(rep)
 	return nil
 }
 
-func (a *App) printEgress(rep egressReport) {
+func (a *App) printEgress(rep *egressReport) {
 	fmt.Fprintln(a.Out, "allowed:")
 	for _, h := range rep.Allowed {
 		mark := ""
@@ -304,12 +234,12 @@ func (a *App) printEgress(rep egressReport) {
 
 // currentPolicy reads the rendered netd policy: what netd enforces.
 func (a *App) currentPolicy(p *project) (*policy.Netd, error) {
-	data, err := os.ReadFile(filepath.Join(p.state.Artifacts(), render.NetdDir, policy.File))
-	if err != nil {
+	pol, err := artifact.ReadNetdPolicy(p.state.Artifacts())
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe):
 		return nil, errorf("run `abox render`", "the project has no rendered policy: %v", err)
-	}
-	pol, err := policy.Parse(data)
-	if err != nil {
+	case err != nil:
 		return nil, withHint(err, "run `abox render` to write it again")
 	}
 	return pol, nil

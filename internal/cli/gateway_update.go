@@ -1,19 +1,13 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/aboxhq/abox/internal/config"
-	"github.com/aboxhq/abox/internal/statefs"
 )
 
 // defaultGatewayTag is the tag `gateway update` re-resolves. It moves on every merge upstream,
@@ -60,7 +54,7 @@ func runGatewayUpdate(ctx context.Context, a *App, o gatewayUpdateOptions) error
 	if err != nil {
 		return err
 	}
-	pinned := repoDigest(o.tag, img.RepoDigests)
+	pinned := config.RepoDigest(o.tag, img.RepoDigests)
 	if pinned == "" {
 		return errorf("pass a tag that comes from a registry", "%s has no registry digest", o.tag)
 	}
@@ -78,91 +72,10 @@ func runGatewayUpdate(ctx context.Context, a *App, o gatewayUpdateOptions) error
 			return errorf("nothing was changed", "cancelled")
 		}
 	}
-	if err := setGatewayImage(ps.ConfigFile(), cfg, pinned); err != nil {
+	if _, err := config.EditFile(ps.ConfigFile(), cfg, func(d *config.Doc) error { return d.SetGatewayImage(pinned) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.Out, "pinned gateway.image in %s\n", ps.ConfigFile())
 	fmt.Fprintln(a.Out, "next: `abox gateway up --force` moves running gateways to it")
 	return nil
-}
-
-// repoDigest picks the digest reference of tag's repository among an image's RepoDigests.
-func repoDigest(tag string, digests []string) string {
-	norm := func(r string) string {
-		r = strings.TrimPrefix(strings.TrimPrefix(r, "docker.io/"), "index.docker.io/")
-		return strings.TrimPrefix(r, "library/")
-	}
-	repo := tag
-	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
-		repo = repo[:i]
-	}
-	for _, d := range digests {
-		if r, _, ok := strings.Cut(d, "@"); ok && norm(r) == norm(repo) && config.IsPinned(d) {
-			return d
-		}
-	}
-	if len(digests) == 1 && config.IsPinned(digests[0]) {
-		return digests[0]
-	}
-	return ""
-}
-
-// setGatewayImage rewrites gateway.image in config.yaml, atomically, keeping every other key
-// and comment. Without a config.yaml, it writes the defaults with the new image.
-func setGatewayImage(path string, cfg *config.Config, image string) error {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		c := *cfg
-		c.Gateway.Image = image
-		return statefs.WriteFile(path, c.Marshal(), statefs.PrivateMode)
-	}
-	if err != nil {
-		return err
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return fmt.Errorf("reading %s: %w", path, err)
-	}
-	if len(doc.Content) == 0 {
-		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode}}}
-	}
-	gw := mappingChild(doc.Content[0], "gateway")
-	if gw != nil && gw.Kind == yaml.ScalarNode && gw.Tag == "!!null" {
-		*gw = yaml.Node{Kind: yaml.MappingNode}
-	}
-	img := (*yaml.Node)(nil)
-	if gw != nil {
-		img = mappingChild(gw, "image")
-	}
-	if img == nil {
-		return fmt.Errorf("%s: gateway is not a mapping", path)
-	}
-	*img = yaml.Node{Kind: yaml.ScalarNode, Value: image, LineComment: img.LineComment, HeadComment: img.HeadComment}
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(&doc); err != nil {
-		return err
-	}
-	enc.Close()
-	if _, err := config.Parse(buf.Bytes(), path); err != nil {
-		return err
-	}
-	return statefs.WriteFile(path, buf.Bytes(), statefs.PrivateMode)
-}
-
-// mappingChild returns the value of key in the mapping m, adding an empty mapping when the key
-// is missing; nil when m is not a mapping.
-func mappingChild(m *yaml.Node, key string) *yaml.Node {
-	if m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	v := &yaml.Node{Kind: yaml.MappingNode}
-	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, v)
-	return v
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/egress"
 	"github.com/aboxhq/abox/internal/manifest"
-	"github.com/aboxhq/abox/internal/statefs"
 )
 
 type initOptions struct {
@@ -75,7 +74,7 @@ func runInit(ctx context.Context, a *App, opts initOptions) error {
 	// Hosts are written as the allowlist reads them: "Example.COM." becomes "example.com".
 	opts.egress = slices.Clone(opts.egress)
 	for i, h := range opts.egress {
-		opts.egress[i] = canon(h)
+		opts.egress[i] = manifest.Canon(h)
 	}
 	st, err := a.initState(opts.dir)
 	if err != nil {
@@ -198,12 +197,7 @@ func (st *initState) readExisting() error {
 
 // checkServers refuses names neither the catalog nor custom-servers.yaml knows.
 func (st *initState) checkServers(servers []string) error {
-	var unknown []string
-	for _, s := range servers {
-		if _, ok := st.cat.Lookup(s); !ok {
-			unknown = append(unknown, s)
-		}
-	}
+	unknown := st.cat.Unknown(servers)
 	if len(unknown) == 0 {
 		return nil
 	}
@@ -227,14 +221,19 @@ func (a *App) mcpHome() string {
 	return filepath.Join(a.getenv("HOME"), ".docker", "mcp")
 }
 
-// writeConfigIfNew writes config.yaml when it did not exist, so users have a file to edit.
-func (a *App) writeConfig(cfg *config.Config) error {
+// writeConfig writes config.yaml: cfg when there is none, so users have a file to edit, and
+// otherwise adds the profile init made up (none when profile is ""), keeping the rest of the
+// file as the user wrote it.
+func (a *App) writeConfig(cfg *config.Config, profile string) error {
 	ps, err := a.Paths()
 	if err != nil {
 		return err
 	}
-	if err := cfg.Validate(ps.ConfigFile()); err != nil {
-		return err
-	}
-	return statefs.WriteFile(ps.ConfigFile(), cfg.Marshal(), statefs.PrivateMode)
+	_, err = config.EditFile(ps.ConfigFile(), cfg, func(d *config.Doc) error {
+		if profile == "" {
+			return nil
+		}
+		return d.SetProfile(profile, cfg.Profiles[profile])
+	})
+	return err
 }

@@ -3,14 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
-	"maps"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/detect"
-	"github.com/aboxhq/abox/internal/egress"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/statefs"
@@ -46,51 +43,29 @@ func (a *App) suggestEgress(toolchains []string) map[string][]string {
 	return out
 }
 
-// defaults computes the answers without asking: existing values first, flags and detection added.
+// defaults computes the answers without asking: existing values first, flags and detection added
+// ([manifest.Propose]).
 func (st *initState) defaults(o initOptions) initAnswers {
-	ex := st.existing
-	if ex == nil {
-		ex = &manifest.Manifest{}
+	m := manifest.Propose(st.existing, manifest.Proposal{
+		Given: manifest.Manifest{Project: o.project, Profile: o.profile, Run: manifest.Run{PermissionMode: o.permissionMode},
+			Servers: o.servers, Toolchains: o.toolchains, Egress: o.egress, Mounts: manifest.Mounts{Mask: o.masks}},
+		Project: manifest.ProjectNameFor(st.ws), Profile: st.cfg.DefaultProfile(),
+		Toolchains: st.toolchains, Suggested: st.suggested, Remotes: st.remotes,
+	})
+	return initAnswers{
+		project: m.Project, profile: m.Profile, permissionMode: m.Run.PermissionMode,
+		servers: m.Servers, toolchains: m.Toolchains, egress: m.Egress,
+		masks: m.Mounts.Mask, context: m.Mounts.Context,
 	}
-	ans := initAnswers{
-		project:        first(o.project, ex.Project, projectNameFor(st.ws)),
-		profile:        first(o.profile, ex.Profile, defaultProfile(st.cfg)),
-		permissionMode: first(o.permissionMode, ex.Run.PermissionMode, manifest.ModeDefault),
-		servers:        union(ex.Servers, o.servers),
-		toolchains:     union(ex.Toolchains, o.toolchains, st.toolchains),
-		masks:          union(ex.Mounts.Mask, o.masks),
-		context:        ex.Mounts.Context,
-	}
-	var suggested []string
-	for _, t := range ans.toolchains {
-		if !slices.Contains(ex.Toolchains, t) {
-			suggested = append(suggested, st.suggested[t]...)
-		}
-	}
-	if st.existing == nil {
-		suggested = append(suggested, st.remotes...)
-	}
-	ans.egress = union(ex.Egress, o.egress, withoutIgnored(suggested, ex.EgressIgnored))
-	return ans
-}
-
-func withoutIgnored(hosts, ignored []string) []string {
-	var out []string
-	for _, h := range hosts {
-		if !slices.Contains(ignored, h) {
-			out = append(out, h)
-		}
-	}
-	return out
 }
 
 // writeInit validates and renders everything first, then writes config.yaml (when new or
 // changed), agentbox.yaml and the artifacts. Nothing is written if anything is invalid.
 func (a *App) writeInit(st *initState, ans initAnswers) error {
-	cfgDirty := !st.cfgExists
+	newProfile := ""
 	if _, ok := st.cfg.Profiles[ans.profile]; !ok {
 		st.cfg.Profiles[ans.profile] = config.Profile{Port: st.cfg.NextFreePort()}
-		cfgDirty = true
+		newProfile = ans.profile
 		a.progressf("new profile %s (gateway port %d)", ans.profile, st.cfg.Profiles[ans.profile].Port)
 	}
 	doc, err := st.mergeDoc(ans)
@@ -117,8 +92,8 @@ func (a *App) writeInit(st *initState, ans initAnswers) error {
 	if err := statefs.MkdirAll(st.ws); err != nil {
 		return err
 	}
-	if cfgDirty {
-		if err := a.writeConfig(st.cfg); err != nil {
+	if !st.cfgExists || newProfile != "" {
+		if err := a.writeConfig(st.cfg, newProfile); err != nil {
 			return err
 		}
 	}
@@ -153,125 +128,19 @@ func (a *App) initSummary(st *initState, m *manifest.Manifest) {
 // mergeDoc applies the answers to the existing document, keeping every other field and comment,
 // or builds a new one.
 func (st *initState) mergeDoc(ans initAnswers) (*manifest.Doc, error) {
+	m := &manifest.Manifest{
+		Version: manifest.Version, Project: ans.project, Profile: ans.profile,
+		Servers: ans.servers, Tools: ans.tools, Toolchains: ans.toolchains, Egress: ans.egress,
+		Mounts: manifest.Mounts{Mask: ans.masks, Context: ans.context},
+		Run:    manifest.Run{PermissionMode: ans.permissionMode},
+	}
 	if st.doc == nil {
-		m := &manifest.Manifest{
-			Version: manifest.Version, Project: ans.project, Profile: ans.profile,
-			Servers: ans.servers, Tools: ans.tools, Toolchains: ans.toolchains, Egress: ans.egress,
-			Mounts: manifest.Mounts{Mask: ans.masks, Context: ans.context},
-			Run:    manifest.Run{PermissionMode: ans.permissionMode},
-		}
 		return manifest.NewDoc(m)
 	}
-	d, ex := st.doc, st.existing
-	sets := []struct {
-		path []string
-		old  string
-		new  string
-	}{
-		{[]string{"project"}, ex.Project, ans.project},
-		{[]string{"profile"}, ex.Profile, ans.profile},
-		{[]string{"run", "permission_mode"}, ex.Run.PermissionMode, ans.permissionMode},
+	if err := st.doc.Merge(m); err != nil {
+		return nil, err
 	}
-	for _, s := range sets {
-		if s.old != s.new {
-			if err := d.Set(s.new, s.path...); err != nil {
-				return nil, err
-			}
-		}
-	}
-	appendNew := func(have, want []string, path ...string) error {
-		if add := missing(have, want); len(add) > 0 {
-			return d.Append(add, path...)
-		}
-		return nil
-	}
-	for _, step := range []error{
-		appendNew(ex.Servers, ans.servers, "servers"),
-		appendNew(ex.Toolchains, ans.toolchains, "toolchains"),
-		appendNew(ex.Egress, ans.egress, "egress"),
-		appendNew(ex.Mounts.Mask, ans.masks, "mounts", "mask"),
-		appendNew(ex.Mounts.Context, ans.context, "mounts", "context"),
-	} {
-		if step != nil {
-			return nil, step
-		}
-	}
-	for _, server := range slices.Sorted(maps.Keys(ans.tools)) {
-		if err := d.Set(ans.tools[server], "tools", server); err != nil {
-			return nil, err
-		}
-	}
-	return d, nil
-}
-
-// missing returns the items of want not in have, without duplicates. Egress entries compare in
-// canonical form.
-func missing(have, want []string) []string {
-	seen := map[string]bool{}
-	for _, h := range have {
-		seen[canon(h)] = true
-	}
-	var out []string
-	for _, w := range want {
-		if !seen[canon(w)] {
-			seen[canon(w)] = true
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
-func canon(s string) string {
-	if e, err := egress.Parse(s); err == nil {
-		return e.String()
-	}
-	return s
-}
-
-func union(lists ...[]string) []string {
-	var out []string
-	for _, l := range lists {
-		out = append(out, missing(out, l)...)
-	}
-	return out
-}
-
-func first(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-func defaultProfile(cfg *config.Config) string {
-	if _, ok := cfg.Profiles[config.DefaultProfile]; ok {
-		return config.DefaultProfile
-	}
-	if names := cfg.ProfileNames(); len(names) > 0 {
-		return names[0]
-	}
-	return config.DefaultProfile
-}
-
-// projectNameFor derives a project name from the directory: lower-case, spaces and other
-// characters folded to "-".
-func projectNameFor(ws string) string {
-	b := []byte(strings.ToLower(filepath.Base(ws)))
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			b[i] = '-'
-		}
-	}
-	name := strings.TrimLeft(string(b), "._-")
-	if len(name) > 64 {
-		name = name[:64]
-	}
-	if name == "" {
-		return "project"
-	}
-	return name
+	return st.doc, nil
 }
 
 func listOrNone(l []string) string {

@@ -166,9 +166,9 @@ func pickToolchains(p *picker, _ *initState, ans *initAnswers) error {
 func pickEgress(p *picker, st *initState, ans *initAnswers) error {
 	candidates := append([]string{}, ans.egress...)
 	for _, t := range ans.toolchains {
-		candidates = union(candidates, st.suggested[t])
+		candidates = manifest.Union(candidates, st.suggested[t])
 	}
-	candidates = union(candidates, st.remotes)
+	candidates = manifest.Union(candidates, st.remotes)
 	if len(candidates) > 0 {
 		var opts []huh.Option[string]
 		for _, h := range candidates {
@@ -185,7 +185,7 @@ func pickEgress(p *picker, st *initState, ans *initAnswers) error {
 		return err
 	}
 	hosts, err := parseHosts(extra)
-	ans.egress = union(ans.egress, hosts)
+	ans.egress = manifest.Union(ans.egress, hosts)
 	return err
 }
 

@@ -1,15 +1,10 @@
 package cli
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -19,7 +14,6 @@ import (
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/telemetry"
-	"github.com/aboxhq/abox/internal/termtext"
 )
 
 type logsOptions struct {
@@ -74,7 +68,7 @@ func runLogs(ctx context.Context, a *App, o logsOptions) error {
 		a.warnf("the line is skipped; remove it to silence this warning", "corrupt line in %s", b)
 	}
 	if o.transcript != "" {
-		return a.showTranscript(p, runs, o)
+		return a.showTranscript(runs, o)
 	}
 	any := false
 	if o.dns {
@@ -95,17 +89,8 @@ func runLogs(ctx context.Context, a *App, o logsOptions) error {
 	return nil
 }
 
-// newest returns the last n runs, newest first.
-func newest(runs []telemetry.RunRecord, n int) []telemetry.RunRecord {
-	var out []telemetry.RunRecord
-	for i := len(runs) - 1; i >= 0 && len(out) < n; i-- {
-		out = append(out, runs[i])
-	}
-	return out
-}
-
 func (a *App) showRuns(runs []telemetry.RunRecord, o logsOptions) error {
-	recent := newest(runs, o.limit)
+	recent := telemetry.Newest(runs, o.limit)
 	if o.jsonl {
 		if recent == nil {
 			recent = []telemetry.RunRecord{}
@@ -161,11 +146,8 @@ func (a *App) showDNS(runs []telemetry.RunRecord, o logsOptions) error {
 	var lines []dnsLine
 	var denied []string // per run with denials: "run ID: name (xN), …"
 	var caps []string   // per decision log that hit a bound: "run ID: dns.jsonl: …"
-	for _, r := range newest(runs, o.limit) {
-		h, err := telemetry.ReadHarvest(filepath.Join(r.RunDir, "netd"))
-		if err != nil {
-			continue
-		}
+	for _, h := range telemetry.Harvests(telemetry.Newest(runs, o.limit)) {
+		r := h.Run
 		for _, d := range h.DNS {
 			lines = append(lines, dnsLine{Run: r.ID, DNSRecord: d})
 		}
@@ -216,13 +198,9 @@ type mcpLine struct {
 
 func (a *App) showMCP(ctx context.Context, p *project, runs []telemetry.RunRecord, o logsOptions) error {
 	var lines []mcpLine
-	for _, r := range newest(runs, o.limit) {
-		h, err := telemetry.ReadHarvest(filepath.Join(r.RunDir, "netd"))
-		if err != nil {
-			continue
-		}
+	for _, h := range telemetry.Harvests(telemetry.Newest(runs, o.limit)) {
 		for _, m := range h.MCP {
-			lines = append(lines, mcpLine{Run: r.ID, MCPRecord: m})
+			lines = append(lines, mcpLine{Run: h.Run.ID, MCPRecord: m})
 		}
 	}
 	if o.jsonl {
@@ -270,56 +248,20 @@ func (a *App) showGatewayLog(ctx context.Context, p *project, lines int) {
 
 // showTranscript pretty-prints a run's transcript, found by path, id or id prefix; with --json
 // it prints it as JSON lines.
-func (a *App) showTranscript(p *project, runs []telemetry.RunRecord, o logsOptions) error {
-	path := o.transcript
-	if _, err := os.Stat(path); err != nil {
-		path = ""
-		for i := len(runs) - 1; i >= 0; i-- {
-			if strings.HasPrefix(runs[i].ID, o.transcript) && runs[i].Transcript != "" {
-				path = runs[i].Transcript
-				break
-			}
-		}
-	}
+func (a *App) showTranscript(runs []telemetry.RunRecord, o logsOptions) error {
+	path := telemetry.FindTranscript(runs, o.transcript)
 	if path == "" {
 		return errorf("list runs with `abox logs --runs`", "no transcript for run %q", o.transcript)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	var sum telemetry.Summary
-	for sc.Scan() {
+	return telemetry.ScanTranscript(path, func(line []byte) error {
 		if o.jsonl {
-			if _, err := a.Out.Write(transcriptJSON(sc.Bytes())); err != nil {
-				return err
-			}
-			continue
+			_, err := a.Out.Write(telemetry.TranscriptJSON(line))
+			return err
 		}
-		if ev, ok := sum.Observe(sc.Bytes()); ok {
+		if ev, ok := sum.Observe(line); ok {
 			telemetry.Pretty(a.Out, ev)
 		}
-	}
-	return sc.Err()
-}
-
-// transcriptJSON is one transcript line as one line of JSON that decodes to what was recorded:
-// a stream-json event compacted (JSON's own whitespace may hold a carriage return), anything
-// else the agent printed as a JSON string. termtext.JSON escapes what JSON leaves raw.
-func transcriptJSON(line []byte) []byte {
-	var b bytes.Buffer
-	if json.Valid(line) {
-		json.Compact(&b, line)
-	} else {
-		enc := json.NewEncoder(&b) // writes the newline itself
-		enc.SetEscapeHTML(false)
-		enc.Encode(string(line))
-	}
-	if !bytes.HasSuffix(b.Bytes(), []byte("\n")) {
-		b.WriteByte('\n')
-	}
-	return termtext.JSON(b.Bytes())
+		return nil
+	})
 }

@@ -68,17 +68,7 @@ func runMCPAdd(ctx context.Context, a *App, o mcpAddOptions, server string) erro
 			a.warnf("", "%s's catalog entry does not list a tool %q (it lists %s)", server, t, strings.Join(e.Tools, ", "))
 		}
 	}
-	if _, err := a.mutate(ctx, p, func(d *manifest.Doc) error {
-		if !slices.Contains(d.Strings("servers"), server) {
-			if err := d.Append([]string{server}, "servers"); err != nil {
-				return err
-			}
-		}
-		if len(o.tools) > 0 {
-			return d.Set(o.tools, "tools", server)
-		}
-		return nil
-	}); err != nil {
+	if _, err := a.mutate(ctx, p, func(d *manifest.Doc) error { return d.DeclareServer(server, o.tools) }); err != nil {
 		return err
 	}
 	fmt.Fprintln(a.Out, declared(server, o.tools))
@@ -94,7 +84,7 @@ func (a *App) narrowRemote(ctx context.Context, p *project, server string, tools
 		return errorf("narrow it with `abox mcp add "+server+" --tool NAME`, or replace it with `abox mcp add-remote`",
 			"%q is already declared as a remote server", server)
 	}
-	if _, err := a.mutate(ctx, p, func(d *manifest.Doc) error { return d.Set(tools, "tools", server) }); err != nil {
+	if _, err := a.mutate(ctx, p, func(d *manifest.Doc) error { return d.NarrowServer(server, tools) }); err != nil {
 		return err
 	}
 	fmt.Fprintln(a.Out, declared(server, tools))
@@ -135,8 +125,7 @@ func newMCPRmCmd(a *App) *cobra.Command {
 				return errorf("see the declared servers with `abox mcp list`", "%q is not declared in agentbox.yaml", server)
 			}
 			if _, err := a.mutate(c.Context(), p, func(d *manifest.Doc) error {
-				d.Remove(func(s string) bool { return s == server }, "servers")
-				dropServerEntries(d, server)
+				d.UndeclareServer(server)
 				return nil
 			}); err != nil {
 				return err
@@ -148,16 +137,6 @@ func newMCPRmCmd(a *App) *cobra.Command {
 	}
 	addDirFlag(cmd, &dir)
 	return cmd
-}
-
-// dropServerEntries removes the per-server entries of server: its narrowing and its network.
-// (The original crashed here: it deleted the server first, and validation then refused the
-// orphaned entries.)
-func dropServerEntries(d *manifest.Doc, server string) {
-	for _, key := range []string{"tools", "server_network"} {
-		d.Delete(key, server)
-		d.DeleteIfEmpty(key)
-	}
 }
 
 func newMCPOAuthCmd(a *App) *cobra.Command {

@@ -1,77 +1,21 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
+	"io/fs"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/aboxhq/abox/internal/artifact"
 	"github.com/aboxhq/abox/internal/claudecode"
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/policy"
-	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/termtext"
+	"github.com/aboxhq/abox/internal/toolcost"
 )
-
-// toolCost is one tool the agent sees and what its definition costs.
-type toolCost struct {
-	Tool   string `json:"tool"`
-	Server string `json:"server"` // as netd logs it ([policy.MCP.Allows]); "?" if several could provide it
-	Tokens int    `json:"tokens"` // the whole definition: per turn when sent upfront, per load when deferred
-	// NameTokens is what its name costs per turn while deferred.
-	NameTokens int `json:"name_tokens"`
-	// AlwaysLoad is set when the tool asks Claude Code never to defer it (_meta
-	// "anthropic/alwaysLoad"): its whole definition then costs every turn.
-	AlwaysLoad bool `json:"always_load,omitempty"`
-}
-
-// serverCost sums a server's tools.
-type serverCost struct {
-	Server     string  `json:"server"`
-	Tools      int     `json:"tools"`
-	Tokens     int     `json:"tokens"`
-	NameTokens int     `json:"name_tokens"` // of its deferrable tools
-	Share      float64 `json:"share"`
-	Narrowed   bool    `json:"narrowed"`
-	toolNames  []string
-}
-
-// costReport is `mcp cost --json`.
-type costReport struct {
-	// Total is every definition: the per-turn cost when Claude Code sends them all upfront.
-	Total int `json:"total_tokens"`
-	// Names is the per-turn cost of the deferred tools' names, and Upfront that of the
-	// definitions sent even when the rest are deferred (always-load tools).
-	Names   int `json:"names_tokens"`
-	Upfront int `json:"always_load_tokens"`
-	// PerTurn is what the configured Claude Code sends on every turn: Names+Upfront when it
-	// defers, Total when it does not.
-	PerTurn int          `json:"per_turn_tokens"`
-	Client  clientCost   `json:"client"`
-	Tools   []toolCost   `json:"tools"`
-	Servers []serverCost `json:"servers"`
-}
-
-// clientCost is the Claude Code that will run and how it sends MCP tool definitions.
-type clientCost struct {
-	Version    string `json:"claude_code"`
-	ToolSearch string `json:"tool_search"` // deferred, upfront or auto (claudecode.ToolSearch)
-	Deferred   bool   `json:"deferred"`    // what applies to these tools
-	// Threshold is, in auto mode, the tokens of definitions from which Claude Code defers
-	// them, in a context window of contextWindow tokens.
-	Threshold int    `json:"threshold_tokens,omitempty"`
-	Why       string `json:"why"`
-}
-
-// contextWindow is the context window auto mode's threshold is a share of: 200k tokens, the
-// window of Anthropic's models by default (a 1M window raises the threshold fivefold).
-const contextWindow = 200_000
 
 func newMCPCostCmd(a *App) *cobra.Command {
 	var dir string
@@ -117,9 +61,9 @@ func runMCPCost(ctx context.Context, a *App, dir string, jsonOut bool) error {
 	if err != nil {
 		return err
 	}
-	rep := costOf(res.Tools, pol.MCP, p.manifest.Tools)
-	rep.price(p.cfg.ClaudeCode.Version, p.cfg.AgentEnv)
-	rep.Client.Why += unreadSwitches(p.manifest.EnvSecrets)
+	rep := toolcost.Of(res.Tools, pol.MCP, p.manifest.Tools)
+	rep.Price(p.cfg.ClaudeCode.Version, p.cfg.AgentEnv)
+	rep.Client.Why += toolcost.UnreadSwitches(p.manifest.EnvSecrets)
 	if jsonOut {
 		return a.writeJSON(rep)
 	}
@@ -129,11 +73,12 @@ func runMCPCost(ctx context.Context, a *App, dir string, jsonOut bool) error {
 
 // readNetdPolicy reads the rendered netd.json: what netd enforces, so what the agent sees.
 func readNetdPolicy(artifacts string) (*policy.Netd, error) {
-	data, err := os.ReadFile(filepath.Join(artifacts, render.NetdDir, policy.File))
-	if err != nil {
+	pol, err := artifact.ReadNetdPolicy(artifacts)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
 		return nil, errorf("run `abox up` to render it", "reading the netd policy: %v", err)
 	}
-	return policy.Parse(data)
+	return pol, err
 }
 
 // probeProfile lists the tools of the profile's running gateway.
@@ -169,99 +114,7 @@ func (a *App) probeProfile(ctx context.Context, profile string) (*gateway.ProbeR
 	return res, nil
 }
 
-// costOf keeps the tools netd lets through, exactly as netd decides and attributes them
-// ([policy.MCP.Allows]), and prices each at len(compact JSON)/4.
-func costOf(tools []json.RawMessage, mcp *policy.MCP, narrowed map[string][]string) costReport {
-	rep := costReport{Tools: []toolCost{}, Servers: []serverCost{}}
-	by := map[string]*serverCost{}
-	for _, raw := range tools {
-		var t struct {
-			Name string
-			Meta map[string]any `json:"_meta"`
-		}
-		if json.Unmarshal(raw, &t) != nil {
-			continue
-		}
-		server, ok := mcp.Allows(t.Name)
-		if !ok {
-			continue
-		}
-		var buf bytes.Buffer
-		if json.Compact(&buf, raw) != nil {
-			continue
-		}
-		always, _ := t.Meta[alwaysLoadMeta].(bool)
-		tc := toolCost{Tool: t.Name, Server: server, Tokens: buf.Len() / 4, NameTokens: nameTokens(t.Name), AlwaysLoad: always}
-		rep.Tools = append(rep.Tools, tc)
-		rep.Total += tc.Tokens
-		if by[server] == nil {
-			_, n := narrowed[server]
-			by[server] = &serverCost{Server: server, Narrowed: n}
-		}
-		if always {
-			rep.Upfront += tc.Tokens
-		} else {
-			rep.Names += tc.NameTokens
-			by[server].NameTokens += tc.NameTokens
-		}
-		by[server].Tools++
-		by[server].Tokens += tc.Tokens
-		by[server].toolNames = append(by[server].toolNames, t.Name)
-	}
-	sort.Slice(rep.Tools, func(i, j int) bool {
-		a, b := rep.Tools[i], rep.Tools[j]
-		return a.Tokens > b.Tokens || a.Tokens == b.Tokens && a.Tool < b.Tool
-	})
-	for _, s := range by {
-		if rep.Total > 0 {
-			s.Share = float64(s.Tokens) / float64(rep.Total)
-		}
-		rep.Servers = append(rep.Servers, *s)
-	}
-	sort.Slice(rep.Servers, func(i, j int) bool {
-		a, b := rep.Servers[i], rep.Servers[j]
-		return a.Tokens > b.Tokens || a.Tokens == b.Tokens && a.Server < b.Server
-	})
-	return rep
-}
-
-// alwaysLoadMeta is the _meta key with which an MCP tool asks Claude Code never to defer it.
-const alwaysLoadMeta = "anthropic/alwaysLoad"
-
-// nameTokens prices a tool's name as Claude Code lists a deferred tool: mcp__<server>__<tool>,
-// the server being the one entry of the agent's mcp.json, one name a line, rounded up.
-func nameTokens(tool string) int {
-	return (len("mcp__"+render.MCPServerName+"__"+tool+"\n") + 3) / 4
-}
-
-// price fills in what the Claude Code version, with the agent environment env, sends on every
-// turn ([claudecode.ToolSearchOf]).
-func (rep *costReport) price(version string, env map[string]string) {
-	ts := claudecode.ToolSearchOf(version, env)
-	rep.Client = clientCost{Version: version, ToolSearch: ts.Mode, Why: ts.Why,
-		Deferred: ts.Defers(rep.Total-rep.Upfront, contextWindow), Threshold: ts.Threshold(contextWindow)}
-	rep.PerTurn = rep.Total
-	if rep.Client.Deferred {
-		rep.PerTurn = rep.Names + rep.Upfront
-	}
-}
-
-// unreadSwitches notes the variables that switch tool search which the project sets from a
-// secret (env_secrets): their values are not read here, and they may change what applies.
-func unreadSwitches(envSecrets map[string]string) string {
-	var set []string
-	for _, k := range []string{"ENABLE_TOOL_SEARCH", "ANTHROPIC_BASE_URL"} {
-		if _, ok := envSecrets[k]; ok {
-			set = append(set, k)
-		}
-	}
-	if len(set) == 0 {
-		return ""
-	}
-	return "; env_secrets also sets " + strings.Join(set, " and ") + ", whose value abox does not read here and which may change this"
-}
-
-func (a *App) printCost(rep costReport) {
+func (a *App) printCost(rep toolcost.Report) {
 	if len(rep.Tools) == 0 {
 		fmt.Fprintln(a.Out, "the agent sees no tools")
 		return
@@ -291,17 +144,17 @@ func (a *App) printCost(rep costReport) {
 				cost = fmt.Sprintf("~%d tokens per turn in names and ~%d in schemas as they load", s.NameTokens, s.Tokens)
 			}
 			linef(a.Out, "hint: %s costs %s; narrow it to the tools the agent needs: `abox mcp add %s --tool %s`",
-				s.Server, cost, s.Server, strings.Join(s.toolNames[:1], " --tool "))
+				s.Server, cost, s.Server, strings.Join(s.ToolNames[:1], " --tool "))
 			break
 		}
 	}
 }
 
 // printClientCost says which cost applies to the Claude Code that will run, and why.
-func (a *App) printClientCost(rep costReport) {
+func (a *App) printClientCost(rep toolcost.Report) {
 	c := rep.Client
 	deferrable := rep.Total - rep.Upfront
-	threshold := fmt.Sprintf("its threshold of %d tokens (%d%% of a %d-token context window)", c.Threshold, c.Threshold*100/contextWindow, contextWindow)
+	threshold := fmt.Sprintf("its threshold of %d tokens (%d%% of a %d-token context window)", c.Threshold, c.Threshold*100/toolcost.ContextWindow, toolcost.ContextWindow)
 	switch {
 	case c.Deferred:
 		linef(a.Out, "Claude Code %s defers MCP tools: %s", c.Version, c.Why)
@@ -314,7 +167,7 @@ func (a *App) printClientCost(rep costReport) {
 		}
 		linef(a.Out, "  per turn: %s", perTurn)
 		linef(a.Out, "  per schema loaded on demand: ~%d to ~%d tokens (~TOKENS) when ToolSearch loads it; it then stays for the rest of the session",
-			minTokens(rep.Tools), rep.Tools[0].Tokens)
+			rep.MinTokens(), rep.Tools[0].Tokens)
 		linef(a.Out, "  with deferral off (ENABLE_TOOL_SEARCH=false in agent_env): ~%d tokens per turn", rep.Total)
 	default:
 		why := c.Why
@@ -329,13 +182,4 @@ func (a *App) printClientCost(rep costReport) {
 		}
 	}
 	fmt.Fprintln(a.Out)
-}
-
-// minTokens is the cheapest definition's cost.
-func minTokens(tools []toolCost) int {
-	m := tools[0].Tokens
-	for _, t := range tools {
-		m = min(m, t.Tokens)
-	}
-	return m
 }

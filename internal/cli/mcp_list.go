@@ -2,29 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/catalog"
-	"github.com/aboxhq/abox/internal/manifest"
 )
-
-// mcpRow is one server of `mcp list`; its JSON form is stable.
-type mcpRow struct {
-	Server  string   `json:"server"`
-	Kind    string   `json:"kind"` // server, poci, remote; unknown when no catalog has it
-	Image   string   `json:"image,omitempty"`
-	URL     string   `json:"url,omitempty"`
-	Pinned  bool     `json:"pinned"`
-	Local   bool     `json:"local,omitempty"` // a custom server's pin: false image: never pulled
-	Secrets []string `json:"secrets"`
-	Source  string   `json:"source"`          // the catalog file, custom, or manifest-remote
-	Tools   []string `json:"tools,omitempty"` // the project's narrowing
-	Network string   `json:"network,omitempty"`
-}
 
 type mcpListOptions struct {
 	dir       string
@@ -46,7 +29,7 @@ func newMCPListCmd(a *App) *cobra.Command {
 }
 
 func runMCPList(a *App, o mcpListOptions) error {
-	var rows []mcpRow
+	var rows []catalog.Server
 	if o.all {
 		_, custom, _, err := a.loadConfig()
 		if err != nil {
@@ -59,10 +42,7 @@ func runMCPList(a *App, o mcpListOptions) error {
 		for _, w := range cat.Warnings {
 			a.warnf("", "%s", w)
 		}
-		for _, name := range cat.Names() {
-			e, _ := cat.Lookup(name)
-			rows = append(rows, entryRow(e))
-		}
+		rows = cat.Servers()
 	} else {
 		p, err := a.loadProject(o.dir)
 		if err != nil {
@@ -72,11 +52,11 @@ func runMCPList(a *App, o mcpListOptions) error {
 		if err != nil {
 			return err
 		}
-		rows = projectRows(p.manifest, cat)
+		rows = cat.ProjectServers(p.manifest)
 	}
 	if o.json {
 		if rows == nil {
-			rows = []mcpRow{}
+			rows = []catalog.Server{}
 		}
 		return a.writeJSON(rows)
 	}
@@ -88,39 +68,8 @@ func runMCPList(a *App, o mcpListOptions) error {
 	return nil
 }
 
-// projectRows lists the manifest's servers, then its remote servers.
-func projectRows(m *manifest.Manifest, cat *catalog.Catalog) []mcpRow {
-	var rows []mcpRow
-	for _, s := range m.Servers {
-		r := mcpRow{Server: s, Kind: "unknown", Source: "not in any catalog", Secrets: []string{}}
-		if e, ok := cat.Lookup(s); ok {
-			r = entryRow(e)
-		}
-		r.Tools, r.Network = m.Tools[s], m.ServerNetwork[s]
-		rows = append(rows, r)
-	}
-	for _, name := range slices.Sorted(maps.Keys(m.RemoteServers)) {
-		rs := m.RemoteServers[name]
-		r := mcpRow{Server: name, Kind: "remote", URL: rs.URL, Pinned: true, Source: "manifest-remote", Secrets: []string{}, Tools: m.Tools[name]}
-		for _, sec := range rs.Secrets {
-			r.Secrets = append(r.Secrets, sec.Name)
-		}
-		rows = append(rows, r)
-	}
-	return rows
-}
-
-func entryRow(e catalog.Entry) mcpRow {
-	r := mcpRow{Server: e.Name, Kind: e.Type, Image: e.Image, URL: e.RemoteURL, Pinned: e.Pinned(), Source: e.Source, Secrets: []string{},
-		Local: e.Source == "custom" && !e.Pin}
-	for _, s := range e.Secrets {
-		r.Secrets = append(r.Secrets, s.Name)
-	}
-	return r
-}
-
 // textRows renders the table; withTools adds the project's narrowing.
-func textRows(rows []mcpRow, withTools bool) [][]string {
+func textRows(rows []catalog.Server, withTools bool) [][]string {
 	out := [][]string{{"SERVER", "IMAGE / ENDPOINT", "SECRETS", "SOURCE"}}
 	if withTools {
 		out[0] = append(out[0], "TOOLS")

@@ -40,7 +40,7 @@ A header value may name a secret's variable, never hold a credential itself:
 			}
 			name := args[0]
 			if _, err := a.mutate(c.Context(), p, func(d *manifest.Doc) error {
-				return d.Set(r, "remote_servers", name)
+				return d.SetRemoteServer(name, r)
 			}); err != nil {
 				return err
 			}
@@ -110,9 +110,7 @@ func newMCPRmRemoteCmd(a *App) *cobra.Command {
 				return errorf("see the declared servers with `abox mcp list`", "%q is not a remote server of this project", name)
 			}
 			if _, err := a.mutate(c.Context(), p, func(d *manifest.Doc) error {
-				d.Delete("remote_servers", name)
-				d.DeleteIfEmpty("remote_servers")
-				dropServerEntries(d, name)
+				d.RemoveRemoteServer(name)
 				return nil
 			}); err != nil {
 				return err

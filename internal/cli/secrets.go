@@ -93,18 +93,16 @@ func (a *App) openSecrets(ctx context.Context, lock, allowLoose bool) (*secrets.
 			return nil, choice, noop, err
 		}
 	}
-	salt, err := secrets.LoadSalt(ps.SecretsSalt())
-	if err != nil {
+	m, err := secrets.Open(ps, choice.Store, a.secretSources(allowLoose), a.Now)
+	var oe *secrets.OpenError
+	switch {
+	case errors.As(err, &oe) && oe.File == ps.SecretsSalt():
 		unlock()
 		return nil, choice, noop, withHint(err, "move "+ps.SecretsSalt()+" away; `abox secrets sync` then records fresh digests")
-	}
-	state, err := secrets.LoadState(ps.SecretsState())
-	if err != nil {
+	case err != nil:
 		unlock()
 		return nil, choice, noop, withHint(err, "fix or remove "+ps.SecretsState()+"; `abox secrets sync` rebuilds it")
 	}
-	m := &secrets.Manager{Store: choice.Store, Sources: a.secretSources(allowLoose), Digests: secrets.NewDigester(salt, 0),
-		State: state, StatePath: ps.SecretsState(), Now: a.Now}
 	return m, choice, unlock, nil
 }
 
@@ -160,15 +158,5 @@ func (a *App) secretRowsTable(rows []secrets.Row) {
 // server, so that a new value needs the gateway recreated.
 func (a *App) usedByServers(names ...string) bool {
 	x, err := a.secretsIndex()
-	if err != nil {
-		return false
-	}
-	for _, n := range names {
-		for _, u := range x.UsesOf(n) {
-			if u.Kind != secrets.UseEnv {
-				return true
-			}
-		}
-	}
-	return false
+	return err == nil && x.ServedAny(names...)
 }

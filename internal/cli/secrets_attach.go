@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -36,40 +37,8 @@ abox secrets detach ENV takes it back.`,
 	return cmd
 }
 
-// attachPair is one parsed ENV=NAME argument.
-type attachPair struct{ env, name string }
-
-// parseAttachPairs parses ENV=NAME arguments, reporting every bad one with its position.
-func parseAttachPairs(args []string) ([]attachPair, error) {
-	var pairs []attachPair
-	var problems []manifest.Problem
-	for i, arg := range args {
-		loc := fmt.Sprintf("argument %d (%s)", i+1, termtext.Line(arg))
-		env, name, ok := strings.Cut(arg, "=")
-		switch {
-		case !ok || env == "" || name == "":
-			problems = append(problems, manifest.Problem{Loc: loc, Msg: "is not ENV=NAME", Hint: "write the variable, '=', and the secret's name: API_KEY=acme.api_key"})
-		case !manifest.IsEnvName(env):
-			problems = append(problems, manifest.Problem{Loc: loc, Msg: fmt.Sprintf("%q is not a valid environment variable name", termtext.Line(env)),
-				Hint: "use letters, digits and '_', not starting with a digit"})
-		case slices.Contains(manifest.ReservedEnv, env) || strings.HasPrefix(env, "ABOX_"):
-			problems = append(problems, manifest.Problem{Loc: loc, Msg: fmt.Sprintf("%s is set by abox itself and cannot carry a secret", env),
-				Hint: "choose another variable name"})
-		case !manifest.IsSecretName(name):
-			problems = append(problems, manifest.Problem{Loc: loc, Msg: fmt.Sprintf("%q is not a valid secret name", termtext.Line(name)),
-				Hint: "use letters, digits, '.', '_' and '-', starting with a letter or digit"})
-		default:
-			pairs = append(pairs, attachPair{env: env, name: name})
-		}
-	}
-	if len(problems) > 0 {
-		return nil, &manifest.Error{Source: "abox secrets attach", Problems: problems}
-	}
-	return pairs, nil
-}
-
 func runSecretsAttach(ctx context.Context, a *App, o secretsAttachOptions, args []string) error {
-	pairs, err := parseAttachPairs(args)
+	pairs, err := manifest.ParseEnvSecretArgs("abox secrets attach", args)
 	if err != nil {
 		return err
 	}
@@ -79,7 +48,7 @@ func runSecretsAttach(ctx context.Context, a *App, o secretsAttachOptions, args 
 	}
 	m, err := a.mutate(ctx, p, func(d *manifest.Doc) error {
 		for _, pr := range pairs {
-			if err := d.Set(pr.name, "env_secrets", pr.env); err != nil {
+			if err := d.AttachSecret(pr.Env, pr.Secret); err != nil {
 				return err
 			}
 		}
@@ -94,10 +63,10 @@ func runSecretsAttach(ctx context.Context, a *App, o secretsAttachOptions, args 
 		switch {
 		case stored == nil:
 			state = "the store was not checked"
-		case !slices.Contains(stored, pr.name):
-			state = "not in the store yet: `abox secrets set " + pr.name + "`"
+		case !slices.Contains(stored, pr.Secret):
+			state = "not in the store yet: `abox secrets set " + pr.Secret + "`"
 		}
-		fmt.Fprintf(a.Out, "attached %s ← %s (%s)\n", pr.env, pr.name, state)
+		fmt.Fprintf(a.Out, "attached %s ← %s (%s)\n", pr.Env, pr.Secret, state)
 	}
 	a.warnAttached(p, m.EnvSecrets)
 	fmt.Fprintln(a.Out, "the next `abox run` or `abox shell` starts the agent with them")
@@ -127,7 +96,7 @@ func (a *App) warnAttached(p *project, attached map[string]string) {
 		return
 	}
 	var list []string
-	for _, env := range sortedEnv(attached) {
+	for _, env := range slices.Sorted(maps.Keys(attached)) {
 		list = append(list, env+"←"+attached[env])
 	}
 	domains := "any allowed domain"
@@ -137,15 +106,6 @@ func (a *App) warnAttached(p *project, attached map[string]string) {
 	a.warnf(fmt.Sprintf("the agent can read, print and send them to %s — keep the egress list tight (`abox egress list`), "+
 		"and expect them in `docker inspect` of the agent container; `abox secrets detach ENV` takes one back", domains),
 		"the agent holds secrets in its environment: %s: %s", plural(len(list), "secret", "secrets"), strings.Join(list, ", "))
-}
-
-func sortedEnv(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 type secretsDetachOptions struct{ dir string }
@@ -192,10 +152,7 @@ func runSecretsDetach(ctx context.Context, a *App, o secretsDetachOptions, envs 
 		return nil
 	}
 	m, err := a.mutate(ctx, p, func(d *manifest.Doc) error {
-		for _, env := range gone {
-			d.Delete("env_secrets", env)
-		}
-		d.DeleteIfEmpty("env_secrets")
+		d.DetachSecrets(gone...)
 		return nil
 	})
 	if err != nil {

@@ -3,13 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
-	"slices"
-	"sort"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/secrets"
 )
 
@@ -40,19 +37,9 @@ show. --unused lists secrets nothing uses.`,
 	return cmd
 }
 
-// lsEntry is one secret of `secrets ls`, as --json prints it.
-type lsEntry struct {
-	Name      string        `json:"name"`
-	Stored    bool          `json:"stored"`
-	Source    string        `json:"source"`
-	Reference string        `json:"reference"`
-	SyncedAt  *time.Time    `json:"synced_at"`
-	UsedBy    []secrets.Use `json:"used_by"`
-}
-
 type lsReport struct {
 	Store   map[string]string      `json:"store"`
-	Secrets []lsEntry              `json:"secrets"`
+	Secrets []secrets.Listing      `json:"secrets"`
 	Stale   []secrets.StaleProject `json:"stale"`
 }
 
@@ -74,52 +61,13 @@ func runSecretsLs(ctx context.Context, a *App, o secretsLsOptions) error {
 	if err != nil {
 		return err
 	}
-	rep := lsReport{Store: map[string]string{"kind": choice.Store.Kind(), "why": choice.Why}, Secrets: []lsEntry{}, Stale: x.Stale}
-	for _, name := range lsNames(stored, cfg.Mappings, m.State, x) {
-		e := lsEntry{Name: name, Stored: slices.Contains(stored, name), UsedBy: x.UsesOf(name)}
-		if e.UsedBy == nil {
-			e.UsedBy = []secrets.Use{}
-		}
-		if rec, ok := m.State.Secrets[name]; ok {
-			e.Source, e.Reference, e.SyncedAt = rec.Source, rec.Reference, &rec.SyncedAt
-		}
-		if mp, ok := cfg.Lookup(name); ok {
-			e.Source, e.Reference = mp.Kind(), secrets.SourceRef(mp)
-		}
-		if o.unused && len(e.UsedBy) > 0 {
-			continue
-		}
-		rep.Secrets = append(rep.Secrets, e)
-	}
+	rep := lsReport{Store: map[string]string{"kind": choice.Store.Kind(), "why": choice.Why},
+		Secrets: secrets.List(stored, cfg, m.State, x, o.unused), Stale: x.Stale}
 	if o.json {
 		return a.writeJSON(rep)
 	}
 	a.printLs(rep, o.verbose)
 	return nil
-}
-
-// lsNames is every secret the store holds, secrets.yaml maps, secrets.json records or a
-// project uses, sorted.
-func lsNames(stored []string, mappings []config.SecretMapping, st *secrets.State, x *secrets.Index) []string {
-	set := map[string]bool{}
-	for _, n := range stored {
-		set[n] = true
-	}
-	for _, mp := range mappings {
-		set[mp.Secret] = true
-	}
-	for n := range st.Secrets {
-		set[n] = true
-	}
-	for _, n := range x.Secrets() {
-		set[n] = true
-	}
-	out := make([]string, 0, len(set))
-	for n := range set {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func (a *App) printLs(rep lsReport, verbose bool) {

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/secrets"
 )
 
@@ -68,30 +66,19 @@ func runSecretsSet(ctx context.Context, a *App, o secretsSetOptions, name string
 	return nil
 }
 
-// readSetValue reads the value from the one source the flags name, or the prompt.
+// readSetValue reads the value from the one source the flags name, or the prompt, with a hint
+// that names the fix.
 func readSetValue(a *App, src *secrets.Sources, o secretsSetOptions, name string) (value []byte, source, ref string, err error) {
+	g := secrets.Given{File: o.file, Env: o.env}
+	if o.stdin {
+		g.Stdin = a.In
+	}
+	value, source, ref, err = src.ReadGiven(g, "value of "+name)
 	switch {
-	case o.file != "":
-		value, err = src.ReadFile(o.file)
-		source, ref = "file", o.file
-		if abs, aerr := filepath.Abs(paths.ExpandHome(o.file, a.getenv("HOME"))); aerr == nil {
-			ref = abs
-		}
-		if errors.Is(err, secrets.ErrLoosePerms) {
-			err = withHint(err, "`chmod 600 "+o.file+"`, or pass --allow-loose-perms")
-		}
-	case o.env != "":
-		value, err = src.ReadEnv(o.env)
-		source, ref = "env", o.env
-	case o.stdin:
-		value, err = secrets.ReadStdin(a.In)
-		source = "stdin"
-	default:
-		value, err = src.ReadPrompt("value of " + name)
-		source = "prompt"
-		if errors.Is(err, secrets.ErrNoTerminal) {
-			err = withHint(err, "pipe the value with `abox secrets set "+name+" --stdin`, or use --file or --env")
-		}
+	case errors.Is(err, secrets.ErrLoosePerms):
+		err = withHint(err, "`chmod 600 "+o.file+"`, or pass --allow-loose-perms")
+	case errors.Is(err, secrets.ErrNoTerminal):
+		err = withHint(err, "pipe the value with `abox secrets set "+name+" --stdin`, or use --file or --env")
 	}
 	if errors.Is(err, secrets.ErrEmpty) {
 		err = withHint(err, "an empty secret is refused: the gateway would drop the variable")
@@ -150,14 +137,8 @@ func runSecretsRm(ctx context.Context, a *App, o secretsRmOptions, names []strin
 		return err
 	}
 	for _, n := range names {
-		was, err := m.Stored(ctx, n)
+		was, err := m.Purge(ctx, n, ps.GatewaysDir())
 		if err != nil {
-			return err
-		}
-		if err := m.Remove(ctx, n); err != nil {
-			return err
-		}
-		if err := secrets.ScrubGatewayFiles(ps.GatewaysDir(), n); err != nil {
 			return err
 		}
 		if was {

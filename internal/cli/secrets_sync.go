@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -52,9 +51,10 @@ func runSecretsSync(ctx context.Context, a *App, o secretsSyncOptions) error {
 	if err != nil {
 		return err
 	}
-	mappings, err := selectMappings(cfg, o.only)
-	if err != nil {
-		return err
+	mappings, unmapped := cfg.Select(o.only)
+	if unmapped != "" {
+		return errorf("map it in secrets.yaml, or store it directly with `abox secrets set "+termtext.Line(unmapped)+"`",
+			"--only %q: secrets.yaml does not map it", termtext.Line(unmapped))
 	}
 	if len(mappings) == 0 {
 		ps, _ := a.Paths()
@@ -72,37 +72,10 @@ func runSecretsSync(ctx context.Context, a *App, o secretsSyncOptions) error {
 	}
 	a.secretRowsTable(rows)
 	fmt.Fprintf(a.Err, "store: %s (%s)\n", choice.Store.Kind(), choice.Why)
-	if changed := changedSecrets(rows); len(changed) > 0 && !o.dryRun && a.usedByServers(changed...) {
+	if changed := secrets.Changed(rows); len(changed) > 0 && !o.dryRun && a.usedByServers(changed...) {
 		fmt.Fprintln(a.Err, "next: `abox gateway up` (or `abox up`) hands the new values to the gateway")
 	}
 	return rowsVerdict(rows, "sync")
-}
-
-// selectMappings returns the mappings named by --only, or all of them.
-func selectMappings(cfg *config.Secrets, only []string) ([]config.SecretMapping, error) {
-	if len(only) == 0 {
-		return cfg.Mappings, nil
-	}
-	var out []config.SecretMapping
-	for _, name := range only {
-		mp, ok := cfg.Lookup(name)
-		if !ok {
-			return nil, errorf("map it in secrets.yaml, or store it directly with `abox secrets set "+termtext.Line(name)+"`",
-				"--only %q: secrets.yaml does not map it", termtext.Line(name))
-		}
-		out = append(out, mp)
-	}
-	return out, nil
-}
-
-func changedSecrets(rows []secrets.Row) []string {
-	var out []string
-	for _, r := range rows {
-		if r.Status == secrets.Created || r.Status == secrets.Updated {
-			out = append(out, r.Secret)
-		}
-	}
-	return out
 }
 
 // rowsVerdict turns the failed rows into an error (exit 1) with the command that fixes them.
@@ -173,7 +146,7 @@ func runSecretsCheck(ctx context.Context, a *App, o secretsCheckOptions) error {
 		}
 	}
 	for i, r := range rows {
-		if users := usersOf(required, r.Secret); users != "" && !r.OK() {
+		if users := secrets.UsersOf(required, r.Secret); users != "" && !r.OK() {
 			rows[i].Detail = strings.TrimPrefix(r.Detail+"; needed by "+users, "; ")
 		}
 	}
@@ -220,15 +193,4 @@ func (a *App) requiredSecrets(dir string) ([]secrets.Need, error) {
 		return nil, err
 	}
 	return secrets.Required(m, approved, cat), nil
-}
-
-// usersOf lists who needs secret, for a row's detail.
-func usersOf(needs []secrets.Need, secret string) string {
-	var out []string
-	for _, n := range needs {
-		if n.Secret == secret {
-			out = append(out, n.String())
-		}
-	}
-	return strings.Join(slices.Compact(out), ", ")
 }

@@ -212,3 +212,15 @@ func (c *Config) NextFreePort() int {
 	}
 	return port
 }
+
+// DefaultProfile is the profile a new project gets: [DefaultProfile] when it is configured, else
+// the first configured one by name.
+func (c *Config) DefaultProfile() string {
+	if _, ok := c.Profiles[DefaultProfile]; ok {
+		return DefaultProfile
+	}
+	if names := c.ProfileNames(); len(names) > 0 {
+		return names[0]
+	}
+	return DefaultProfile
+}

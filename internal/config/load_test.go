@@ -256,3 +256,19 @@ func TestDefaultClaudeCode(t *testing.T) {
 		t.Errorf("Releases() = %q, want the configured mirror", mirror.Releases())
 	}
 }
+
+func TestDefaultProfile(t *testing.T) {
+	for _, tc := range []struct {
+		profiles map[string]Profile
+		want     string
+	}{
+		{map[string]Profile{"work": {Port: 8812}, DefaultProfile: {Port: 8811}}, DefaultProfile},
+		{map[string]Profile{"zeta": {Port: 8812}, "alpha": {Port: 8813}}, "alpha"},
+		{nil, DefaultProfile},
+	} {
+		c := &Config{Profiles: tc.profiles}
+		if got := c.DefaultProfile(); got != tc.want {
+			t.Errorf("DefaultProfile() of %v = %q, want %q", tc.profiles, got, tc.want)
+		}
+	}
+}

@@ -176,3 +176,19 @@ func slicesHasEmpty(parts []string) bool {
 	}
 	return false
 }
+
+// Select returns the mappings of names, in their order, or all of them when names is empty. A
+// name secrets.yaml does not map is returned as unmapped, with no mappings.
+func (s *Secrets) Select(names []string) (mappings []SecretMapping, unmapped string) {
+	if len(names) == 0 {
+		return s.Mappings, ""
+	}
+	for _, name := range names {
+		mp, ok := s.Lookup(name)
+		if !ok {
+			return nil, name
+		}
+		mappings = append(mappings, mp)
+	}
+	return mappings, ""
+}

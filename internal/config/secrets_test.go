@@ -166,3 +166,19 @@ func TestParseSecretsStructure(t *testing.T) {
 		})
 	}
 }
+
+func TestSecretsSelect(t *testing.T) {
+	s := &Secrets{Mappings: []SecretMapping{{Secret: "a", Env: "A"}, {Secret: "b", Env: "B"}, {Secret: "c", Env: "C"}}}
+	all, unmapped := s.Select(nil)
+	if len(all) != 3 || unmapped != "" {
+		t.Errorf("Select(nil) = %v, %q; want every mapping", all, unmapped)
+	}
+	some, unmapped := s.Select([]string{"c", "a"})
+	if len(some) != 2 || some[0].Secret != "c" || some[1].Secret != "a" || unmapped != "" {
+		t.Errorf("Select(c, a) = %v, %q; want c then a", some, unmapped)
+	}
+	none, unmapped := s.Select([]string{"a", "zz", "b"})
+	if none != nil || unmapped != "zz" {
+		t.Errorf("Select(a, zz, b) = %v, %q; want nothing and zz unmapped", none, unmapped)
+	}
+}

@@ -278,3 +278,26 @@ func (k *checker) defaults(d Defaults) {
 		}
 	}
 }
+
+// RepoDigest picks, among an image's RepoDigests, the pinned reference (repo@sha256:…) of the
+// repository tag names, comparing them as docker does (docker.io/ and library/ are implied).
+// An image with only one digest gets that one. "" when none is pinned.
+func RepoDigest(tag string, digests []string) string {
+	norm := func(r string) string {
+		r = strings.TrimPrefix(strings.TrimPrefix(r, "docker.io/"), "index.docker.io/")
+		return strings.TrimPrefix(r, "library/")
+	}
+	repo := tag
+	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		repo = repo[:i]
+	}
+	for _, d := range digests {
+		if r, _, ok := strings.Cut(d, "@"); ok && norm(r) == norm(repo) && IsPinned(d) {
+			return d
+		}
+	}
+	if len(digests) == 1 && IsPinned(digests[0]) {
+		return digests[0]
+	}
+	return ""
+}

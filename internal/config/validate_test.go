@@ -375,3 +375,25 @@ func TestNetdLogBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestRepoDigest(t *testing.T) {
+	const a = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	const b = "sha256:2222222222222222222222222222222222222222222222222222222222222222"
+	for _, tc := range []struct {
+		name, tag string
+		digests   []string
+		want      string
+	}{
+		{"the tag's repository among several", "docker/mcp-gateway:v2", []string{"mirror.example.com/gw@" + a, "docker/mcp-gateway@" + b}, "docker/mcp-gateway@" + b},
+		{"docker.io and library are implied", "debian:bookworm", []string{"mirror.example.com/debian@" + a, "docker.io/library/debian@" + b}, "docker.io/library/debian@" + b},
+		{"a registry port is not a tag", "registry.example.com:5000/gw", []string{"registry.example.com:5000/gw@" + a}, "registry.example.com:5000/gw@" + a},
+		{"the only digest, from another name", "docker/mcp-gateway:v2", []string{"mirror.example.com/gw@" + a}, "mirror.example.com/gw@" + a},
+		{"several, none of the repository", "docker/mcp-gateway:v2", []string{"x.example.com/a@" + a, "y.example.com/b@" + b}, ""},
+		{"not pinned", "docker/mcp-gateway:v2", []string{"docker/mcp-gateway@sha256:short"}, ""},
+		{"none", "docker/mcp-gateway:v2", nil, ""},
+	} {
+		if got := RepoDigest(tc.tag, tc.digests); got != tc.want {
+			t.Errorf("%s: RepoDigest(%q, %q) = %q, want %q", tc.name, tc.tag, tc.digests, got, tc.want)
+		}
+	}
+}

@@ -37,18 +37,21 @@ var allowed = map[string]map[string]string{
 	},
 	"internal/artifact": {
 		"internal/paths":   "artifacts live in the project's state directory",
+		"internal/policy":  "the rendered netd policy is read back as the policy netd parses",
 		"internal/render":  "it writes render's artifacts and checks them against artifacts.json",
 		"internal/statefs": "writes are atomic and private",
 	},
 	"internal/catalog": {
-		"internal/config": "custom-servers.yaml entries join the catalog",
-		"internal/render": "the catalog implements render.Catalog, the interface render defines for lookups",
+		"internal/config":   "custom-servers.yaml entries join the catalog",
+		"internal/manifest": "host servers are judged by the manifest's name rules and declarations, and imported as Doc edits",
+		"internal/render":   "the catalog implements render.Catalog, the interface render defines for lookups",
 	},
 	"internal/claudecode": {},
 	"internal/config": {
 		"internal/egress":   "config.yaml carries egress entries, validated by the one definition",
 		"internal/manifest": "custom servers are checked with the manifest's charset rules and located errors",
 		"internal/policy":   "log limits are bounded by policy's MinLogLimit and MaxLogLimit",
+		"internal/statefs":  "edits of config.yaml are written atomically and private (EditFile)",
 		"internal/termtext": "decoder messages quote user text, made safe to print",
 	},
 	"internal/detect": {
@@ -168,6 +171,7 @@ var allowed = map[string]map[string]string{
 	},
 	"internal/statefs": {},
 	"internal/telemetry": {
+		"internal/egress":   "ignored hosts are matched against the review queue as netd matches entries",
 		"internal/policy":   "netd's log records and counters are policy types",
 		"internal/statefs":  "runs.jsonl and the review queue are written atomically",
 		"internal/termtext": "agent-written text is made safe to print",
@@ -178,6 +182,11 @@ var allowed = map[string]map[string]string{
 	"internal/watch": {
 		"internal/statefs": "baselines are written atomically",
 		"internal/wsfile":  "watched files are in the workspace, which the agent writes",
+	},
+	"internal/toolcost": {
+		"internal/claudecode": "whether the configured Claude Code defers tool definitions decides what a turn costs",
+		"internal/policy":     "tools are kept and attributed exactly as netd decides (policy.MCP.Allows)",
+		"internal/render":     "a deferred tool's name is priced as the agent's mcp.json names the server",
 	},
 	"internal/wsfile": {},
 	"internal/deps":   {}, // these tests
@@ -201,10 +210,11 @@ var execAllowed = map[string]string{
 // pure are the packages that do no I/O, and the source of that rule. They may not import
 // the standard packages in ioPackages.
 var pure = map[string]string{
-	"internal/render": "DESIGN §9: render is pure; Write in artifact does the I/O",
-	"internal/egress": "DESIGN §9: egress does no I/O",
-	"internal/policy": "its doc: pure, so the CLI, netd and doctor agree on the ruleset byte for byte",
-	"internal/paths":  "its doc: computed from an environment passed in as a value",
+	"internal/toolcost": "its doc: the tools come from the caller's probe; it only prices them",
+	"internal/render":   "DESIGN §9: render is pure; Write in artifact does the I/O",
+	"internal/egress":   "DESIGN §9: egress does no I/O",
+	"internal/policy":   "its doc: pure, so the CLI, netd and doctor agree on the ruleset byte for byte",
+	"internal/paths":    "its doc: computed from an environment passed in as a value",
 }
 
 var ioPackages = []string{"os", "os/exec", "os/signal", "os/user", "io/ioutil", "net", "net/http", "syscall", "golang.org/x/sys/unix"}

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -102,4 +103,24 @@ func KeyLoc(parent, key string) string {
 		return parent + "." + key
 	}
 	return parent + "." + strconv.QuoteToASCII(key)
+}
+
+// ProjectNameFor derives a project name from the workspace directory ws, as `abox init` proposes
+// it: the base name lower-cased, every character a name may not hold folded to "-", leading
+// "._-" dropped, at most 64 bytes; "project" when nothing is left.
+func ProjectNameFor(ws string) string {
+	b := []byte(strings.ToLower(filepath.Base(ws)))
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '-'
+		}
+	}
+	name := strings.TrimLeft(string(b), "._-")
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	if name == "" {
+		return "project"
+	}
+	return name
 }

@@ -114,3 +114,22 @@ func TestHeaderVars(t *testing.T) {
 		}
 	}
 }
+
+func TestProjectNameFor(t *testing.T) {
+	for _, tc := range []struct{ ws, want string }{
+		{"/home/me/My Project", "my-project"},
+		{"/src/api.v2_x", "api.v2_x"},
+		{"/src/.hidden", "hidden"},
+		{"/src/___", "project"},
+		{"/src/Ünïcode", "n--code"}, // each byte of ü and ï folds, then the leading ones go
+		{"/src/" + strings.Repeat("a", 70), strings.Repeat("a", 64)},
+	} {
+		got := ProjectNameFor(tc.ws)
+		if got != tc.want {
+			t.Errorf("ProjectNameFor(%q) = %q, want %q", tc.ws, got, tc.want)
+		}
+		if !IsProjectName(got) {
+			t.Errorf("ProjectNameFor(%q) = %q, which is not a valid project name", tc.ws, got)
+		}
+	}
+}

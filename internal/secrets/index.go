@@ -54,6 +54,20 @@ func (x *Index) UsesOf(secret string) []Use {
 	return out
 }
 
+// ServedAny reports whether a registered project hands any of names to a server or a remote
+// server, through the gateway: a new value of it needs the gateway recreated. (An attached
+// secret reaches the agent at its next run by itself.)
+func (x *Index) ServedAny(names ...string) bool {
+	for _, n := range names {
+		for _, u := range x.UsesOf(n) {
+			if u.Kind != UseEnv {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Secrets returns every secret some project uses, sorted.
 func (x *Index) Secrets() []string {
 	var needs []Need

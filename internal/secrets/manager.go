@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aboxhq/abox/internal/config"
+	"github.com/aboxhq/abox/internal/paths"
 )
 
 // Statuses of the rows of `secrets sync` and `secrets check`.
@@ -211,4 +212,43 @@ func (m *Manager) Remove(ctx context.Context, name string) error {
 func (r Row) with(status, detail string) Row {
 	r.Status, r.Detail = status, detail
 	return r
+}
+
+// Open prepares a [Manager] on store for the host whose layout is ps: it loads the salt that
+// keys the digests (creating it on first use) and secrets.json. A salt or state file that cannot
+// be read is an [*OpenError] naming it; nothing is changed then.
+func Open(ps paths.Paths, store Store, src *Sources, now func() time.Time) (*Manager, error) {
+	salt, err := LoadSalt(ps.SecretsSalt())
+	if err != nil {
+		return nil, &OpenError{File: ps.SecretsSalt(), Err: err}
+	}
+	state, err := LoadState(ps.SecretsState())
+	if err != nil {
+		return nil, &OpenError{File: ps.SecretsState(), Err: err}
+	}
+	return &Manager{Store: store, Sources: src, Digests: NewDigester(salt, 0), State: state, StatePath: ps.SecretsState(), Now: now}, nil
+}
+
+// OpenError is a file [Open] could not read: the salt or secrets.json. Its message is the
+// underlying error's.
+type OpenError struct {
+	File string
+	Err  error
+}
+
+func (e *OpenError) Error() string { return e.Err.Error() }
+
+func (e *OpenError) Unwrap() error { return e.Err }
+
+// Purge removes name everywhere abox keeps it: from the store, from secrets.json and from every
+// gateway's secrets file under gatewaysDir, so that no copy of the value stays on disk. It
+// reports whether the store held it.
+func (m *Manager) Purge(ctx context.Context, name, gatewaysDir string) (was bool, err error) {
+	if was, err = m.Stored(ctx, name); err != nil {
+		return false, err
+	}
+	if err := m.Remove(ctx, name); err != nil {
+		return was, err
+	}
+	return was, ScrubGatewayFiles(gatewaysDir, name)
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/aboxhq/abox/internal/config"
+	"github.com/aboxhq/abox/internal/gateway"
+	"github.com/aboxhq/abox/internal/paths"
 )
 
 func newManager(t *testing.T, st Store, env map[string]string) *Manager {
@@ -122,5 +124,82 @@ func TestCheckDesktopUnrecorded(t *testing.T) {
 	r := m.Check(context.Background(), config.SecretMapping{Secret: "a.token", Env: "TOKEN"})
 	if r.Status != Drifted || !strings.Contains(r.Detail, "no digest recorded") {
 		t.Errorf("Check = %+v", r)
+	}
+}
+
+func TestOpen(t *testing.T) {
+	ps := paths.Paths{Config: t.TempDir(), State: t.TempDir()}
+	now := func() time.Time { return time.Unix(0, 0) }
+	m, err := Open(ps, nil, &Sources{}, now)
+	if err != nil {
+		t.Fatalf("Open() on a fresh host: %v", err)
+	}
+	if m.StatePath != ps.SecretsState() || m.Digests == nil || m.State == nil || m.Now == nil {
+		t.Errorf("Open() = %+v, want a manager on secrets.json with digests", m)
+	}
+	if _, err := os.Stat(ps.SecretsSalt()); err != nil {
+		t.Errorf("Open() did not create the salt: %v", err)
+	}
+	if err := os.WriteFile(ps.SecretsState(), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(ps, nil, &Sources{}, now)
+	var oe *OpenError
+	if !errors.As(err, &oe) || oe.File != ps.SecretsState() || oe.Error() != oe.Err.Error() {
+		t.Errorf("Open() with a corrupt secrets.json = %v, want an OpenError naming it", err)
+	}
+}
+
+// TestPurge: rm leaves no copy: not in the store, not in secrets.json, not in any gateway's
+// secrets file; the other lines stay.
+func TestPurge(t *testing.T) {
+	ctx := context.Background()
+	st := &memStore{kind: KindAbox, values: map[string]string{"a.token": fakeValue, "b.token": "other-" + fakeValue}}
+	m := newManager(t, st, nil)
+	m.State.Secrets["a.token"] = Record{Source: "env", Reference: "TOKEN"}
+	gw := t.TempDir()
+	file := writeFile(t, filepath.Join(gw, "default", gateway.SecretsFile), "a.token="+fakeValue+"\nb.token=other-"+fakeValue+"\n", 0o600)
+	was, err := m.Purge(ctx, "a.token", gw)
+	if err != nil || !was {
+		t.Fatalf("Purge(a.token) = %v, %v; want it was stored", was, err)
+	}
+	if _, ok := st.values["a.token"]; ok {
+		t.Error("the store still holds a.token")
+	}
+	if _, ok := m.State.Secrets["a.token"]; ok {
+		t.Error("secrets.json still records a.token")
+	}
+	if data, _ := os.ReadFile(file); string(data) != "b.token=other-"+fakeValue+"\n" {
+		t.Errorf("gateway secrets file = %q, want only b.token's line", data)
+	}
+	if was, err := m.Purge(ctx, "a.token", gw); err != nil || was {
+		t.Errorf("Purge of a removed secret = %v, %v; want not stored, no error", was, err)
+	}
+}
+
+func TestReadGiven(t *testing.T) {
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, "tok"), fakeValue+"\n", 0o600)
+	s := &Sources{Home: home, Env: func(k string) (string, bool) { return fakeValue, k == "TOKEN" }}
+	for _, tc := range []struct {
+		name        string
+		g           Given
+		source, ref string
+		wantErr     error
+	}{
+		{name: "file, its absolute path recorded", g: Given{File: "~/tok"}, source: "file", ref: filepath.Join(home, "tok")},
+		{name: "env", g: Given{Env: "TOKEN"}, source: "env", ref: "TOKEN"},
+		{name: "stdin", g: Given{Stdin: strings.NewReader(fakeValue + "\r\n")}, source: "stdin"},
+		{name: "the prompt, without a terminal", g: Given{}, source: "prompt", wantErr: ErrNoTerminal},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, source, ref, err := s.ReadGiven(tc.g, "value of x")
+			if source != tc.source || ref != tc.ref || !errors.Is(err, tc.wantErr) {
+				t.Fatalf("ReadGiven() = %q, %q, %v; want %q, %q, %v", source, ref, err, tc.source, tc.ref, tc.wantErr)
+			}
+			if tc.wantErr == nil && string(v) != fakeValue {
+				t.Errorf("value = %q, want the source's", v)
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -213,4 +214,35 @@ func wrapValue(err error, from string) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w", from, err)
+}
+
+// Given is where `abox secrets set` takes one value from: File, else Env, else Stdin when set,
+// else the no-echo prompt.
+type Given struct {
+	File, Env string
+	Stdin     io.Reader
+}
+
+// ReadGiven reads the value g names, and says where it came from as secrets.json records it:
+// the source kind and its reference (a file's absolute path, a variable's name). label is the
+// prompt's.
+func (s *Sources) ReadGiven(g Given, label string) (value []byte, source, ref string, err error) {
+	switch {
+	case g.File != "":
+		value, err = s.ReadFile(g.File)
+		source, ref = "file", g.File
+		if abs, aerr := filepath.Abs(paths.ExpandHome(g.File, s.Home)); aerr == nil {
+			ref = abs
+		}
+	case g.Env != "":
+		value, err = s.ReadEnv(g.Env)
+		source, ref = "env", g.Env
+	case g.Stdin != nil:
+		value, err = ReadStdin(g.Stdin)
+		source = "stdin"
+	default:
+		value, err = s.ReadPrompt(label)
+		source = "prompt"
+	}
+	return value, source, ref, err
 }

@@ -1,4 +1,4 @@
-package cli
+package toolcost
 
 import (
 	"encoding/json"
@@ -31,23 +31,23 @@ func TestCostOf(t *testing.T) {
 	)
 	narrowed := map[string][]string{"a": {"a1"}}
 	t.Run("listed only", func(t *testing.T) {
-		rep := costOf(tools, &policy.MCP{Tools: map[string]string{"a1": "a", "b1": "b"}}, narrowed)
+		rep := Of(tools, &policy.MCP{Tools: map[string]string{"a1": "a", "b1": "b"}}, narrowed)
 		// "mcp__abox__b1\n" is 15 bytes: 4 tokens, rounded up.
-		want := costReport{
+		want := Report{
 			Total: 20 + 11,
 			Names: 4 + 4,
-			Tools: []toolCost{{Tool: "b1", Server: "b", Tokens: 20, NameTokens: 4}, {Tool: "a1", Server: "a", Tokens: 11, NameTokens: 4}},
-			Servers: []serverCost{
-				{Server: "b", Tools: 1, Tokens: 20, NameTokens: 4, Share: 20.0 / 31, toolNames: []string{"b1"}},
-				{Server: "a", Tools: 1, Tokens: 11, NameTokens: 4, Share: 11.0 / 31, Narrowed: true, toolNames: []string{"a1"}},
+			Tools: []Tool{{Tool: "b1", Server: "b", Tokens: 20, NameTokens: 4}, {Tool: "a1", Server: "a", Tokens: 11, NameTokens: 4}},
+			Servers: []Server{
+				{Server: "b", Tools: 1, Tokens: 20, NameTokens: 4, Share: 20.0 / 31, ToolNames: []string{"b1"}},
+				{Server: "a", Tools: 1, Tokens: 11, NameTokens: 4, Share: 11.0 / 31, Narrowed: true, ToolNames: []string{"a1"}},
 			},
 		}
-		if diff := cmp.Diff(want, rep, cmp.AllowUnexported(serverCost{})); diff != "" {
-			t.Errorf("costOf (-want +got):\n%s", diff)
+		if diff := cmp.Diff(want, rep); diff != "" {
+			t.Errorf("Of (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("unlisted attributed to the only unlisted server", func(t *testing.T) {
-		rep := costOf(tools, &policy.MCP{Servers: []string{"a", "c"}, Tools: map[string]string{"a1": "a"}, Unlisted: true}, nil)
+		rep := Of(tools, &policy.MCP{Servers: []string{"a", "c"}, Tools: map[string]string{"a1": "a"}, Unlisted: true}, nil)
 		var got []string
 		for _, tc := range rep.Tools {
 			got = append(got, tc.Tool+"@"+tc.Server)
@@ -58,7 +58,7 @@ func TestCostOf(t *testing.T) {
 		}
 	})
 	t.Run("unlisted as ? when two servers could provide it", func(t *testing.T) {
-		rep := costOf(tools, &policy.MCP{Servers: []string{"a", "c", "d"}, Tools: map[string]string{"a1": "a"}, Unlisted: true}, nil)
+		rep := Of(tools, &policy.MCP{Servers: []string{"a", "c", "d"}, Tools: map[string]string{"a1": "a"}, Unlisted: true}, nil)
 		var got []string
 		for _, tc := range rep.Tools {
 			got = append(got, tc.Tool+"@"+tc.Server)
@@ -69,9 +69,9 @@ func TestCostOf(t *testing.T) {
 		}
 	})
 	t.Run("nothing allowed", func(t *testing.T) {
-		rep := costOf(tools, &policy.MCP{Tools: map[string]string{}}, nil)
+		rep := Of(tools, &policy.MCP{Tools: map[string]string{}}, nil)
 		if rep.Total != 0 || len(rep.Tools) != 0 || len(rep.Servers) != 0 {
-			t.Errorf("costOf = %+v, want nothing", rep)
+			t.Errorf("Of = %+v, want nothing", rep)
 		}
 	})
 }
@@ -89,16 +89,16 @@ func TestCostPerTurn(t *testing.T) {
 		version  string
 		env      map[string]string
 		deferred bool
-		perTurn  func(r costReport) int
+		perTurn  func(r Report) int
 	}{
-		{"default defers", "2.1.332", nil, true, func(r costReport) int { return r.Names + r.Upfront }},
-		{"switched off", "2.1.332", map[string]string{"ENABLE_TOOL_SEARCH": "false"}, false, func(r costReport) int { return r.Total }},
-		{"threshold mode below it", "2.1.40", nil, false, func(r costReport) int { return r.Total }},
-		{"threshold at zero", "2.1.332", map[string]string{"ENABLE_TOOL_SEARCH": "auto:0"}, true, func(r costReport) int { return r.Names + r.Upfront }},
+		{"default defers", "2.1.332", nil, true, func(r Report) int { return r.Names + r.Upfront }},
+		{"switched off", "2.1.332", map[string]string{"ENABLE_TOOL_SEARCH": "false"}, false, func(r Report) int { return r.Total }},
+		{"threshold mode below it", "2.1.40", nil, false, func(r Report) int { return r.Total }},
+		{"threshold at zero", "2.1.332", map[string]string{"ENABLE_TOOL_SEARCH": "auto:0"}, true, func(r Report) int { return r.Names + r.Upfront }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rep := costOf(tools, mcp, nil)
-			rep.price(tc.version, tc.env)
+			rep := Of(tools, mcp, nil)
+			rep.Price(tc.version, tc.env)
 			if rep.Client.Deferred != tc.deferred || rep.PerTurn != tc.perTurn(rep) {
 				t.Errorf("price(%s, %v): deferred %v, per turn %d (%+v), want deferred %v", tc.version, tc.env, rep.Client.Deferred, rep.PerTurn, rep, tc.deferred)
 			}
@@ -114,11 +114,11 @@ func TestCostPerTurn(t *testing.T) {
 }
 
 func TestUnreadSwitches(t *testing.T) {
-	if got := unreadSwitches(map[string]string{"GITHUB_TOKEN": "gh"}); got != "" {
+	if got := UnreadSwitches(map[string]string{"GITHUB_TOKEN": "gh"}); got != "" {
 		t.Errorf("unrelated env_secrets: %q, want nothing", got)
 	}
-	got := unreadSwitches(map[string]string{"ANTHROPIC_BASE_URL": "proxy-url", "ENABLE_TOOL_SEARCH": "x"})
+	got := UnreadSwitches(map[string]string{"ANTHROPIC_BASE_URL": "proxy-url", "ENABLE_TOOL_SEARCH": "x"})
 	if !strings.Contains(got, "env_secrets also sets ENABLE_TOOL_SEARCH and ANTHROPIC_BASE_URL") {
-		t.Errorf("unreadSwitches = %q, want both variables named", got)
+		t.Errorf("UnreadSwitches = %q, want both variables named", got)
 	}
 }

@@ -1,0 +1,74 @@
+package manifest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aboxhq/abox/internal/egress"
+	"github.com/aboxhq/abox/internal/termtext"
+)
+
+// Command arguments that become manifest values are checked here, by the same rules as the
+// manifest's own fields, and every bad one is reported with its position, as an [*Error] whose
+// Source names the command.
+
+// ParseHostArgs checks every argument as an egress entry and returns their canonical forms,
+// without duplicates.
+func ParseHostArgs(source string, args []string) ([]string, error) {
+	var ps []Problem
+	var out []string
+	for _, h := range args {
+		e, err := egress.Parse(h)
+		if err != nil {
+			p := Problem{Loc: "argument", Msg: err.Error(), Hint: "write a host such as example.com, *.example.com or github.com:22"}
+			var ee *egress.Error
+			if errors.As(err, &ee) && ee.Hint != "" {
+				p.Hint = ee.Hint
+			}
+			ps = append(ps, p)
+			continue
+		}
+		if !slices.Contains(out, e.String()) {
+			out = append(out, e.String())
+		}
+	}
+	if len(ps) > 0 {
+		return nil, &Error{Source: source, Problems: ps}
+	}
+	return out, nil
+}
+
+// EnvSecret is one ENV=NAME argument: the agent's variable ENV holds the stored secret NAME.
+type EnvSecret struct{ Env, Secret string }
+
+// ParseEnvSecretArgs parses ENV=NAME arguments, as env_secrets holds them: ENV a variable name
+// that abox does not set itself, NAME a secret name.
+func ParseEnvSecretArgs(source string, args []string) ([]EnvSecret, error) {
+	var pairs []EnvSecret
+	var problems []Problem
+	for i, arg := range args {
+		loc := fmt.Sprintf("argument %d (%s)", i+1, termtext.Line(arg))
+		env, name, ok := strings.Cut(arg, "=")
+		switch {
+		case !ok || env == "" || name == "":
+			problems = append(problems, Problem{Loc: loc, Msg: "is not ENV=NAME", Hint: "write the variable, '=', and the secret's name: API_KEY=acme.api_key"})
+		case !IsEnvName(env):
+			problems = append(problems, Problem{Loc: loc, Msg: fmt.Sprintf("%q is not a valid environment variable name", termtext.Line(env)),
+				Hint: "use letters, digits and '_', not starting with a digit"})
+		case slices.Contains(ReservedEnv, env) || strings.HasPrefix(env, "ABOX_"):
+			problems = append(problems, Problem{Loc: loc, Msg: fmt.Sprintf("%s is set by abox itself and cannot carry a secret", env),
+				Hint: "choose another variable name"})
+		case !IsSecretName(name):
+			problems = append(problems, Problem{Loc: loc, Msg: fmt.Sprintf("%q is not a valid secret name", termtext.Line(name)),
+				Hint: "use letters, digits, '.', '_' and '-', starting with a letter or digit"})
+		default:
+			pairs = append(pairs, EnvSecret{Env: env, Secret: name})
+		}
+	}
+	if len(problems) > 0 {
+		return nil, &Error{Source: source, Problems: problems}
+	}
+	return pairs, nil
+}

@@ -1,0 +1,58 @@
+package manifest
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseHostArgs(t *testing.T) {
+	got, err := ParseHostArgs("abox egress add", []string{"Example.COM.", "example.com", "*.cdn.example.com", "git.example.com:22"})
+	if err != nil {
+		t.Fatalf("ParseHostArgs() error = %v", err)
+	}
+	if want := []string{"example.com", "*.cdn.example.com", "git.example.com:22"}; !cmp.Equal(got, want) {
+		t.Errorf("ParseHostArgs() = %q, want %q", got, want)
+	}
+	_, err = ParseHostArgs("abox egress add", []string{"ok.example.com", "exa mple.com", "http://x.example.com"})
+	var me *Error
+	if !errors.As(err, &me) || me.Source != "abox egress add" || len(me.Problems) != 2 {
+		t.Fatalf("ParseHostArgs(two bad) error = %v, want a located error with both", err)
+	}
+	for _, p := range me.Problems {
+		if p.Hint == "" {
+			t.Errorf("problem %+v has no hint", p)
+		}
+	}
+}
+
+func TestParseEnvSecretArgs(t *testing.T) {
+	got, err := ParseEnvSecretArgs("abox secrets attach", []string{"API_KEY=acme.api_key", "DB=acme.db"})
+	if err != nil {
+		t.Fatalf("ParseEnvSecretArgs() error = %v", err)
+	}
+	if want := []EnvSecret{{"API_KEY", "acme.api_key"}, {"DB", "acme.db"}}; !cmp.Equal(got, want) {
+		t.Errorf("ParseEnvSecretArgs() = %v, want %v", got, want)
+	}
+	bad := []struct{ arg, msg string }{
+		{"NOEQUALS", "is not ENV=NAME"},
+		{"=name", "is not ENV=NAME"},
+		{"1X=name", "is not a valid environment variable name"},
+		{"ABOX_RUN=name", "is set by abox itself"},
+		{"HOME=name", "is set by abox itself"},
+		{"OK=bad name", "is not a valid secret name"},
+	}
+	for _, b := range bad {
+		_, err := ParseEnvSecretArgs("abox secrets attach", []string{"GOOD=a.b", b.arg})
+		var me *Error
+		if !errors.As(err, &me) || len(me.Problems) != 1 {
+			t.Errorf("ParseEnvSecretArgs(%q) error = %v, want one problem", b.arg, err)
+			continue
+		}
+		if p := me.Problems[0]; !strings.Contains(p.Msg, b.msg) || !strings.HasPrefix(p.Loc, "argument 2") || p.Hint == "" {
+			t.Errorf("ParseEnvSecretArgs(%q) problem = %+v, want %q at argument 2 with a hint", b.arg, p, b.msg)
+		}
+	}
+}

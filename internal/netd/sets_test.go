@@ -189,14 +189,14 @@ func TestReadToken(t *testing.T) {
 		}
 		return p
 	}
-	if tok, err := readToken(dir + "/missing"); tok != "" || err != nil {
+	if tok, err := readSecret(dir+"/missing", "gateway token"); tok != "" || err != nil {
 		t.Errorf("missing token file = %q, %v; want none, no error", tok, err)
 	}
-	if tok, err := readToken(write("s3cret-token\n")); tok != "s3cret-token" || err != nil {
+	if tok, err := readSecret(write("s3cret-token\n"), "gateway token"); tok != "s3cret-token" || err != nil {
 		t.Errorf("token = %q, %v", tok, err)
 	}
 	for _, bad := range []string{"", "two words", "line\nline", "caf\u00e9", strings.Repeat("x", maxTokenLen+1)} {
-		tok, err := readToken(write(bad))
+		tok, err := readSecret(write(bad), "gateway token")
 		if err == nil || tok != "" {
 			t.Errorf("token %q accepted as %q", bad, tok)
 			continue

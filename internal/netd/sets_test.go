@@ -206,3 +206,25 @@ func TestReadToken(t *testing.T) {
 		}
 	}
 }
+
+// TestRulesFromPolicyModelUpstream: the model upstream's port opens in netd's set only, even
+// when no allowlist entry uses it, and the agent's set does not gain it.
+func TestRulesFromPolicyModelUpstream(t *testing.T) {
+	p := &policy.Netd{Version: policy.Version, Egress: []string{"a.example.com:22"}, DefaultPorts: []int{443},
+		Model: &policy.ModelAPI{Upstream: "https://llm.example.com:8443/anthropic"}}
+	rules, err := rulesFromPolicy(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rules.ports[policy.SetNetd][8443] || rules.ports[policy.SetAgent][8443] {
+		t.Errorf("ports = %v, want 8443 in netd's set only", rules.ports)
+	}
+	req := setRequest{Set: policy.SetAgent, Name: "llm.example.com", Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.7")}, Ports: []int{8443}, Timeout: 30}
+	if err := req.validate(rules); err == nil {
+		t.Error("the agent's set accepted the model upstream")
+	}
+	p.Model.Upstream = "http://llm.example.com/"
+	if _, err := rulesFromPolicy(p); err == nil {
+		t.Error("a plain-http model upstream was accepted")
+	}
+}

@@ -124,6 +124,17 @@ func (k *checker) claude(cc ClaudeCode) {
 		k.add("claude_code.release_url", "write the base URL of the releases, such as "+DefaultClaudeReleaseURL,
 			"%q is not a plain https URL", cc.ReleaseURL)
 	}
+	if cc.Credential != "" && !manifest.IsSecretName(cc.Credential) {
+		k.add("claude_code.credential", "name a secret stored with `abox secrets set <name>`", "%q is not a secret name", cc.Credential)
+	}
+	if cc.APIUpstream != "" {
+		if _, err := policy.ModelUpstream(cc.APIUpstream); err != nil || len(cc.APIUpstream) > 512 {
+			k.add("claude_code.api_upstream", "write the https URL of the API, such as "+policy.DefaultModelUpstream,
+				"%q is not an https URL without user, query or fragment", cc.APIUpstream)
+		} else if cc.Credential == "" {
+			k.add("claude_code.api_upstream", "set claude_code.credential too, or remove api_upstream", "is used only when the credential is injected")
+		}
+	}
 	if cc.SHA256 != "" && !IsSHA256(cc.SHA256) {
 		k.add("claude_code.sha256", "", "is not 64 lower-case hex digits")
 	}

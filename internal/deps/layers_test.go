@@ -42,7 +42,7 @@ var allowed = map[string]map[string]string{
 	"internal/config": {
 		"internal/egress":   "config.yaml carries egress entries, validated by the one definition",
 		"internal/manifest": "custom servers are checked with the manifest's charset rules and located errors",
-		"internal/policy":   "log limits are bounded by policy's MinLogLimit and MaxLogLimit",
+		"internal/policy":   "log limits are bounded by policy's MinLogLimit and MaxLogLimit; the model upstream by ModelUpstream",
 		"internal/termtext": "decoder messages quote user text, made safe to print",
 	},
 	"internal/detect": {

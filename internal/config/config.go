@@ -73,6 +73,11 @@ type ClaudeCode struct {
 	APIUpstream string `yaml:"api_upstream,omitempty" json:",omitempty"`
 }
 
+// ClaudeCredentialEnv are the variables through which Claude Code takes its credential and API
+// endpoint. In injected mode abox sets the first two to netd's forwarder and a placeholder, and
+// none may come from agent_env or an attached secret: that would hand the agent a credential.
+var ClaudeCredentialEnv = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"}
+
 // Injected reports whether the Claude credential is injected by netd rather than held by the
 // agent.
 func (c ClaudeCode) Injected() bool { return c.Credential != "" }

@@ -62,7 +62,7 @@ func (c *Config) Validate(source string) error {
 	}
 	k.profiles(c.Profiles)
 	k.ports(c.EgressPorts)
-	k.agentEnv(c.AgentEnv)
+	k.agentEnv(c.AgentEnv, c.ClaudeCode.Injected())
 	k.agent(c.Agent)
 	k.limits(c.Limits)
 	k.rtk(c.RTK)
@@ -189,13 +189,15 @@ func (k *checker) ports(ports []int) {
 	}
 }
 
-func (k *checker) agentEnv(env map[string]string) {
+func (k *checker) agentEnv(env map[string]string, injected bool) {
 	for _, name := range slices.Sorted(maps.Keys(env)) {
 		loc := manifest.KeyLoc("agent_env", name)
 		if !manifest.IsEnvName(name) {
 			k.add(loc, "", "%q is not a valid environment variable name", name)
 		} else if slices.Contains(manifest.ReservedEnv, name) || strings.HasPrefix(name, "ABOX_") {
 			k.add(loc, "", "%q is set by abox itself", name)
+		} else if injected && slices.Contains(ClaudeCredentialEnv, name) {
+			k.add(loc, "remove it: netd adds the credential claude_code.credential names", "%q is set by abox when the credential is injected", name)
 		}
 		if err := manifest.CheckText(env[name], 4096); err != nil {
 			k.add(loc, "", "%v", err)

@@ -32,7 +32,7 @@ func TestParseLogLimit(t *testing.T) {
 
 func TestModelUpstream(t *testing.T) {
 	for raw, want := range map[string]string{
-		"https://api.anthropic.com":              "https://api.anthropic.com:443",
+		"https://api.anthropic.com":               "https://api.anthropic.com:443",
 		"https://llm.example.com:8443/anthropic/": "https://llm.example.com:8443/anthropic",
 	} {
 		u, err := ModelUpstream(raw)

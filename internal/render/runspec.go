@@ -110,6 +110,11 @@ func (m *model) netdContainer() Container {
 	if len(m.m.DeclaredServers()) > 0 {
 		mounts = append(mounts, Mount{Type: "bind", Source: m.s.Paths.Gateway(m.m.Profile) + "/token", Target: policy.TokenFile, ReadOnly: true})
 	}
+	if cc := m.c.ClaudeCode; cc.Injected() {
+		// The Claude credential's 0600 file in abox's secret store, for netd's root process
+		// only; the agent's container never mounts it.
+		mounts = append(mounts, Mount{Type: "bind", Source: m.s.Paths.SecretsStore() + "/" + cc.Credential, Target: policy.CredentialFile, ReadOnly: true})
+	}
 	return Container{
 		Name:        m.netdName(),
 		Network:     m.c.Network,

@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"mime"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -68,9 +72,30 @@ var (
 	modelResponsePrefix  = "Anthropic-Ratelimit-"
 )
 
-// modelTLS is the forwarder's TLS configuration: the system's roots (the netd image's, where a
-// corporate CA the user trusts is installed too), TLS 1.2 at least.
-func modelTLS() *tls.Config { return &tls.Config{MinVersion: tls.VersionTLS12} }
+// modelTLS is the forwarder's TLS configuration: the system's roots (Debian's bundle in the netd
+// image) and every certificate file in dir (policy.ModelCADir: the user's image.ca_certificates),
+// TLS 1.2 at least. A file that holds no certificate is an error: netd would otherwise refuse an
+// upstream the user told it to trust, or worse, be started with roots nobody checked.
+func modelTLS(dir string) (*tls.Config, error) {
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("reading %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("reading CA certificate %s: %w", e.Name(), err)
+		}
+		if !pool.AppendCertsFromPEM(data) {
+			return nil, fmt.Errorf("CA certificate %s holds no PEM certificate", e.Name())
+		}
+	}
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
+}
 
 func newModelForwarder(cfg *current, dial func(ctx context.Context, name string, port int) (net.Conn, error), tc *tls.Config, log *jsonl) *modelForwarder {
 	tr := &http.Transport{

@@ -6,11 +6,14 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -408,5 +411,35 @@ func TestUsageReaderLongLine(t *testing.T) {
 	u.finish()
 	if u.model != "m" || u.usage.InputTokens != 5 || u.usage.OutputTokens != 8 {
 		t.Errorf("model %q usage %+v", u.model, u.usage)
+	}
+}
+
+// TestModelTLSRoots: the forwarder trusts a certificate file in its CA directory, and refuses to
+// start on a file that holds none.
+func TestModelTLSRoots(t *testing.T) {
+	up := newModelUpstream(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "{}") })
+	dir := t.TempDir()
+	pemData := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: up.srv.Certificate().Raw})
+	if err := os.WriteFile(filepath.Join(dir, "00-test.crt"), pemData, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tc, err := modelTLS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := modelTestForwarder(t, up.srv.URL, testAPIKey, tc)
+	resp := agentRequest(t, "POST", base+"/v1/messages", "{}")
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("status %d through a CA from the directory, want 200", resp.StatusCode)
+	}
+	if _, err := modelTLS(filepath.Join(dir, "missing")); err != nil {
+		t.Errorf("a missing CA directory: %v, want the system roots alone", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "01-junk.crt"), []byte("not a certificate"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := modelTLS(dir); err == nil || !strings.Contains(err.Error(), "01-junk.crt") {
+		t.Errorf("a junk CA file: %v, want an error naming it", err)
 	}
 }

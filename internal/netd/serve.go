@@ -52,7 +52,10 @@ type child struct {
 func serve(ctx context.Context, o serveOptions) error {
 	c := &child{ctl: newCtlConn(o.ctl), modelTLS: o.modelTLS}
 	if c.modelTLS == nil {
-		c.modelTLS = modelTLS()
+		var err error
+		if c.modelTLS, err = modelTLS(policy.ModelCADir); err != nil {
+			return fmt.Errorf("model forwarder: %w", err)
+		}
 	}
 	defer c.ctl.close()
 	c.sets = newCtlSets(c.ctl)

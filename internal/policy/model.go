@@ -15,6 +15,11 @@ const ModelPort = 15480
 // bind of the host's 0600 secret file, which only netd's container mounts.
 const CredentialFile = "/run/abox/model/credential"
 
+// ModelCADir holds, in injected mode, the image.ca_certificates of config.yaml bound into netd's
+// container: the model forwarder trusts them beside the system's roots (a corporate gateway's CA,
+// or a test's).
+const ModelCADir = "/run/abox/model/ca"
+
 // CredentialPlaceholder is the credential the agent holds in injected mode. It is shaped like an
 // API key so that Claude Code sends it without a login, and it is worth nothing: netd replaces
 // whatever credential a request carries, and no upstream accepts this one.

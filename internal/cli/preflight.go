@@ -21,6 +21,7 @@ import (
 	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/secrets"
 	"github.com/aboxhq/abox/internal/telemetry"
 	"github.com/aboxhq/abox/internal/termtext"
 )
@@ -56,6 +57,11 @@ func (a *App) preflight(ctx context.Context, p *project) (*preflighted, error) {
 	np, err := readNetdPolicy(p.state.Artifacts())
 	if err != nil {
 		return nil, err
+	}
+	if np.Model != nil {
+		if err := checkCredential(p); err != nil {
+			return nil, err
+		}
 	}
 	var gwAddr netip.AddrPort
 	var gw *docker.Container
@@ -251,4 +257,20 @@ func formatCounts(list []telemetry.NameCount, n int) string {
 		parts = append(parts, fmt.Sprintf("%s (x%d)", termtext.Line(c.Name), c.Count))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// checkCredential refuses an injected-credential run whose credential netd could not read: the
+// secret claude_code.credential names must be a private file of abox's store.
+func checkCredential(p *project) error {
+	name := p.cfg.ClaudeCode.Credential
+	_, err := secrets.CredentialFile(p.paths.SecretsStore(), name)
+	if errors.Is(err, secrets.ErrCredentialMissing) {
+		return boundary(errorf(fmt.Sprintf("store it with `abox secrets set %s` (an API key, or the token `claude setup-token` prints)", name),
+			"claude_code.credential is %q, but %v", name, err))
+	}
+	if err != nil {
+		return boundary(errorf("keep it a regular file of mode 0600: `abox secrets set "+name+"` rewrites it",
+			"the Claude credential cannot be handed to netd: %v", err))
+	}
+	return nil
 }

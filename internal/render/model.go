@@ -223,12 +223,20 @@ func (m *model) egressList() (entries, mandatory []string) {
 	return append(entries, mandatory...), mandatory
 }
 
-// Mandatory returns the hosts abox adds to every allowlist for this project.
+// Mandatory returns the hosts abox adds to every allowlist for this project. In injected-credential
+// mode the model API's host is not among them: the agent reaches the API through netd's
+// forwarder only, so it cannot talk to the API directly with a key of its own (say, to upload
+// the workspace into an account it controls).
 func (m *model) Mandatory() []string {
 	out := append([]string{}, config.BaseMandatory...)
 	out = append(out, m.c.Defaults.EgressMandatory...)
 	if m.m.Run.Connectors {
 		out = append(out, config.ConnectorsHost)
+	}
+	if cc := m.c.ClaudeCode; cc.Injected() {
+		if u, err := policy.ModelUpstream(cc.Upstream()); err == nil {
+			out = slices.DeleteFunc(out, func(h string) bool { return h == u.Hostname() })
+		}
 	}
 	return out
 }

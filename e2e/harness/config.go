@@ -32,6 +32,8 @@ type ClaudeCodeConfig struct {
 	Path    string `yaml:"path,omitempty"`
 	SHA256  string `yaml:"sha256,omitempty"`
 	Version string `yaml:"version,omitempty"`
+	// Credential names the secret netd injects (injected-credential mode).
+	Credential string `yaml:"credential,omitempty"`
 	// ReleaseURL is the base URL of native releases (see [H.ReleaseServer]).
 	ReleaseURL string `yaml:"release_url,omitempty"`
 }

@@ -4,6 +4,7 @@ package main
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -65,9 +66,16 @@ func (l *requestLog) write(r record) error {
 
 func (l *requestLog) close() { l.f.Close() }
 
-// secretHeaders are replaced by "present" in the log: the key is a dummy, but a log that
-// copies credentials is a bad habit to teach.
+// secretHeaders are replaced in the log by [Fingerprint] of their value: the key is a dummy, but
+// a log that copies credentials is a bad habit to teach, and a test still learns which
+// credential arrived by comparing fingerprints.
 var secretHeaders = map[string]bool{"x-api-key": true, "authorization": true}
+
+// Fingerprint is how a secret header's value is logged: "sha256:" and the first 16 hex digits.
+func Fingerprint(v string) string {
+	sum := sha256.Sum256([]byte(v))
+	return "sha256:" + hex.EncodeToString(sum[:8])
+}
 
 func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
@@ -76,7 +84,7 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		k = strings.ToLower(k)
 		rec.Headers[k] = strings.Join(v, ", ")
 		if secretHeaders[k] {
-			rec.Headers[k] = "present"
+			rec.Headers[k] = Fingerprint(strings.Join(v, ", "))
 		}
 	}
 	if json.Valid(body) {
@@ -84,6 +92,10 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("request-id", "req_"+randomID())
 	switch {
+	case r.Header.Get("x-api-key") == "" && r.Header.Get("authorization") == "":
+		// As the API does: no credential, no answer.
+		rec.Kind = "other"
+		rec.Status, rec.Answer = apiError(w, http.StatusUnauthorized, "authentication_error", "x-api-key header is required")
 	case err != nil:
 		rec.Kind = "other"
 		rec.Status, rec.Answer = apiError(w, http.StatusBadRequest, "invalid_request_error", "reading the body: "+err.Error())

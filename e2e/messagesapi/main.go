@@ -20,7 +20,7 @@
 // plain answer.
 //
 // Every request is appended whole to -log as one JSON line ([record]: path, headers with the
-// credential replaced by "present", the body as sent), so a test can inspect what the client
+// credential replaced by its fingerprint, the body as sent), so a test can inspect what the client
 // offered the model; a one-line summary of each also goes to stdout as JSON.
 package main
 

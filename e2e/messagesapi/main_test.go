@@ -108,7 +108,7 @@ func TestStreamToolUse(t *testing.T) {
 	}
 	data, _ := os.ReadFile(logPath)
 	if !strings.Contains(string(data), `"kind":"conversation"`) || !strings.Contains(string(data), `"answer":"text,tool_use:Bash"`) ||
-		strings.Contains(string(data), "sk-secret") || !strings.Contains(string(data), `"x-api-key":"present"`) {
+		strings.Contains(string(data), "sk-secret") || !strings.Contains(string(data), `"x-api-key":"`+Fingerprint("sk-secret")+`"`) {
 		t.Errorf("request log:\n%s", data)
 	}
 }

@@ -83,6 +83,12 @@ var sentinels = []struct {
 	{approval.ErrCorrupt, ExitBoundary, fixed("review agentbox.yaml; `abox up` approves it again")},
 	{sandbox.ErrTampered, ExitBoundary, fixed("run `abox up` to render them again, and `abox doctor` to see what changed them")},
 	{sandbox.ErrNoLoginCheck, ExitBoundary, fixed("run `abox up` to render it again")},
+	{sandbox.ErrCredentialMissing, ExitBoundary, func(err error) string {
+		return "store it with `abox secrets set " + refusalSubject(err) + "` (an API key, or the token `claude setup-token` prints)"
+	}},
+	{sandbox.ErrCredentialUnsafe, ExitBoundary, func(err error) string {
+		return "keep it a regular file of mode 0600: `abox secrets set " + refusalSubject(err) + "` rewrites it"
+	}},
 	// The rest are not boundary refusals: the sandbox is sound, something is missing or moved.
 	{sandbox.ErrNotLoggedIn, ExitError, fixed(loginHint)},
 	{sandbox.ErrRunSpec, ExitError, fixed("run `abox up`")},

@@ -115,6 +115,9 @@ func (a *App) showRuns(runs []telemetry.RunRecord, o logsOptions) error {
 	}
 	table(a.Out, rows)
 	for _, r := range recent {
+		if r.Model != nil {
+			linef(a.Out, "run %s: model API: %s", r.ID, r.Model)
+		}
 		for _, c := range r.LogCaps {
 			fmt.Fprintf(a.Out, "run %s: log cap: %s\n", r.ID, c)
 		}

@@ -39,7 +39,8 @@ func (a *App) preflight(ctx context.Context, p *project) (*sandbox.Ready, error)
 		GatewayAuth: func(ctx context.Context, rs *render.RunSpec, gw *docker.Container) error {
 			return a.checkGatewayAuth(ctx, p, rs, gw)
 		},
-		Boundary: func(ctx context.Context) error { return a.checkBoundary(ctx, p) },
+		Boundary:   func(ctx context.Context) error { return a.checkBoundary(ctx, p) },
+		Credential: p.cfg.ClaudeCode.Credential, SecretsStore: p.paths.SecretsStore(),
 	}
 	ready, err := pf.Run(ctx)
 	var changed *approval.ChangedError

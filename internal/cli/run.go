@@ -203,6 +203,9 @@ func (a *App) printSummary(out *sandbox.Outcome, shell bool, onExecChange string
 	}
 	if h := out.Harvest; h != nil {
 		printMCPCalls(w, h.MCP)
+		if u := h.ModelUsage(); u != nil {
+			linef(w, "  model API: %s", u)
+		}
 		if d := h.DeniedNames(); len(d) > 0 {
 			linef(w, "  denied DNS names: %s", formatCounts(d, 10))
 		}

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/aboxhq/abox/internal/policy"
 )
 
 // Config is config.yaml.
@@ -61,7 +63,27 @@ type ClaudeCode struct {
 	// [DefaultClaudeReleaseURL]. (Omitted from JSON when empty, so that the digest of a
 	// configuration without it stays what it was.)
 	ReleaseURL string `yaml:"release_url,omitempty" json:",omitempty"`
+	// Credential names the secret (`abox secrets set <name>`) holding the Claude credential
+	// netd injects: an API key, or the OAuth token `claude setup-token` prints. Set, the agent
+	// holds only a placeholder and its ANTHROPIC_BASE_URL is netd's model forwarder; empty, the
+	// agent uses the login in its ~/.claude volume. (Omitted from JSON when empty, as above.)
+	Credential string `yaml:"credential,omitempty" json:",omitempty"`
+	// APIUpstream is where netd forwards model requests in injected mode: an https URL, for a
+	// corporate LLM gateway; empty means [policy.DefaultModelUpstream]. Only netd connects to it.
+	APIUpstream string `yaml:"api_upstream,omitempty" json:",omitempty"`
 }
+
+// ClaudeCredentialEnv are the variables through which Claude Code takes its credential and API
+// endpoint. In injected mode abox sets the first two to netd's forwarder and a placeholder, and
+// none may come from agent_env or an attached secret: that would hand the agent a credential.
+var ClaudeCredentialEnv = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"}
+
+// Injected reports whether the Claude credential is injected by netd rather than held by the
+// agent.
+func (c ClaudeCode) Injected() bool { return c.Credential != "" }
+
+// Upstream returns the model API netd forwards to in injected mode.
+func (c ClaudeCode) Upstream() string { return cmp.Or(c.APIUpstream, policy.DefaultModelUpstream) }
 
 // Releases returns the base URL native releases come from.
 func (c ClaudeCode) Releases() string { return cmp.Or(c.ReleaseURL, DefaultClaudeReleaseURL) }

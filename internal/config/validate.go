@@ -62,7 +62,7 @@ func (c *Config) Validate(source string) error {
 	}
 	k.profiles(c.Profiles)
 	k.ports(c.EgressPorts)
-	k.agentEnv(c.AgentEnv)
+	k.agentEnv(c.AgentEnv, c.ClaudeCode.Injected())
 	k.agent(c.Agent)
 	k.limits(c.Limits)
 	k.rtk(c.RTK)
@@ -124,6 +124,17 @@ func (k *checker) claude(cc ClaudeCode) {
 		k.add("claude_code.release_url", "write the base URL of the releases, such as "+DefaultClaudeReleaseURL,
 			"%q is not a plain https URL", cc.ReleaseURL)
 	}
+	if cc.Credential != "" && !manifest.IsSecretName(cc.Credential) {
+		k.add("claude_code.credential", "name a secret stored with `abox secrets set <name>`", "%q is not a secret name", cc.Credential)
+	}
+	if cc.APIUpstream != "" {
+		if _, err := policy.ModelUpstream(cc.APIUpstream); err != nil || len(cc.APIUpstream) > 512 {
+			k.add("claude_code.api_upstream", "write the https URL of the API, such as "+policy.DefaultModelUpstream,
+				"%q is not an https URL without user, query or fragment", cc.APIUpstream)
+		} else if cc.Credential == "" {
+			k.add("claude_code.api_upstream", "set claude_code.credential too, or remove api_upstream", "is used only when the credential is injected")
+		}
+	}
 	if cc.SHA256 != "" && !IsSHA256(cc.SHA256) {
 		k.add("claude_code.sha256", "", "is not 64 lower-case hex digits")
 	}
@@ -178,13 +189,15 @@ func (k *checker) ports(ports []int) {
 	}
 }
 
-func (k *checker) agentEnv(env map[string]string) {
+func (k *checker) agentEnv(env map[string]string, injected bool) {
 	for _, name := range slices.Sorted(maps.Keys(env)) {
 		loc := manifest.KeyLoc("agent_env", name)
 		if !manifest.IsEnvName(name) {
 			k.add(loc, "", "%q is not a valid environment variable name", name)
 		} else if slices.Contains(manifest.ReservedEnv, name) || strings.HasPrefix(name, "ABOX_") {
 			k.add(loc, "", "%q is set by abox itself", name)
+		} else if injected && slices.Contains(ClaudeCredentialEnv, name) {
+			k.add(loc, "remove it: netd adds the credential claude_code.credential names", "%q is set by abox when the credential is injected", name)
 		}
 		if err := manifest.CheckText(env[name], 4096); err != nil {
 			k.add(loc, "", "%v", err)

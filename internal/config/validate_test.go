@@ -38,6 +38,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 	c.Profiles["work"] = Profile{Port: 8812, Description: "work things"}
 	c.RTK = RTK{Enabled: true, Version: "0.43.0", Source: SourceNative, SHA256: strings.Repeat("a", 64)}
 	c.Image.CACertificates = []string{"~/corp-ca.pem"}
+	c.ClaudeCode.Credential, c.ClaudeCode.APIUpstream = "claude-key", "https://llm.example.com/anthropic"
 	data := c.Marshal()
 	if !strings.HasPrefix(string(data), "# abox global configuration.") {
 		t.Errorf("Marshal() lacks its header:\n%s", data)
@@ -208,6 +209,16 @@ func TestValidateClaudeCode(t *testing.T) {
 		}},
 		{"file relative path", "claude_code: {source: file, path: claude, sha256: " + sha + "}", ph("claude_code.path", `"claude" is not absolute`, "write an absolute path or one starting with ~/")},
 		{"file path newline", `claude_code: {source: file, path: "/x\ny", sha256: ` + sha + "}", p("claude_code.path", "contains a control character")},
+		{"injected credential", "claude_code: {credential: claude-key}", nil},
+		{"injected through a gateway", "claude_code: {credential: claude-key, api_upstream: 'https://llm.example.com/anthropic'}", nil},
+		{"credential not a secret name", "claude_code: {credential: 'a b'}",
+			ph("claude_code.credential", `"a b" is not a secret name`, "name a secret stored with `abox secrets set <name>`")},
+		{"api_upstream over http", "claude_code: {credential: k, api_upstream: 'http://llm.example.com'}",
+			ph("claude_code.api_upstream", `"http://llm.example.com" is not an https URL without user, query or fragment`, "write the https URL of the API, such as https://api.anthropic.com")},
+		{"api_upstream with a query", "claude_code: {credential: k, api_upstream: 'https://llm.example.com/?key=x'}",
+			ph("claude_code.api_upstream", `"https://llm.example.com/?key=x" is not an https URL without user, query or fragment`, "write the https URL of the API, such as https://api.anthropic.com")},
+		{"api_upstream without a credential", "claude_code: {api_upstream: 'https://llm.example.com'}",
+			ph("claude_code.api_upstream", "is used only when the credential is injected", "set claude_code.credential too, or remove api_upstream")},
 		{"unknown key", "claude_code: {channel: stable}", ph("line 1", `"channel" is not a known key`, "check the spelling against the configuration reference in README.md")},
 	})
 }

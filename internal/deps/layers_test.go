@@ -50,7 +50,7 @@ var allowed = map[string]map[string]string{
 	"internal/config": {
 		"internal/egress":   "config.yaml carries egress entries, validated by the one definition",
 		"internal/manifest": "custom servers are checked with the manifest's charset rules and located errors",
-		"internal/policy":   "log limits are bounded by policy's MinLogLimit and MaxLogLimit",
+		"internal/policy":   "log limits are bounded by policy's MinLogLimit and MaxLogLimit; the model upstream by ModelUpstream",
 		"internal/statefs":  "edits of config.yaml are written atomically and private (EditFile)",
 		"internal/termtext": "decoder messages quote user text, made safe to print",
 	},
@@ -147,6 +147,7 @@ var allowed = map[string]map[string]string{
 		"internal/policy":    "the ruleset read back and netd's events",
 		"internal/render":    "the run follows runspec.json, the audited argv",
 		"internal/statefs":   "run records are written atomically",
+		"internal/secrets":   "in injected mode the preflight checks that the store holds the Claude credential privately",
 		"internal/telemetry": "the agent's stream is printed and the run recorded",
 		"internal/termtext":  "the agent's output is made safe to print",
 		"internal/watch":     "execution-adjacent files are fingerprinted before and after a run",

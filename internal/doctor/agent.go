@@ -17,6 +17,7 @@ import (
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/secrets"
 )
 
 func agentNoDockerSock(ctx context.Context, e *Env) Finding {
@@ -355,8 +356,27 @@ func agentAuthCredential(ctx context.Context, e *Env) Finding {
 			bad = append(bad, "netd mounts the credential volume")
 		}
 	}
+	store := e.Paths.SecretsStore()
+	for _, m := range s.agent.mounts {
+		if m.source == store || strings.HasPrefix(m.source, store+"/") || m.target == policy.CredentialFile {
+			bad = append(bad, "the agent mounts "+m.source+" from abox's secret store")
+		}
+	}
+	injected := ""
+	for _, m := range s.netd.mounts {
+		if m.target == policy.CredentialFile {
+			injected = strings.TrimPrefix(m.source, store+"/")
+		}
+	}
 	if len(bad) > 0 {
 		return failf(invariantHint, "%s", strings.Join(bad, "; "))
+	}
+	if injected != "" {
+		if _, err := secrets.CredentialFile(store, injected); err != nil {
+			return failf("store it with `abox secrets set "+injected+"`", "injected credential: %v", err)
+		}
+		return okf("injected: netd adds secret %q to the agent's model requests; the agent holds a placeholder, and %s only its sessions", injected, vol).
+			with("mode", "injected").with("secret", injected).with("volume", vol)
 	}
 	if !e.daemonUp(ctx) || e.Docker == nil {
 		return okf("%s at %s (per project)", vol, render.AgentClaudeDir)

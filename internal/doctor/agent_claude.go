@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/aboxhq/abox/internal/config"
+	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
 )
 
@@ -214,7 +215,7 @@ func (e *Env) agentEnvRisk() Risk {
 	}
 	var creds []string
 	for _, k := range []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"} {
-		if env[k] != "" {
+		if env[k] != "" && env[k] != policy.CredentialPlaceholder { // the placeholder is worth nothing
 			creds = append(creds, k)
 		}
 	}

@@ -140,3 +140,42 @@ func TestConnectorsAreStated(t *testing.T) {
 		t.Errorf("persistence risk %+v", r)
 	}
 }
+
+// TestInjectedCredential: with claude_code.credential, doctor says netd injects it, fails while
+// the store does not hold it privately, and neither counts the agent's placeholder as a
+// credential in agent_env nor says the agent holds one.
+func TestInjectedCredential(t *testing.T) {
+	f := newFixture(t, baseManifest).healthy()
+	f.cfg.ClaudeCode.Credential = "claude-key"
+	f.rerender()
+	got := f.run(agentAuthCredential)
+	wantStatus(t, "agent.auth-credential", got, Fail)
+	if !strings.Contains(got.Detail, "does not exist") || !strings.Contains(got.Hint, "abox secrets set claude-key") {
+		t.Errorf("not stored: %+v", got)
+	}
+	store := f.env().Paths.SecretsStore()
+	if err := os.MkdirAll(store, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(store, "claude-key"), []byte("sk-ant-api03-x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got = f.run(agentAuthCredential)
+	wantStatus(t, "agent.auth-credential", got, OK)
+	if !strings.Contains(got.Detail, "injected") || !strings.Contains(got.Detail, "placeholder") {
+		t.Errorf("stored: %+v", got)
+	}
+	e := f.env()
+	r := e.credentialRisk(3)
+	if r.Data["mode"] != "injected" || !strings.Contains(r.Detail, "cannot take it away") || !strings.Contains(r.Detail, "https://api.anthropic.com") {
+		t.Errorf("credential risk %+v", r)
+	}
+	if r := e.agentEnvRisk(); r.Applies || len(r.Data["credentials"].([]string)) != 0 {
+		t.Errorf("the placeholder counted as a credential in agent_env: %+v", r)
+	}
+	f.cfg.ClaudeCode.Credential = ""
+	f.rerender()
+	if r := f.env().credentialRisk(3); r.Data["mode"] != "login-volume" || !strings.Contains(r.Detail, "readable by the agent") {
+		t.Errorf("login-volume credential risk %+v", r)
+	}
+}

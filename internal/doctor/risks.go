@@ -124,10 +124,23 @@ func (e *Env) gatewayRisk(ctx context.Context) Risk {
 // credential reaches whatever the account's connectors reach.
 func (e *Env) credentialRisk(domains int) Risk {
 	vol := render.ClaudeVolume(e.Project.Hash)
+	if pol, err := e.netdPolicy(); err == nil && pol.Model != nil {
+		secret := ""
+		if e.Config != nil {
+			secret = e.Config.ClaudeCode.Credential
+		}
+		return Risk{ID: "risk.claude-credential", Title: "the agent can spend the claude credential", Applies: true,
+			Detail: fmt.Sprintf("injected: netd holds the credential (secret %q) and adds it to the agent's model requests to %s; "+
+				"the agent can spend the credential through netd while it runs, and cannot take it away (it holds a placeholder)",
+				secret, pol.Model.Upstream),
+			Hint: "`abox logs --runs` shows what each run spent; if " + vol + " still holds an earlier login, log it out in `abox shell` (`claude /logout`)",
+			Data: map[string]any{"mode": "injected", "secret": secret, "upstream": pol.Model.Upstream, "volume": vol}}
+	}
 	r := Risk{ID: "risk.claude-credential", Title: "the agent holds a claude credential", Applies: true,
 		Detail: fmt.Sprintf("%s is mounted at %s, readable by the agent, which can send it to %s", vol, render.AgentClaudeDir, domainsText(domains)),
-		Hint:   "keep the allowlist tight (`abox egress list`); the volume is per project, so a compromise yields this project's session only",
-		Data:   map[string]any{"volume": vol, "allowed_domains": domains, "connectors": e.connectorsOn()}}
+		Hint: "keep the allowlist tight (`abox egress list`), or let netd inject the credential (claude_code.credential); " +
+			"the volume is per project, so a compromise yields this project's session only",
+		Data: map[string]any{"mode": "login-volume", "volume": vol, "allowed_domains": domains, "connectors": e.connectorsOn()}}
 	if e.connectorsOn() {
 		r.Detail += "; with run.connectors on, it also reaches whatever the account's claude.ai connectors reach, " +
 			"through " + config.ConnectorsHost + " and absent from `abox logs --gateway`"

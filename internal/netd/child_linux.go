@@ -32,7 +32,7 @@ func (e execChild) start(ctl *os.File, logs []*os.File, uid int) (pid int, done 
 		Env:        []string{},
 		Dir:        "/",
 		Stderr:     e.stderr,
-		ExtraFiles: append([]*os.File{ctl}, logs...), // fds 3 (control), 4 dns, 5 conn, 6 mcp, 7 logstats
+		ExtraFiles: append([]*os.File{ctl}, logs...), // fds 3 (control), 4 dns, 5 conn, 6 mcp, 7 logstats, 8 model
 		SysProcAttr: &syscall.SysProcAttr{
 			Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}},
 			Pdeathsig:  syscall.SIGKILL, // the child dies with the supervisor

@@ -16,9 +16,13 @@ type config struct {
 	list        *egress.List
 	mcp         *policy.MCP // nil: the forwarder answers 503
 	mcpUpstream *url.URL
-	token       string   // the gateway token; "" until the supervisor sends one
-	resolvers   []string // the host's resolvers, asked when Docker's cannot answer
-	logLimit    int64    // each decision log's cap; only the first configuration's counts
+	token       string // the gateway token; "" until the supervisor sends one
+	// modelUpstream is where the model forwarder sends the agent's model requests, with
+	// credential, the Claude credential netd injects; nil and "" outside injected mode.
+	modelUpstream *url.URL
+	credential    string
+	resolvers     []string // the host's resolvers, asked when Docker's cannot answer
+	logLimit      int64    // each decision log's cap; only the first configuration's counts
 	// gateway is the only address the MCP forwarder dials, and so the only peer that ever
 	// receives the token; zero when the run has none.
 	gateway netip.AddrPort
@@ -26,7 +30,7 @@ type config struct {
 
 // newConfig parses a netd policy (policy.File) and pairs it with the gateway token and address.
 // The supervisor checked the address when it read its flag ([parseGateway]).
-func newConfig(raw []byte, token, gateway string) (*config, error) {
+func newConfig(raw []byte, token, credential, gateway string) (*config, error) {
 	p, err := policy.Parse(raw)
 	if err != nil {
 		return nil, err
@@ -45,7 +49,10 @@ func newConfig(raw []byte, token, gateway string) (*config, error) {
 			return nil, fmt.Errorf("gateway address %q: %v", gateway, err)
 		}
 	}
-	c := &config{list: list, mcp: p.MCP, token: token, gateway: gw, logLimit: p.LogLimitBytes()}
+	c := &config{list: list, mcp: p.MCP, token: token, credential: credential, gateway: gw, logLimit: p.LogLimitBytes()}
+	if c.modelUpstream, err = modelUpstreamOf(p.Model); err != nil {
+		return nil, err
+	}
 	for _, a := range addrs {
 		c.resolvers = append(c.resolvers, a.String())
 	}

@@ -41,6 +41,8 @@ type message struct {
 	Set    *setRequest     `json:"set,omitempty"`
 	Policy json.RawMessage `json:"policy,omitempty"`
 	Token  string          `json:"token,omitempty"` // never logged
+	// Credential (opConfig) is the Claude credential the model forwarder injects; never logged.
+	Credential string `json:"credential,omitempty"`
 	// Gateway (opConfig) is the MCP gateway's address and port, the only peer the MCP forwarder
 	// dials and sends the token to; "" when the run has none.
 	Gateway string `json:"gateway,omitempty"`

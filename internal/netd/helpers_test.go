@@ -91,7 +91,7 @@ func (f *fakeSets) requests() []setRequest {
 func testConfig(t testing.TB, egress []string, mcp *policy.MCP, token string, gateway ...string) *current {
 	t.Helper()
 	p := policy.Netd{Version: policy.Version, Project: "test", Egress: egress, MCP: mcp}
-	cfg, err := newConfig(p.Marshal(), token, strings.Join(gateway, ""))
+	cfg, err := newConfig(p.Marshal(), token, "", strings.Join(gateway, ""))
 	if err != nil {
 		t.Fatal(err)
 	}

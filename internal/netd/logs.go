@@ -99,6 +99,8 @@ func decisionOf(v any) decision {
 			aggregate: denied, denied: denied, queued: denied, name: r.Name, ts: r.TS}
 	case policy.MCPRecord:
 		return decision{denied: r.Verdict == policy.Denied, ts: r.TS}
+	case policy.ModelRecord:
+		return decision{denied: r.Verdict == policy.Denied, ts: r.TS}
 	}
 	return decision{}
 }
@@ -254,9 +256,9 @@ func (j *jsonl) stat() policy.LogStat {
 
 // logs are the child's decision logs and where their statistics go.
 type logs struct {
-	dns, conn, mcp *jsonl
-	stats          statsFile // nil: none
-	now            func() time.Time
+	dns, conn, mcp, model *jsonl
+	stats                 statsFile // nil: none
+	now                   func() time.Time
 
 	mu        sync.Mutex // one flush at a time
 	decisions int64      // decisions at the last statistics written
@@ -296,11 +298,11 @@ func (l *logs) flush(final bool) error {
 		return nil
 	}
 	l.final = final
-	for _, j := range []*jsonl{l.dns, l.conn, l.mcp} {
+	for _, j := range []*jsonl{l.dns, l.conn, l.mcp, l.model} {
 		j.flush()
 	}
 	s := policy.LogStats{TS: policy.Timestamp(l.now()), Final: final, Logs: map[string]policy.LogStat{
-		policy.DNSLog: l.dns.stat(), policy.ConnLog: l.conn.stat(), policy.MCPLog: l.mcp.stat()}}
+		policy.DNSLog: l.dns.stat(), policy.ConnLog: l.conn.stat(), policy.MCPLog: l.mcp.stat(), policy.ModelLog: l.model.stat()}}
 	var decisions int64
 	for _, st := range s.Logs {
 		decisions += st.Decisions

@@ -230,7 +230,7 @@ func TestLogStatsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	l := newLogs(serveOptions{dnsLog: &syncBuffer{}, connLog: &syncBuffer{}, mcpLog: &syncBuffer{}, logStats: f}, policy.MinLogLimit)
+	l := newLogs(serveOptions{dnsLog: &syncBuffer{}, connLog: &syncBuffer{}, mcpLog: &syncBuffer{}, modelLog: &syncBuffer{}, logStats: f}, policy.MinLogLimit)
 	read := func() policy.LogStats {
 		t.Helper()
 		var s policy.LogStats
@@ -252,7 +252,8 @@ func TestLogStatsFile(t *testing.T) {
 			Denied: []policy.NameCount{{Name: "wanted.example.net.", Count: 3}}},
 		policy.ConnLog: {Limit: policy.MinLogLimit, Decisions: 1, Lines: 1,
 			Denied: []policy.NameCount{{Name: "refused.example.net", Count: 1}}},
-		policy.MCPLog: {Limit: policy.MinLogLimit, Denied: []policy.NameCount{}},
+		policy.MCPLog:   {Limit: policy.MinLogLimit, Denied: []policy.NameCount{}},
+		policy.ModelLog: {Limit: policy.MinLogLimit, Denied: []policy.NameCount{}},
 	}
 	if diff := cmp.Diff(want, s.Logs, cmpopts.IgnoreFields(policy.LogStat{}, "Bytes")); diff != "" || s.Final {
 		t.Errorf("snapshot (-want +got):\n%s final %v", diff, s.Final)

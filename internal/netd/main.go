@@ -54,6 +54,7 @@ func mainSupervisor(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.StringVar(&o.dir, "dir", policy.Dir, "directory holding "+policy.RulesFile+" and "+policy.File)
 	fs.StringVar(&o.logDir, "log-dir", policy.LogDir, "directory for the decision logs and counters")
 	fs.StringVar(&o.tokenFile, "token-file", policy.TokenFile, "the MCP gateway token (optional)")
+	fs.StringVar(&o.credentialFile, "credential-file", policy.CredentialFile, "the Claude credential the model forwarder injects (optional)")
 	fs.StringVar(&o.upstreamDNS, "upstream-dns", policy.UpstreamDNS, "resolver netd asks for allowed names")
 	gateway := fs.String(policy.GatewayAddrFlag[2:], "", "the MCP gateway's IPv4 address and port (from Docker)")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
@@ -88,7 +89,7 @@ func mainSupervisor(ctx context.Context, args []string, stdout, stderr io.Writer
 // defaultAddrs are the loopback addresses of the policy's ports.
 func defaultAddrs() listenAddrs {
 	at := func(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
-	return listenAddrs{dns: at(policy.DNSPort), sni: at(policy.SNIPort), http: at(policy.HTTPPort), mcp: at(policy.MCPPort)}
+	return listenAddrs{dns: at(policy.DNSPort), sni: at(policy.SNIPort), http: at(policy.HTTPPort), mcp: at(policy.MCPPort), model: at(policy.ModelPort)}
 }
 
 // Descriptors the supervisor hands the serving child (exec.Cmd.ExtraFiles start at 3).
@@ -98,6 +99,7 @@ const (
 	fdConnLog
 	fdMCPLog
 	fdLogStats
+	fdModelLog
 )
 
 func mainServe(ctx context.Context, args []string, stderr io.Writer) int {
@@ -126,6 +128,7 @@ func mainServe(ctx context.Context, args []string, stderr io.Writer) int {
 		connLog:     os.NewFile(fdConnLog, policy.ConnLog),
 		mcpLog:      os.NewFile(fdMCPLog, policy.MCPLog),
 		logStats:    os.NewFile(fdLogStats, policy.LogStatsFile),
+		modelLog:    os.NewFile(fdModelLog, policy.ModelLog),
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "abox netd serve: error: %v\n", err)

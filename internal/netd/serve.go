@@ -2,6 +2,7 @@ package netd
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +17,7 @@ import (
 // listenAddrs are where the serving child listens; production uses the policy ports on
 // 127.0.0.1, tests use ephemeral ports.
 type listenAddrs struct {
-	dns, sni, http, mcp string
+	dns, sni, http, mcp, model string
 }
 
 // serveOptions configure the serving child.
@@ -27,7 +28,9 @@ type serveOptions struct {
 	dnsLog      io.Writer
 	connLog     io.Writer
 	mcpLog      io.Writer
-	logStats    statsFile // where policy.LogStatsFile is rewritten; nil for none
+	modelLog    io.Writer
+	logStats    statsFile   // where policy.LogStatsFile is rewritten; nil for none
+	modelTLS    *tls.Config // the model forwarder's; nil: the system roots
 }
 
 // child is the running serving child: its configuration and the listeners' shared parts.
@@ -39,13 +42,21 @@ type child struct {
 	sni  *sniProxy     // set by start; reconfigure closes its tunnels a new policy revokes
 	web  *httpProxy    // set by start; reconfigure cuts its requests a new policy revokes
 	mcp  *mcpForwarder // set by start; closes the agent's gateway sessions when serve ends
+	// modelTLS is the model forwarder's TLS configuration: the system roots, or a test's.
+	modelTLS *tls.Config
 }
 
 // serve runs the serving child until ctx ends, a listener fails or the supervisor asks it to
 // stop or goes away. It starts listening only once it holds a valid configuration from the
 // supervisor, and on the way out it closes the gateway sessions the agent left open.
 func serve(ctx context.Context, o serveOptions) error {
-	c := &child{ctl: newCtlConn(o.ctl)}
+	c := &child{ctl: newCtlConn(o.ctl), modelTLS: o.modelTLS}
+	if c.modelTLS == nil {
+		var err error
+		if c.modelTLS, err = modelTLS(policy.ModelCADir); err != nil {
+			return fmt.Errorf("model forwarder: %w", err)
+		}
+	}
 	defer c.ctl.close()
 	c.sets = newCtlSets(c.ctl)
 	if err := c.firstConfig(); err != nil {
@@ -86,7 +97,7 @@ func serve(ctx context.Context, o serveOptions) error {
 // newLogs opens the decision logs on the supervisor's descriptors, each capped at limit.
 func newLogs(o serveOptions, limit int64) *logs {
 	return &logs{dns: newJSONL(o.dnsLog, limit), conn: newJSONL(o.connLog, limit), mcp: newJSONL(o.mcpLog, limit),
-		stats: o.logStats, now: time.Now}
+		model: newJSONL(o.modelLog, limit), stats: o.logStats, now: time.Now}
 }
 
 // flushLogs writes the logs' aggregates and statistics, final at stop.
@@ -110,7 +121,7 @@ func (c *child) firstConfig() error {
 	if m.Op != opConfig {
 		return fmt.Errorf("first control message is %q, want %q", m.Op, opConfig)
 	}
-	cfg, err := newConfig(m.Policy, m.Token, m.Gateway)
+	cfg, err := newConfig(m.Policy, m.Token, m.Credential, m.Gateway)
 	if err != nil {
 		return err
 	}
@@ -145,7 +156,7 @@ func (c *child) control(stop chan<- struct{}) error {
 
 // reconfigure applies a new configuration, or keeps the current one if it is invalid.
 func (c *child) reconfigure(m message) {
-	cfg, err := newConfig(m.Policy, m.Token, m.Gateway)
+	cfg, err := newConfig(m.Policy, m.Token, m.Credential, m.Gateway)
 	if err != nil {
 		c.ctl.send(message{Op: opEvent, Event: policy.EventError, Detail: "reload refused, keeping the current policy: " + err.Error()})
 		return
@@ -161,8 +172,8 @@ func (c *child) reconfigure(m message) {
 
 // listeners are the child's sockets, all on loopback.
 type listeners struct {
-	dnsUDP                 net.PacketConn
-	dnsTCP, sni, http, mcp net.Listener
+	dnsUDP                        net.PacketConn
+	dnsTCP, sni, http, mcp, model net.Listener
 }
 
 func listen(a listenAddrs) (*listeners, error) {
@@ -174,7 +185,7 @@ func listen(a listenAddrs) (*listeners, error) {
 	for _, l := range []struct {
 		dst  *net.Listener
 		addr string
-	}{{&ls.dnsTCP, a.dns}, {&ls.sni, a.sni}, {&ls.http, a.http}, {&ls.mcp, a.mcp}} {
+	}{{&ls.dnsTCP, a.dns}, {&ls.sni, a.sni}, {&ls.http, a.http}, {&ls.mcp, a.mcp}, {&ls.model, a.model}} {
 		if *l.dst, err = net.Listen("tcp4", l.addr); err != nil {
 			ls.close()
 			return nil, fmt.Errorf("listening: %w", err)
@@ -184,7 +195,7 @@ func listen(a listenAddrs) (*listeners, error) {
 }
 
 func (ls *listeners) close() {
-	for _, c := range []io.Closer{ls.dnsUDP, ls.dnsTCP, ls.sni, ls.http, ls.mcp} {
+	for _, c := range []io.Closer{ls.dnsUDP, ls.dnsTCP, ls.sni, ls.http, ls.mcp, ls.model} {
 		if c != nil {
 			c.Close()
 		}
@@ -206,6 +217,7 @@ func (c *child) start(ls *listeners, res *resolver, errc chan<- error) {
 	web.ConnContext = withOrigDst
 	c.mcp = newMCPForwarder(&c.cur, c.logs.mcp)
 	mcp := newHTTPServer(c.mcp)
+	model := newHTTPServer(newModelForwarder(&c.cur, dial.dial, c.modelTLS, c.logs.model))
 	run := func(name string, f func() error) {
 		go func() { errc <- fmt.Errorf("%s stopped: %w", name, stopped(f())) }()
 	}
@@ -214,6 +226,7 @@ func (c *child) start(ls *listeners, res *resolver, errc chan<- error) {
 	run("tls proxy", func() error { return sni.serve(ls.sni) })
 	run("http proxy", func() error { return web.Serve(ls.http) })
 	run("mcp forwarder", func() error { return mcp.Serve(ls.mcp) })
+	run("model forwarder", func() error { return model.Serve(ls.model) })
 }
 
 // stopped turns the nil error of a server that should have run forever into one.

@@ -87,6 +87,15 @@ func rulesFromPolicy(p *policy.Netd) (setRules, error) {
 			return setRules{}, err
 		}
 	}
+	// The model upstream is netd's alone: its port opens in netd's set, never the agent's.
+	if p.Model != nil {
+		u, err := policy.ModelUpstream(p.Model.Upstream)
+		if err != nil {
+			return setRules{}, err
+		}
+		port, _ := strconv.Atoi(u.Port())
+		netd[port] = true
+	}
 	return setRules{ports: map[string]map[int]bool{policy.SetAgent: agent, policy.SetNetd: netd}, list: list}, nil
 }
 

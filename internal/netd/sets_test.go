@@ -189,14 +189,14 @@ func TestReadToken(t *testing.T) {
 		}
 		return p
 	}
-	if tok, err := readToken(dir + "/missing"); tok != "" || err != nil {
+	if tok, err := readSecret(dir+"/missing", "gateway token"); tok != "" || err != nil {
 		t.Errorf("missing token file = %q, %v; want none, no error", tok, err)
 	}
-	if tok, err := readToken(write("s3cret-token\n")); tok != "s3cret-token" || err != nil {
+	if tok, err := readSecret(write("s3cret-token\n"), "gateway token"); tok != "s3cret-token" || err != nil {
 		t.Errorf("token = %q, %v", tok, err)
 	}
 	for _, bad := range []string{"", "two words", "line\nline", "caf\u00e9", strings.Repeat("x", maxTokenLen+1)} {
-		tok, err := readToken(write(bad))
+		tok, err := readSecret(write(bad), "gateway token")
 		if err == nil || tok != "" {
 			t.Errorf("token %q accepted as %q", bad, tok)
 			continue
@@ -204,5 +204,27 @@ func TestReadToken(t *testing.T) {
 		if bad != "" && strings.Contains(err.Error(), bad) {
 			t.Errorf("the error for a bad token quotes it: %v", err)
 		}
+	}
+}
+
+// TestRulesFromPolicyModelUpstream: the model upstream's port opens in netd's set only, even
+// when no allowlist entry uses it, and the agent's set does not gain it.
+func TestRulesFromPolicyModelUpstream(t *testing.T) {
+	p := &policy.Netd{Version: policy.Version, Egress: []string{"a.example.com:22"}, DefaultPorts: []int{443},
+		Model: &policy.ModelAPI{Upstream: "https://llm.example.com:8443/anthropic"}}
+	rules, err := rulesFromPolicy(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rules.ports[policy.SetNetd][8443] || rules.ports[policy.SetAgent][8443] {
+		t.Errorf("ports = %v, want 8443 in netd's set only", rules.ports)
+	}
+	req := setRequest{Set: policy.SetAgent, Name: "llm.example.com", Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.7")}, Ports: []int{8443}, Timeout: 30}
+	if err := req.validate(rules); err == nil {
+		t.Error("the agent's set accepted the model upstream")
+	}
+	p.Model.Upstream = "http://llm.example.com/"
+	if _, err := rulesFromPolicy(p); err == nil {
+		t.Error("a plain-http model upstream was accepted")
 	}
 }

@@ -28,7 +28,7 @@ func (s *supervisor) openLogs() ([]*os.File, error) {
 		return nil, fmt.Errorf("creating the log directory: %w", err)
 	}
 	var files []*os.File
-	for _, name := range []string{policy.EventLog, policy.DNSLog, policy.ConnLog, policy.MCPLog, policy.LogStatsFile} {
+	for _, name := range []string{policy.EventLog, policy.DNSLog, policy.ConnLog, policy.MCPLog, policy.LogStatsFile, policy.ModelLog} {
 		mode := os.O_WRONLY | os.O_APPEND | os.O_CREATE
 		if name == policy.LogStatsFile {
 			mode = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
@@ -92,35 +92,43 @@ func (s *supervisor) loadPolicy() error {
 // answers 503); an unreadable or malformed one is an error and the current token stays. The
 // token never appears in an error or a log.
 func (s *supervisor) loadToken() error {
-	tok, err := readToken(s.o.tokenFile)
+	tok, err := readSecret(s.o.tokenFile, "gateway token")
 	if err != nil {
 		return err
 	}
+	cred := ""
+	if s.o.credentialFile != "" {
+		if cred, err = readSecret(s.o.credentialFile, "Claude credential"); err != nil {
+			return err
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.token = tok
+	s.token, s.credential = tok, cred
 	return nil
 }
 
-// maxTokenLen bounds the token file.
+// maxTokenLen bounds the token and credential files.
 const maxTokenLen = 4096
 
-func readToken(path string) (string, error) {
+// readSecret reads a one-line secret file, the gateway token or the Claude credential; a
+// missing file is no secret ("").
+func readSecret(path, what string) (string, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("reading the gateway token: %w", err)
+		return "", fmt.Errorf("reading the %s: %w", what, err)
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxTokenLen+1))
 	if err != nil {
-		return "", fmt.Errorf("reading the gateway token: %w", err)
+		return "", fmt.Errorf("reading the %s: %w", what, err)
 	}
 	tok := strings.TrimSpace(string(b))
 	if tok == "" || len(tok) > maxTokenLen || strings.IndexFunc(tok, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0 {
-		return "", fmt.Errorf("gateway token in %s is not one line of printable ASCII", path)
+		return "", fmt.Errorf("%s in %s is not one line of printable ASCII", what, path)
 	}
 	return tok, nil
 }

@@ -17,12 +17,14 @@ import (
 
 // options are the supervisor's settings, from its flags.
 type options struct {
-	dir         string // policy directory: policy.RulesFile and policy.File
-	logDir      string
-	tokenFile   string
-	upstreamDNS string
-	gateway     netip.AddrPort // the MCP gateway's container address; zero: none
-	procSys     string         // /proc/sys, where the namespace's settings are read; "": not checked
+	dir       string // policy directory: policy.RulesFile and policy.File
+	logDir    string
+	tokenFile string
+	// credentialFile holds the Claude credential in injected mode (a missing file: none).
+	credentialFile string
+	upstreamDNS    string
+	gateway        netip.AddrPort // the MCP gateway's container address; zero: none
+	procSys        string         // /proc/sys, where the namespace's settings are read; "": not checked
 	// inProcChild: the serving child is this process (the hermetic tests'), whose privileges
 	// are not the child's; the real supervisor always checks its child's.
 	inProcChild bool
@@ -47,11 +49,12 @@ type supervisor struct {
 	ev       *eventLog
 	sets     *setManager
 
-	mu        sync.Mutex
-	uid       int // of the serving child, from the first policy; a reload may not change it
-	policy    []byte
-	token     string
-	resolvers []netip.Addr // the policy's resolvers, opened on port 53 in netd's set
+	mu         sync.Mutex
+	uid        int // of the serving child, from the first policy; a reload may not change it
+	policy     []byte
+	token      string
+	credential string       // the Claude credential, injected by the model forwarder
+	resolvers  []netip.Addr // the policy's resolvers, opened on port 53 in netd's set
 }
 
 func newSupervisor(o options, nft nftRunner, starter childStarter, st selfTest, stdout io.Writer) *supervisor {
@@ -275,7 +278,7 @@ func (s *supervisor) sendConfig(rc *runningChild) error {
 func (s *supervisor) configMessage() message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := message{Op: opConfig, Policy: s.policy, Token: s.token}
+	m := message{Op: opConfig, Policy: s.policy, Token: s.token, Credential: s.credential}
 	if s.o.gateway.IsValid() {
 		m.Gateway = s.o.gateway.String()
 	}

@@ -60,7 +60,7 @@ func freeAddrs(t *testing.T) listenAddrs {
 		defer ln.Close()
 		return ln.Addr().String()
 	}
-	return listenAddrs{dns: pick(), sni: pick(), http: pick(), mcp: pick()}
+	return listenAddrs{dns: pick(), sni: pick(), http: pick(), mcp: pick(), model: pick()}
 }
 
 type supFixture struct {

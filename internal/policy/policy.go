@@ -77,6 +77,9 @@ type Netd struct {
 	Mandatory    []string `json:"mandatory"`     // the subset of Egress abox added itself
 	DefaultPorts []int    `json:"default_ports"` // ports of entries without one
 	MCP          *MCP     `json:"mcp,omitempty"` // nil: the forwarder answers 503
+	// Model is set in injected-credential mode: netd forwards the agent's model requests there
+	// with the real credential. nil: the model forwarder answers 503.
+	Model *ModelAPI `json:"model,omitempty"`
 	// NetdUID is the uid of netd's serving process, which the ruleset names; 0 means
 	// [NetdUID]. It differs from the agent's ([NetdUIDFor]).
 	NetdUID int `json:"netd_uid,omitempty"`
@@ -186,6 +189,11 @@ func Parse(data []byte) (*Netd, error) {
 	}
 	if _, err := p.ResolverAddrs(); err != nil {
 		return nil, fmt.Errorf("netd policy: %w", err)
+	}
+	if p.Model != nil {
+		if _, err := ModelUpstream(p.Model.Upstream); err != nil {
+			return nil, fmt.Errorf("netd policy: %w", err)
+		}
 	}
 	if p.NetdUID < 0 || p.NetdUID > 65535 {
 		return nil, fmt.Errorf("netd policy: netd_uid %d outside 1–65535", p.NetdUID)

@@ -29,3 +29,32 @@ func TestParseLogLimit(t *testing.T) {
 		}
 	}
 }
+
+func TestModelUpstream(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://api.anthropic.com":               "https://api.anthropic.com:443",
+		"https://llm.example.com:8443/anthropic/": "https://llm.example.com:8443/anthropic",
+	} {
+		u, err := ModelUpstream(raw)
+		if err != nil || u.String() != want {
+			t.Errorf("ModelUpstream(%q) = %v, %v; want %s", raw, u, err, want)
+		}
+	}
+	for _, bad := range []string{"http://api.anthropic.com", "https://user:pw@h", "https://h/?q=1", "https://h/#f",
+		"https:///v1", "https://h/a/../b", "https://h//x", "https://h/%2e%2e", "https://h:0", "ftp://h"} {
+		if _, err := ModelUpstream(bad); err == nil {
+			t.Errorf("ModelUpstream(%q) accepted", bad)
+		}
+	}
+	p := Netd{Version: Version, Project: "p", Model: &ModelAPI{Upstream: "http://x"}}
+	if _, err := Parse(p.Marshal()); err == nil {
+		t.Error("Parse accepted a plain-http model upstream")
+	}
+}
+
+func TestCredentialKind(t *testing.T) {
+	if CredentialKind("sk-ant-oat01-abc") != CredentialOAuth || CredentialKind("sk-ant-api03-abc") != CredentialAPIKey ||
+		CredentialKind("corp-key") != CredentialAPIKey || CredentialKind(CredentialPlaceholder) != CredentialAPIKey {
+		t.Error("credential kinds told apart wrongly")
+	}
+}

@@ -7,6 +7,7 @@ const (
 	DNSLog      = "dns.jsonl"     // one [DNSRecord] per query
 	ConnLog     = "conn.jsonl"    // one [ConnRecord] per proxied or refused connection
 	MCPLog      = "mcp.jsonl"     // one [MCPRecord] per forwarded MCP request
+	ModelLog    = "model.jsonl"   // one [ModelRecord] per model-API request (injected mode)
 	EventLog    = "netd.jsonl"    // lifecycle events: start, ready, reload, errors
 	CountersLog = "counters.json" // the ruleset's counters, written at shutdown
 	// LogStatsFile is netd's account of its decision logs ([LogStats]): what each kept, counted
@@ -104,6 +105,27 @@ type MCPRecord struct {
 	Reason  string `json:"reason,omitempty"`
 	Status  int    `json:"status,omitempty"`
 	DurMS   int64  `json:"dur_ms"`
+}
+
+// ModelRecord is one request through the model-API forwarder, with what the upstream's
+// response said it cost: the tokens and model of a Messages response, streamed or not.
+type ModelRecord struct {
+	TS      string `json:"ts"`
+	Method  string `json:"method"`
+	Path    string `json:"path"` // the API path asked, without the query
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason,omitempty"`
+	Status  int    `json:"status,omitempty"` // the upstream's, or netd's own refusal
+	Model   string `json:"model,omitempty"`
+	Stream  bool   `json:"stream,omitempty"`
+	// Token counts as the response reported them (usage); zero when it reported none.
+	InputTokens         int64 `json:"input_tokens,omitempty"`
+	OutputTokens        int64 `json:"output_tokens,omitempty"`
+	CacheReadTokens     int64 `json:"cache_read_tokens,omitempty"`
+	CacheCreationTokens int64 `json:"cache_creation_tokens,omitempty"`
+	BytesUp             int64 `json:"bytes_up"`
+	BytesDown           int64 `json:"bytes_down"`
+	DurMS               int64 `json:"dur_ms"`
 }
 
 // Truncation is the line netd writes into a decision log when the log first reaches its cap:

@@ -64,7 +64,7 @@ import (
 // gateway).
 func Ruleset(netdUID int) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, rulesetTemplate, Table, SetAgent, SetNetd, setSize, netdUID, DNSPort, SNIPort, HTTPPort, SetRevoked, MCPPort, NetdSource)
+	fmt.Fprintf(&b, rulesetTemplate, Table, SetAgent, SetNetd, setSize, netdUID, DNSPort, SNIPort, HTTPPort, SetRevoked, MCPPort, NetdSource, ModelPort)
 	return b.Bytes()
 }
 
@@ -74,7 +74,7 @@ const setSize = 65536
 
 // rulesetTemplate is written the way `nft list` prints it, so the rendered file and a listing of
 // the live table read the same. Its indexed verbs are, in order: table, agent set, netd set, set
-// size, netd uid, DNS, SNI and HTTP ports, revoked set, MCP port, netd's source address.
+// size, netd uid, DNS, SNI and HTTP ports, revoked set, MCP port, netd's source address, model port.
 const rulesetTemplate = `# netpolicy.nft: the sandbox's network policy, rendered by abox and loaded by netd with nft -f.
 # One transaction: declare, delete and recreate table inet %[1]s; Docker's own nat rules for
 # its embedded resolver (127.0.0.11) in other tables are left alone.
@@ -123,7 +123,7 @@ table inet %[1]s {
 		ct state established,related counter accept comment "established"
 		ct state invalid counter drop comment "invalid"
 		ip saddr 127.0.0.11 counter reject with icmpx type admin-prohibited comment "docker dns as a source refused"
-		meta skuid != %[5]d meta l4proto { tcp, udp } th sport { %[6]d, %[7]d, %[8]d, %[10]d } counter reject with icmpx type admin-prohibited comment "netd ports as a source refused"
+		meta skuid != %[5]d meta l4proto { tcp, udp } th sport { %[6]d, %[7]d, %[8]d, %[10]d, %[12]d } counter reject with icmpx type admin-prohibited comment "netd ports as a source refused"
 		ip daddr 127.0.0.11 meta skuid %[5]d counter accept comment "netd to docker dns"
 		ip daddr 127.0.0.11 meta l4proto tcp counter reject with tcp reset comment "docker dns refused tcp"
 		ip daddr 127.0.0.11 counter reject with icmpx type admin-prohibited comment "docker dns refused"

@@ -70,5 +70,10 @@ func (m *model) claudeSwitches() map[string]string {
 	for k := range config.DefaultAgentEnv() {
 		out[k] = env[k]
 	}
+	// In injected mode the forwarder and the placeholder are fixed here too, so a settings file
+	// in the volume cannot point Claude Code elsewhere.
+	for k, v := range m.injectedEnv() {
+		out[k] = v
+	}
 	return out
 }

@@ -33,7 +33,7 @@ type claudeSettings struct {
 // command-line settings: bound read-only at the managed path, keeping only its own hooks and
 // permission rules, Claude Code's sandbox off, the switches of the agent's environment repeated,
 // and rtk's hook exactly when rtk is on.
-func checkSettings(t *testing.T, arts []render.Artifact, rtk bool) {
+func checkSettings(t *testing.T, arts []render.Artifact, rtk, injected bool) {
 	t.Helper()
 	var s claudeSettings
 	if err := json.Unmarshal(artifactData(t, arts, render.AgentDir+"/settings.json"), &s); err != nil {
@@ -56,7 +56,11 @@ func checkSettings(t *testing.T, arts []render.Artifact, rtk bool) {
 			t.Errorf("settings env %s = %q, the agent's environment %q", k, got, env[k])
 		}
 	}
-	if len(s.Env) != len(config.DefaultAgentEnv()) {
+	want := len(config.DefaultAgentEnv())
+	if injected {
+		want += 2 // the forwarder and the placeholder, which checkCredential checks
+	}
+	if len(s.Env) != want {
 		t.Errorf("settings env %v holds more than the switches", s.Env)
 	}
 	hooked := len(s.Hooks) == 1 && len(s.Hooks["PreToolUse"]) == 1 && s.Hooks["PreToolUse"][0].Matcher == "Bash" &&

@@ -211,7 +211,7 @@ func FuzzRender(f *testing.F) {
 		checkNetdArgv(t, rs)
 		checkNoDockerSocket(t, arts)
 		checkMCPJSON(t, arts, s.Manifest)
-		checkSettings(t, arts, s.Config.RTK.Enabled)
+		checkSettings(t, arts, s.Config.RTK.Enabled, s.Config.ClaudeCode.Injected())
 		checkIndex(t, arts)
 		checkCompose(t, arts, rs)
 		checkNetdPolicy(t, arts, s.Manifest)

@@ -31,12 +31,13 @@ func TestInvariants(t *testing.T) {
 			checkLoginArgv(t, rs)
 			checkNoDockerSocket(t, arts)
 			checkMCPJSON(t, arts, s.Manifest)
-			checkSettings(t, arts, s.Config.RTK.Enabled)
+			checkSettings(t, arts, s.Config.RTK.Enabled, s.Config.ClaudeCode.Injected())
 			checkIndex(t, arts)
 			checkCompose(t, arts, rs)
 			checkNetdPolicy(t, arts, s.Manifest)
 			checkReviewCopy(t, arts)
 			checkClaudeArgs(t, rs, s.Manifest)
+			checkCredential(t, rs, arts, s)
 		})
 	}
 }
@@ -470,5 +471,59 @@ func TestDockerfileParser(t *testing.T) {
 		if (err == nil) != tc.ok || !slices.Equal(got, tc.want) {
 			t.Errorf("%s: dockerfileInstructionList = %q, %v; want %q, ok=%v", tc.name, got, err, tc.want, tc.ok)
 		}
+	}
+}
+
+// checkCredential: the secret store is mounted into no container but netd, and into netd only
+// the one file of claude_code.credential, read-only, at policy.CredentialFile, in injected mode
+// only; the agent then holds the forwarder's address and the placeholder, in its environment
+// and in the managed settings, and netd's policy names the upstream.
+func checkCredential(t *testing.T, rs render.RunSpec, arts []render.Artifact, s render.Spec) {
+	t.Helper()
+	store := s.Paths.SecretsStore()
+	for _, c := range []struct {
+		who  string
+		args []string
+	}{{"agent", rs.Agent.Args}, {"netd", rs.Netd.Args}} {
+		for _, m := range flagValues(c.args, "--mount") {
+			f, err := mountFields(m)
+			if err != nil {
+				continue // checkMounts reports it
+			}
+			inStore := f["source"] == store || strings.HasPrefix(f["source"], store+"/")
+			want := c.who == "netd" && s.Config.ClaudeCode.Injected() && f["source"] == store+"/"+s.Config.ClaudeCode.Credential &&
+				f["target"] == "/run/abox/model/credential" && f["readonly"] == "true"
+			if (inStore || f["target"] == "/run/abox/model/credential") && !want {
+				t.Errorf("%s mounts %q", c.who, m)
+			}
+		}
+	}
+	env := map[string]string{}
+	for _, e := range flagValues(rs.Agent.Args, "--env") {
+		k, v, _ := strings.Cut(e, "=")
+		env[k] = v
+	}
+	p, err := policy.Parse(artifactData(t, arts, render.NetdDir+"/"+policy.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var settings struct{ Env map[string]string }
+	if err := json.Unmarshal(artifactData(t, arts, render.AgentDir+"/settings.json"), &settings); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Config.ClaudeCode.Injected() {
+		if p.Model != nil || env["ANTHROPIC_BASE_URL"] != "" || settings.Env["ANTHROPIC_BASE_URL"] != "" {
+			t.Errorf("login-volume mode renders the forwarder: policy %+v, env %q", p.Model, env["ANTHROPIC_BASE_URL"])
+		}
+		return
+	}
+	for name, got := range map[string]map[string]string{"env": env, "settings": settings.Env} {
+		if got["ANTHROPIC_BASE_URL"] != "http://127.0.0.1:15480" || got["ANTHROPIC_API_KEY"] != policy.CredentialPlaceholder {
+			t.Errorf("agent %s: ANTHROPIC_BASE_URL %q, ANTHROPIC_API_KEY %q; want netd's forwarder and the placeholder", name,
+				got["ANTHROPIC_BASE_URL"], got["ANTHROPIC_API_KEY"])
+		}
+	}
+	if p.Model == nil || p.Model.Upstream != s.Config.ClaudeCode.Upstream() {
+		t.Errorf("netd policy model %+v, want upstream %s", p.Model, s.Config.ClaudeCode.Upstream())
 	}
 }

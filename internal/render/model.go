@@ -2,7 +2,9 @@ package render
 
 import (
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -70,6 +72,9 @@ func (m *model) check() error {
 		}}}
 	}
 	if err := m.checkReach(); err != nil {
+		return err
+	}
+	if err := m.checkInjected(); err != nil {
 		return err
 	}
 	if err := m.checkServerNetwork(); err != nil {
@@ -218,12 +223,20 @@ func (m *model) egressList() (entries, mandatory []string) {
 	return append(entries, mandatory...), mandatory
 }
 
-// Mandatory returns the hosts abox adds to every allowlist for this project.
+// Mandatory returns the hosts abox adds to every allowlist for this project. In injected-credential
+// mode the model API's host is not among them: the agent reaches the API through netd's
+// forwarder only, so it cannot talk to the API directly with a key of its own (say, to upload
+// the workspace into an account it controls).
 func (m *model) Mandatory() []string {
 	out := append([]string{}, config.BaseMandatory...)
 	out = append(out, m.c.Defaults.EgressMandatory...)
 	if m.m.Run.Connectors {
 		out = append(out, config.ConnectorsHost)
+	}
+	if cc := m.c.ClaudeCode; cc.Injected() {
+		if u, err := policy.ModelUpstream(cc.Upstream()); err == nil {
+			out = slices.DeleteFunc(out, func(h string) bool { return h == u.Hostname() })
+		}
 	}
 	return out
 }
@@ -274,7 +287,41 @@ func (m *model) agentEnv() map[string]string {
 	env["ABOX_PROFILE"] = m.m.Profile
 	env["ABOX_RUN"] = RunToken
 	env["CLAUDE_CONFIG_DIR"] = AgentClaudeDir
+	for k, v := range m.injectedEnv() {
+		env[k] = v
+	}
 	return env
+}
+
+// checkInjected refuses, in injected-credential mode, a secret attached to the agent under one of
+// the variables Claude Code takes a credential from: the agent would hold a real one.
+func (m *model) checkInjected() error {
+	if !m.c.ClaudeCode.Injected() {
+		return nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.m.EnvSecrets)) {
+		if slices.Contains(config.ClaudeCredentialEnv, k) {
+			return &manifest.Error{Source: manifest.FileName, Problems: []manifest.Problem{{
+				Loc:  manifest.KeyLoc("env_secrets", k),
+				Msg:  fmt.Sprintf("%q would hand the agent a credential, and claude_code.credential is injected by netd", k),
+				Hint: fmt.Sprintf("take it back with `abox secrets detach %s`", k),
+			}}}
+		}
+	}
+	return nil
+}
+
+// injectedEnv is what points the agent at netd's model forwarder in injected-credential mode:
+// the forwarder as the API's base URL and a placeholder key, which netd replaces. Nothing
+// else of the credential is in the agent's reach. Empty in login-volume mode.
+func (m *model) injectedEnv() map[string]string {
+	if !m.c.ClaudeCode.Injected() {
+		return nil
+	}
+	return map[string]string{
+		"ANTHROPIC_BASE_URL": fmt.Sprintf("http://127.0.0.1:%d", policy.ModelPort),
+		"ANTHROPIC_API_KEY":  policy.CredentialPlaceholder,
+	}
 }
 
 // claudeArgs is the agent's command before the per-run part (-p, --resume, the prompt).

@@ -26,6 +26,9 @@ func (m *model) netdPolicy() []byte {
 		Resolvers:    append([]string{}, m.s.Resolvers...),
 		LogLimit:     m.c.Limits.NetdLogBytes(),
 	}
+	if m.c.ClaudeCode.Injected() {
+		p.Model = &policy.ModelAPI{Upstream: m.c.ClaudeCode.Upstream()}
+	}
 	if uid := m.netdUID(); uid != policy.NetdUID {
 		p.NetdUID = uid
 	}

@@ -1,6 +1,7 @@
 package render_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -188,5 +189,22 @@ func TestServerNetworkUnshadowable(t *testing.T) {
 		if _, err := render.Render(s); err != nil {
 			t.Errorf("server %s shared: Render error = %v", tc.server, err)
 		}
+	}
+}
+
+// TestInjectedDropsTheAPIHost: with the credential injected, the agent's allowlist loses the
+// model API's host (netd's alone), and keeps it in login-volume mode.
+func TestInjectedDropsTheAPIHost(t *testing.T) {
+	s := specFor(t, "project: p\nprofile: default\n", nil)
+	if p := netdPolicyOf(t, mustRender(t, s)); !slices.Contains(p.Egress, "api.anthropic.com") || p.Model != nil {
+		t.Fatalf("login-volume mode: egress %q, model %+v", p.Egress, p.Model)
+	}
+	s.Config.ClaudeCode.Credential = "claude-key"
+	p := netdPolicyOf(t, mustRender(t, s))
+	if slices.Contains(p.Egress, "api.anthropic.com") || slices.Contains(p.Mandatory, "api.anthropic.com") {
+		t.Errorf("injected: the agent may still reach api.anthropic.com: %q", p.Egress)
+	}
+	if !slices.Contains(p.Egress, "claude.ai") || p.Model == nil || p.Model.Upstream != "https://api.anthropic.com" {
+		t.Errorf("injected: egress %q, model %+v", p.Egress, p.Model)
 	}
 }

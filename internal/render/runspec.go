@@ -114,6 +114,14 @@ func (m *model) netdContainer() Container {
 	if len(m.m.DeclaredServers()) > 0 {
 		mounts = append(mounts, Mount{Type: "bind", Source: m.s.Paths.Gateway(m.m.Profile) + "/token", Target: policy.TokenFile, ReadOnly: true})
 	}
+	if cc := m.c.ClaudeCode; cc.Injected() {
+		// The Claude credential's 0600 file in abox's secret store, for netd's root process
+		// only; the agent's container never mounts it.
+		mounts = append(mounts, Mount{Type: "bind", Source: m.s.Paths.SecretsStore() + "/" + cc.Credential, Target: policy.CredentialFile, ReadOnly: true})
+		for i, f := range m.s.CACerts {
+			mounts = append(mounts, Mount{Type: "bind", Source: m.contextSource(m.c.Image.CACertificates[i]), Target: policy.ModelCADir + "/" + f.Name, ReadOnly: true})
+		}
+	}
 	return Container{
 		Name:        m.netdName(),
 		Network:     m.c.Network,

@@ -20,6 +20,7 @@ import (
 	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/secrets"
 	"github.com/aboxhq/abox/internal/termtext"
 )
 
@@ -44,6 +45,11 @@ var (
 	ErrNetdBinary     = errors.New("the netd image holds another abox binary")
 	ErrNetworkMissing = errors.New("the network is missing")
 	ErrContextMissing = errors.New("a context directory is missing")
+	// ErrCredentialMissing and ErrCredentialUnsafe refuse an injected-credential run whose
+	// credential abox's store does not hold, or holds where others may read it or a bind would
+	// follow a link: netd would have nothing, or something unchecked, to inject.
+	ErrCredentialMissing = errors.New("the Claude credential is not stored")
+	ErrCredentialUnsafe  = errors.New("the Claude credential's file cannot be handed to netd")
 )
 
 // Refusal is a run refused by [Preflight.Run] before anything started. It matches its Kind.
@@ -81,6 +87,9 @@ type Preflight struct {
 	MCPScope     func(profile string, np *policy.Netd, gw *docker.Container) error
 	GatewayAuth  func(ctx context.Context, rs *render.RunSpec, gw *docker.Container) error
 	Boundary     func(ctx context.Context) error
+	// Credential is claude_code.credential, the secret netd injects in injected mode, and
+	// SecretsStore the directory of abox's file store that holds it.
+	Credential, SecretsStore string
 }
 
 // BinaryLabel is the netd image's label holding the sha256 of the abox binary baked into it.
@@ -114,6 +123,11 @@ func (p *Preflight) Run(ctx context.Context) (*Ready, error) {
 	np, err := p.netdPolicy()
 	if err != nil {
 		return nil, err
+	}
+	if np.Model != nil {
+		if err := p.checkCredential(); err != nil {
+			return nil, err
+		}
 	}
 	var gwAddr netip.AddrPort
 	var gw *docker.Container
@@ -276,6 +290,19 @@ func (p *Preflight) checkHost(ctx context.Context, rs *render.RunSpec) error {
 		if st, err := os.Stat(path); err != nil || !st.IsDir() {
 			return refuse(ErrContextMissing, path, "context directory %s does not exist", path)
 		}
+	}
+	return nil
+}
+
+// checkCredential refuses an injected-credential run whose credential netd could not read: the
+// secret claude_code.credential names must be a private regular file of abox's store.
+func (p *Preflight) checkCredential() error {
+	_, err := secrets.CredentialFile(p.SecretsStore, p.Credential)
+	switch {
+	case errors.Is(err, secrets.ErrCredentialMissing):
+		return refuse(ErrCredentialMissing, p.Credential, "claude_code.credential is %q, but %v", p.Credential, err)
+	case err != nil:
+		return refuse(ErrCredentialUnsafe, p.Credential, "the Claude credential cannot be handed to netd: %v", err)
 	}
 	return nil
 }

@@ -111,6 +111,7 @@ func (s *Sandbox) Record(o Options, out *Outcome, profile, permission string, se
 		rec.RefusedConns = len(h.RefusedConnections())
 		rec.DroppedPackets = h.Dropped()
 		rec.LogCaps = h.LogCaps()
+		rec.Model = h.ModelUsage()
 		if err := telemetry.AppendDenials(filepath.Join(s.Project.Dir, "denied.jsonl"), out.ID, rec.TS, h); err != nil {
 			return err
 		}

@@ -19,6 +19,7 @@ type Harvest struct {
 	DNS      []policy.DNSRecord
 	Conns    []policy.ConnRecord
 	MCP      []policy.MCPRecord
+	Model    []policy.ModelRecord // the model forwarder's requests (injected-credential mode)
 	Events   []policy.Event
 	Counters *policy.Counters // nil when netd died before writing them
 	// Stats is netd's account of its decision logs; nil when netd wrote none or it does not
@@ -40,6 +41,7 @@ func ReadHarvest(dir string) (*Harvest, error) {
 		{policy.DNSLog, decodeLog(&h.DNS, policy.DNSLog, h.Truncated)},
 		{policy.ConnLog, decodeLog(&h.Conns, policy.ConnLog, h.Truncated)},
 		{policy.MCPLog, decodeLog(&h.MCP, policy.MCPLog, h.Truncated)},
+		{policy.ModelLog, decodeLog(&h.Model, policy.ModelLog, h.Truncated)},
 		{policy.EventLog, decodeInto(&h.Events)},
 	}
 	for _, f := range files {

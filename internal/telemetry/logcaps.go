@@ -34,7 +34,7 @@ type LogCap struct {
 // LogCaps returns the decision logs of the run that hit a bound, in the order dns, conn, mcp.
 func (h *Harvest) LogCaps() []LogCap {
 	var out []LogCap
-	for _, log := range []string{policy.DNSLog, policy.ConnLog, policy.MCPLog} {
+	for _, log := range []string{policy.DNSLog, policy.ConnLog, policy.MCPLog, policy.ModelLog} {
 		mark, marked := h.Truncated[log]
 		c := LogCap{Log: log, Limit: mark.Limit, Counts: CountsUnknown}
 		if st, ok := h.stat(log); ok {
@@ -81,7 +81,7 @@ func (c LogCap) String() string {
 	}
 	if c.Lost > 0 {
 		parts = append(parts, fmt.Sprintf("%d denial(s) recorded nowhere (log and table of denied names full): the review queue may lack their names", c.Lost))
-	} else if c.Counts == CountsFinal && c.Log != policy.MCPLog {
+	} else if c.Counts == CountsFinal && c.Log != policy.MCPLog && c.Log != policy.ModelLog {
 		parts = append(parts, "every denied name is in the review queue")
 	}
 	s := c.Log + ": " + strings.Join(parts, "; ")

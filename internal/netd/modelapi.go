@@ -1,0 +1,460 @@
+package netd
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aboxhq/abox/internal/policy"
+)
+
+// modelForwarder is the agent's model API in injected-credential mode
+// (http://127.0.0.1:<ModelPort>, the agent's ANTHROPIC_BASE_URL). The agent holds only
+// [policy.CredentialPlaceholder]; the forwarder drops every credential header a request carries,
+// adds the real one, and sends the request over verified TLS to the policy's upstream and to
+// nothing else: the upstream comes from the policy, never from the request, and only the
+// Messages API's paths are forwarded. So the agent can spend the credential while it runs but
+// never holds it, and no other host ever receives it. Responses stream back unbuffered; their
+// usage is logged per request ([policy.ModelRecord]) for the run's accounting.
+type modelForwarder struct {
+	cfg    *current
+	client *http.Client
+	log    *jsonl
+	now    func() time.Time
+	slots  chan struct{} // requests in flight; a flood beyond is answered 429
+}
+
+// Limits of the model forwarder.
+const (
+	maxModelRequest = 32 << 20 // a long conversation with images stays well below
+	// maxModelRequests bounds the requests in flight: Claude Code runs a few at once (its
+	// subagents too), and a flood beyond is refused rather than buffered.
+	maxModelRequests = 32
+	// maxUsageLine bounds one server-sent event line the usage reader looks into; a longer line
+	// is forwarded all the same, unread.
+	maxUsageLine = 1 << 20
+	// maxUsageJSON bounds how much of a non-streamed response the usage reader keeps.
+	maxUsageJSON = 8 << 20
+	// modelHeaderTimeout bounds the wait for the upstream's response headers: a large
+	// non-streamed completion takes minutes before its first byte.
+	modelHeaderTimeout = 10 * time.Minute
+)
+
+// modelPaths are the API paths forwarded, by method: the Messages API, token counting and the
+// model list. Anything else (the console's, OAuth's, telemetry) is refused.
+var modelPaths = map[string]map[string]bool{
+	http.MethodPost: {"/v1/messages": true, "/v1/messages/count_tokens": true},
+	http.MethodGet:  {"/v1/models": true},
+}
+
+// Request headers passed on: the API's own and the SDK's descriptive ones. Authorization,
+// x-api-key, cookies, forwarding and proxy headers never are; Accept-Encoding is dropped so
+// that the usage reader sees plain text.
+var (
+	modelRequestHeaders  = []string{"Content-Type", "Accept", "User-Agent", "X-App"}
+	modelRequestPrefixes = []string{"Anthropic-", "X-Stainless-"}
+	modelResponseHeaders = []string{"Content-Type", "Cache-Control", "Request-Id", "Retry-After", "X-Should-Retry"}
+	modelResponsePrefix  = "Anthropic-Ratelimit-"
+)
+
+// modelTLS is the forwarder's TLS configuration: the system's roots (Debian's bundle in the netd
+// image) and every certificate file in dir (policy.ModelCADir: the user's image.ca_certificates),
+// TLS 1.2 at least. A file that holds no certificate is an error: netd would otherwise refuse an
+// upstream the user told it to trust, or worse, be started with roots nobody checked.
+func modelTLS(dir string) (*tls.Config, error) {
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("reading %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("reading CA certificate %s: %w", e.Name(), err)
+		}
+		if !pool.AppendCertsFromPEM(data) {
+			return nil, fmt.Errorf("CA certificate %s holds no PEM certificate", e.Name())
+		}
+	}
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
+}
+
+func newModelForwarder(cfg *current, dial func(ctx context.Context, name string, port int) (net.Conn, error), tc *tls.Config, log *jsonl) *modelForwarder {
+	tr := &http.Transport{
+		// The address the transport asks for is the policy's upstream (the only URL it is
+		// given); netd resolves the name itself and opens the address for its own uid only.
+		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
+			host, port, err := net.SplitHostPort(addr)
+			if err != nil {
+				return nil, err
+			}
+			p, err := strconv.Atoi(port)
+			if err != nil {
+				return nil, err
+			}
+			return dial(ctx, host, p)
+		},
+		TLSClientConfig:       tc,
+		Proxy:                 nil,
+		DisableCompression:    true,
+		MaxIdleConnsPerHost:   8,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   dialTimeout,
+		ResponseHeaderTimeout: modelHeaderTimeout,
+	}
+	client := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return &modelForwarder{cfg: cfg, client: client, log: log, now: time.Now, slots: make(chan struct{}, maxModelRequests)}
+}
+
+// ServeHTTP forwards one model request of the agent's.
+func (f *modelForwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := f.now()
+	rec := policy.ModelRecord{TS: policy.Timestamp(start), Method: r.Method, Path: cleanLogPath(r.URL.Path)}
+	defer func() {
+		rec.DurMS = f.now().Sub(start).Milliseconds()
+		f.log.write(rec)
+	}()
+	select {
+	case f.slots <- struct{}{}:
+		defer func() { <-f.slots }()
+	default:
+		rec.Verdict, rec.Reason = policy.Denied, "too many requests in flight"
+		rec.Status = modelError(w, http.StatusTooManyRequests, "abox netd: "+rec.Reason)
+		return
+	}
+	cfg := f.cfg.get()
+	if cfg.modelUpstream == nil || cfg.credential == "" {
+		rec.Verdict, rec.Reason = policy.Error, "injected-credential mode is off"
+		if cfg.modelUpstream != nil {
+			rec.Reason = "netd holds no credential"
+		}
+		rec.Status = modelError(w, http.StatusServiceUnavailable, "abox netd: "+rec.Reason)
+		return
+	}
+	if reason := modelRefusal(r); reason != "" {
+		rec.Verdict, rec.Reason = policy.Denied, reason
+		rec.Status = modelError(w, http.StatusForbidden, "abox netd: "+reason)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxModelRequest+1))
+	if err != nil || len(body) > maxModelRequest {
+		rec.Verdict, rec.Reason = policy.Denied, "request body unreadable or over 32 MiB"
+		rec.Status = modelError(w, http.StatusRequestEntityTooLarge, "abox netd: "+rec.Reason)
+		return
+	}
+	rec.BytesUp = int64(len(body))
+	rec.Model, rec.Stream = requestModel(body)
+	up := *cfg.modelUpstream
+	up.Path += r.URL.Path
+	up.RawQuery = r.URL.RawQuery
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, up.String(), bytes.NewReader(body))
+	if err != nil {
+		rec.Verdict, rec.Reason = policy.Error, err.Error()
+		rec.Status = modelError(w, http.StatusBadGateway, "abox netd: "+err.Error())
+		return
+	}
+	req.Header = modelHeaders(r.Header, cfg.credential)
+	req.Host = strings.TrimSuffix(up.Host, ":443")
+	resp, err := f.client.Do(req)
+	if err != nil {
+		rec.Verdict, rec.Reason = policy.Error, "upstream: "+oneLineErr(err)
+		rec.Status = modelError(w, http.StatusBadGateway, "abox netd: the model API upstream failed: "+oneLineErr(err))
+		return
+	}
+	defer resp.Body.Close()
+	rec.Verdict, rec.Status = policy.Allowed, resp.StatusCode
+	for k, vs := range resp.Header {
+		if passModelResponseHeader(k) {
+			w.Header()[k] = vs
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	u := newUsageReader(resp.Header.Get("Content-Type"))
+	n, err := copyFlushing(w, io.TeeReader(resp.Body, u))
+	rec.BytesDown = n
+	if err != nil && !errors.Is(err, context.Canceled) {
+		rec.Reason = "response cut: " + oneLineErr(err)
+	}
+	u.finish()
+	if u.model != "" {
+		rec.Model = u.model
+	}
+	rec.InputTokens, rec.OutputTokens = u.usage.InputTokens, u.usage.OutputTokens
+	rec.CacheReadTokens, rec.CacheCreationTokens = u.usage.CacheReadInputTokens, u.usage.CacheCreationInputTokens
+}
+
+// modelRefusal says why a request is not forwarded, or "" when it is: a method and path of the
+// API, a clean path (no dot segments, no escaped slashes), no body on a GET.
+func modelRefusal(r *http.Request) string {
+	p := r.URL.Path
+	if r.URL.RawPath != "" || strings.Contains(p, "/.") || strings.Contains(p, "//") || r.URL.Opaque != "" {
+		return "unclean path"
+	}
+	paths, ok := modelPaths[r.Method]
+	if !ok {
+		return "method " + r.Method + " not forwarded"
+	}
+	if !paths[p] && !(r.Method == http.MethodGet && strings.HasPrefix(p, "/v1/models/") && !strings.Contains(p[len("/v1/models/"):], "/")) {
+		return "path not forwarded"
+	}
+	return ""
+}
+
+// cleanLogPath is the path as it is logged: at most 200 bytes.
+func cleanLogPath(p string) string {
+	if len(p) > 200 {
+		return p[:200] + "…"
+	}
+	return p
+}
+
+// modelHeaders builds the upstream request's headers from the agent's: the API's headers only,
+// then the credential in the header its kind needs.
+func modelHeaders(in http.Header, credential string) http.Header {
+	out := http.Header{}
+	for k, vs := range in {
+		if passModelRequestHeader(k) {
+			out[k] = append([]string(nil), vs...)
+		}
+	}
+	if policy.CredentialKind(credential) == policy.CredentialOAuth {
+		out.Set("Authorization", "Bearer "+credential)
+		if !hasBeta(out.Values("Anthropic-Beta"), policy.OAuthBeta) {
+			out.Add("Anthropic-Beta", policy.OAuthBeta)
+		}
+	} else {
+		out.Set("X-Api-Key", credential)
+	}
+	return out
+}
+
+func passModelRequestHeader(k string) bool {
+	k = http.CanonicalHeaderKey(k)
+	for _, h := range modelRequestHeaders {
+		if k == h {
+			return true
+		}
+	}
+	for _, p := range modelRequestPrefixes {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func passModelResponseHeader(k string) bool {
+	k = http.CanonicalHeaderKey(k)
+	for _, h := range modelResponseHeaders {
+		if k == h {
+			return true
+		}
+	}
+	return strings.HasPrefix(k, modelResponsePrefix)
+}
+
+// hasBeta reports whether the anthropic-beta values (comma-separated lists) hold beta.
+func hasBeta(values []string, beta string) bool {
+	for _, v := range values {
+		for _, b := range strings.Split(v, ",") {
+			if strings.TrimSpace(b) == beta {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// requestModel reads the model and stream fields of a Messages request, for the log.
+func requestModel(body []byte) (model string, stream bool) {
+	var req struct {
+		Model  string `json:"model"`
+		Stream bool   `json:"stream"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return "", false
+	}
+	return logText(req.Model, 100), req.Stream
+}
+
+// logText bounds a string taken from a request or response before it is logged.
+func logText(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// modelError answers a request netd does not forward with the API's own error shape, so the
+// agent's client shows the reason.
+func modelError(w http.ResponseWriter, status int, msg string) int {
+	body, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": "api_error", "message": msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
+	return status
+}
+
+// oneLineErr is an error's text on one line, bounded.
+func oneLineErr(err error) string {
+	return logText(strings.Join(strings.Fields(err.Error()), " "), 300)
+}
+
+// copyFlushing copies src to w, flushing after every read, so that streamed events reach the
+// agent as they arrive.
+func copyFlushing(w http.ResponseWriter, src io.Reader) (int64, error) {
+	fl, _ := w.(http.Flusher)
+	buf := make([]byte, 32<<10)
+	var n int64
+	for {
+		k, err := src.Read(buf)
+		if k > 0 {
+			m, werr := w.Write(buf[:k])
+			n += int64(m)
+			if werr != nil {
+				return n, werr
+			}
+			if fl != nil {
+				fl.Flush()
+			}
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// apiUsage is the usage object of a Messages response.
+type apiUsage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+}
+
+// usageReader watches a response go by and keeps its model and usage: from a stream, the
+// message_start event (model, input tokens) and the last message_delta (output tokens); from a
+// JSON body, its model and usage. It never changes or holds up what it sees.
+type usageReader struct {
+	stream bool
+	line   []byte // the stream's current line; nil while a line over maxUsageLine is skipped
+	skip   bool
+	body   bytes.Buffer
+	model  string
+	usage  apiUsage
+}
+
+func newUsageReader(contentType string) *usageReader {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	return &usageReader{stream: mt == "text/event-stream"}
+}
+
+// Write implements io.Writer for the TeeReader; it never fails.
+func (u *usageReader) Write(p []byte) (int, error) {
+	if !u.stream {
+		if u.body.Len()+len(p) <= maxUsageJSON {
+			u.body.Write(p)
+		}
+		return len(p), nil
+	}
+	for _, b := range p {
+		if b == '\n' {
+			if !u.skip {
+				u.event(u.line)
+			}
+			u.line, u.skip = u.line[:0], false
+			continue
+		}
+		if u.skip {
+			continue
+		}
+		if len(u.line) >= maxUsageLine {
+			u.skip = true
+			continue
+		}
+		u.line = append(u.line, b)
+	}
+	return len(p), nil
+}
+
+// event reads one line of the stream; only data lines of the two events that carry usage count.
+func (u *usageReader) event(line []byte) {
+	data, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r"), []byte("data:"))
+	if !ok {
+		return
+	}
+	var ev struct {
+		Type    string `json:"type"`
+		Message struct {
+			Model string   `json:"model"`
+			Usage apiUsage `json:"usage"`
+		} `json:"message"`
+		Usage *apiUsage `json:"usage"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(data), &ev) != nil {
+		return
+	}
+	switch ev.Type {
+	case "message_start":
+		u.model = logText(ev.Message.Model, 100)
+		u.usage = ev.Message.Usage
+	case "message_delta":
+		if ev.Usage != nil {
+			// The delta's counts are cumulative; input counts appear only when the API sends them.
+			u.usage.OutputTokens = ev.Usage.OutputTokens
+			if ev.Usage.InputTokens > 0 {
+				u.usage.InputTokens = ev.Usage.InputTokens
+			}
+		}
+	}
+}
+
+// finish reads a non-streamed body once it is complete.
+func (u *usageReader) finish() {
+	if u.stream {
+		if !u.skip && len(u.line) > 0 {
+			u.event(u.line)
+		}
+		return
+	}
+	var resp struct {
+		Model string   `json:"model"`
+		Usage apiUsage `json:"usage"`
+	}
+	if json.Unmarshal(u.body.Bytes(), &resp) == nil {
+		u.model, u.usage = logText(resp.Model, 100), resp.Usage
+	}
+}
+
+// modelUpstreamOf parses the policy's model upstream, or returns nil when the policy has none.
+func modelUpstreamOf(m *policy.ModelAPI) (*url.URL, error) {
+	if m == nil {
+		return nil, nil
+	}
+	u, err := policy.ModelUpstream(m.Upstream)
+	if err != nil {
+		return nil, fmt.Errorf("netd policy: %w", err)
+	}
+	return u, nil
+}

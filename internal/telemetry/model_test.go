@@ -1,0 +1,46 @@
+package telemetry
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/aboxhq/abox/internal/policy"
+)
+
+// TestModelUsage: a run's model.jsonl, as netd writes it, sums to requests by status, tokens and
+// models; refusals and upstream failures are counted apart and add no model.
+func TestModelUsage(t *testing.T) {
+	dir := t.TempDir()
+	log := `{"ts":"2026-12-02T10:00:00.000Z","method":"POST","path":"/v1/messages","verdict":"allowed","status":200,"model":"claude-b","stream":true,"input_tokens":100,"output_tokens":20,"cache_read_tokens":50,"bytes_up":10,"bytes_down":20,"dur_ms":5}
+{"ts":"2026-12-02T10:00:01.000Z","method":"POST","path":"/v1/messages","verdict":"allowed","status":200,"model":"claude-a","input_tokens":7,"output_tokens":3,"bytes_up":10,"bytes_down":20,"dur_ms":5}
+{"ts":"2026-12-02T10:00:02.000Z","method":"POST","path":"/v1/messages","verdict":"allowed","status":429,"model":"claude-a","bytes_up":10,"bytes_down":20,"dur_ms":5}
+{"ts":"2026-12-02T10:00:03.000Z","method":"GET","path":"/api/oauth/profile","verdict":"denied","reason":"path not forwarded","status":403,"bytes_up":0,"bytes_down":0,"dur_ms":0}
+{"ts":"2026-12-02T10:00:04.000Z","method":"POST","path":"/v1/messages","verdict":"error","reason":"upstream: x","status":502,"model":"claude-z","bytes_up":1,"bytes_down":0,"dur_ms":0}
+`
+	if err := os.WriteFile(filepath.Join(dir, policy.ModelLog), []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err := ReadHarvest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &ModelUsage{Requests: 5, Statuses: map[string]int{"200": 2, "429": 1, "403": 1, "502": 1}, Refused: 1, Failed: 1,
+		InputTokens: 107, OutputTokens: 23, CacheReadTokens: 50, Models: []string{"claude-a", "claude-b"}}
+	if diff := cmp.Diff(want, h.ModelUsage()); diff != "" {
+		t.Errorf("usage (-want +got):\n%s", diff)
+	}
+	const line = "5 requests (200×2, 403×1, 429×1, 502×1) · 107 tokens in, 23 out, 50 cache read, 0 cache written · claude-a, claude-b · 1 refused by netd · 1 failed upstream"
+	if got := h.ModelUsage().String(); got != line {
+		t.Errorf("String() = %q\nwant       %q", got, line)
+	}
+	empty, err := ReadHarvest(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := empty.ModelUsage(); u != nil {
+		t.Errorf("a run without model requests has usage %+v", u)
+	}
+}

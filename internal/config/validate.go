@@ -277,4 +277,7 @@ func (k *checker) defaults(d Defaults) {
 			k.add(fmt.Sprintf("defaults.egress_mandatory[%d]", i), "", "%v", err)
 		}
 	}
+	if d.Runtime != "" && !slices.Contains(manifest.Runtimes, d.Runtime) {
+		k.add("defaults.runtime", "set it to runc, or to runsc with gVisor registered in Docker", "%q is not one of %s", d.Runtime, strings.Join(manifest.Runtimes, ", "))
+	}
 }

@@ -5,9 +5,9 @@
 # this script installs the host packages, starts dockerd by hand (the init script is broken by the
 # ulimit: docker-here.md §7 in the shared reference docs) and builds the offline base image with
 # debootstrap from the mirror in the machine's own apt sources. It registers gVisor (Debian's runsc)
-# with the daemon twice: as runsc with --network=host, which keeps the agent in netd's kernel rules
-# and is what abox accepts, and as runsc-netstack, gVisor's own network stack, which abox must
-# refuse (the e2e tests show both). It is idempotent: a second run only checks.
+# with the daemon twice: as runsc with --network=host (the agent stays in netd's kernel rules),
+# which abox accepts, and as runsc-netstack, gVisor's own network stack, which abox must refuse
+# (the e2e tests show both). It is idempotent: a second run only checks.
 # It prints one line per step and the tail of a log when a step fails.
 #
 # Environment:

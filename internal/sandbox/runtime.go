@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,7 +25,8 @@ import (
 // a runtime other than runc is checked twice before the agent starts:
 //
 //   - by configuration ([CheckRuntime]): the daemon's registration of the argv's runtime is
-//     gVisor (its binary is runsc) and passes it --network=host, and no other network mode;
+//     gVisor (its binary is runsc) and passes it --network=host, and no other network mode
+//     ([RunscArgs]);
 //   - live (the canary): a throwaway container under that runtime, as the agent's user, joined to
 //     netd's namespace as the agent will be, opens a TCP connection netd's ruleset refuses. It
 //     must be refused, and netd's "refused tcp" counter, read back with the ruleset, must have
@@ -57,10 +59,19 @@ const gvisorBinary = "runsc"
 // namespace's kernel rules.
 const gvisorNetwork = "host"
 
+// RunscArgs are the runtime arguments abox requires of gVisor's registration: --network=host, so
+// that the agent's sockets are the host kernel's in netd's namespace and netd's nftables rules
+// see every packet.
+//
+// Not --oci-seccomp: with it gVisor would filter the agent's calls by Docker's seccomp profile
+// too, but the gVisor of Debian 12 (20221219) answers the profile's "clone3: ENOSYS" with EPERM,
+// so glibc's pthread_create fails and no threaded program (curl's resolver, Claude Code) runs.
+var RunscArgs = []string{"--network=host"}
+
 // DaemonJSON is the daemon.json entry that registers gVisor as runtime name the way abox
 // accepts it, with bin as its binary: the hint of every refusal.
 func DaemonJSON(name, bin string) string {
-	return fmt.Sprintf(`{"runtimes": {%q: {"path": %q, "runtimeArgs": ["--network=host"]}}}`, name, bin)
+	return fmt.Sprintf(`{"runtimes": {%q: {"path": %q, "runtimeArgs": ["%s"]}}}`, name, bin, strings.Join(RunscArgs, `", "`))
 }
 
 // runtimeHint names the fix for a runtime registration abox refuses.
@@ -82,33 +93,36 @@ func CheckRuntime(name string, registered map[string]docker.Runtime) error {
 	if !ok {
 		return &RuntimeError{Runtime: name, Problem: "is not registered with the Docker daemon", Hint: runtimeHint(name, "")}
 	}
+	refuse := func(format string, args ...any) error {
+		return &RuntimeError{Runtime: name, Problem: fmt.Sprintf(format, args...), Hint: runtimeHint(name, rt.Path)}
+	}
 	if path.Base(rt.Path) != gvisorBinary {
 		return &RuntimeError{Runtime: name, Problem: fmt.Sprintf("is %q, not gVisor's runsc", rt.Path), Hint: runtimeHint(name, "")}
 	}
 	modes, err := networkModes(rt.Args)
-	switch {
-	case err != nil:
-		return &RuntimeError{Runtime: name, Problem: err.Error(), Hint: runtimeHint(name, rt.Path)}
-	case len(modes) == 0:
-		return &RuntimeError{Runtime: name, Problem: "is registered without --network=host: gVisor's own network stack would carry the agent's packets past netd's nftables rules",
-			Hint: runtimeHint(name, rt.Path)}
+	if err != nil {
+		return refuse("%v", err)
 	}
-	for _, m := range modes {
-		if m != gvisorNetwork {
-			return &RuntimeError{Runtime: name, Problem: fmt.Sprintf("is registered with --network=%s: only --network=host keeps the agent's packets in netd's nftables rules", m),
-				Hint: runtimeHint(name, rt.Path)}
-		}
+	if len(modes) == 0 {
+		return refuse("is registered without --network=host: gVisor's own network stack would carry the agent's packets past netd's nftables rules")
+	}
+	if i := slices.IndexFunc(modes, func(m string) bool { return m != gvisorNetwork }); i >= 0 {
+		return refuse("is registered with --network=%s: only --network=host keeps the agent's packets in netd's nftables rules", modes[i])
 	}
 	return nil
 }
 
-// networkModes returns the values of every network flag in runsc's arguments, in each spelling
-// Go's flag package accepts (-network, --network, =value or a separate value).
+// networkModes returns the values of every network flag in runsc's arguments, in order, in each
+// spelling Go's flag package accepts (-network or --network; =value or a separate value).
 func networkModes(args []string) ([]string, error) {
 	var out []string
 	for i := 0; i < len(args); i++ {
-		flag, value, hasValue := strings.Cut(args[i], "=")
-		if strings.TrimLeft(flag, "-") != "network" || !strings.HasPrefix(flag, "-") || strings.HasPrefix(flag, "---") {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || strings.HasPrefix(a, "---") {
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name != "network" {
 			continue
 		}
 		if !hasValue {

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/aboxhq/abox/e2e/harness"
 	"github.com/aboxhq/abox/internal/docker"
+	"github.com/aboxhq/abox/internal/doctor"
 	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
@@ -84,6 +86,23 @@ func TestRuntimeRunscHoldsTheBoundary(t *testing.T) {
 	}
 	if left := projectContainers(h); len(left) != 0 {
 		t.Errorf("containers left: %v", left)
+	}
+	res := h.Abox("doctor", "--json")
+	var rep doctor.Report
+	if err := json.Unmarshal([]byte(res.Stdout), &rep); err != nil {
+		t.Fatalf("doctor --json: %v\n%s", err, res)
+	}
+	found := false
+	for _, c := range rep.Checks {
+		if c.ID == "agent.runtime" {
+			found = true
+			if c.Status != doctor.OK || c.Data["runtime"] != "runsc" || c.Data["verified"] != true {
+				t.Errorf("doctor agent.runtime = %s (%s) %v, want ok, runsc, verified", c.Status, c.Detail, c.Data)
+			}
+		}
+	}
+	if !found {
+		t.Error("doctor reports no agent.runtime")
 	}
 }
 

@@ -245,6 +245,9 @@ func (m *model) agentRuntimeFlag() string {
 	return ""
 }
 
+// RuntimeRunc is Docker's own runtime, the one an argv without --runtime runs under.
+const RuntimeRunc = manifest.RuntimeRunc
+
 // Runtime returns the agent's runtime as its argv says: the value of --runtime, or runc, Docker's
 // default, when there is none. ok is false when the argv names a runtime more than once.
 func (r RunSpec) Runtime() (rt string, ok bool) {

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/aboxhq/abox/internal/docker"
-	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/policy"
+	"github.com/aboxhq/abox/internal/render"
 )
 
 // The agent's runtime
@@ -86,7 +86,7 @@ func runtimeHint(name, bin string) string {
 // CheckRuntime checks the daemon's registration of the agent's runtime name, given the
 // registered runtimes ([docker.Client.Runtimes]). runc, the daemon's own, is always accepted.
 func CheckRuntime(name string, registered map[string]docker.Runtime) error {
-	if name == manifest.RuntimeRunc {
+	if name == render.RuntimeRunc {
 		return nil
 	}
 	rt, ok := registered[name]
@@ -147,7 +147,7 @@ func (s *Sandbox) checkRuntime(ctx context.Context) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("%w: the agent's argv names more than one --runtime", ErrBoundary)
 	}
-	if name == manifest.RuntimeRunc {
+	if name == render.RuntimeRunc {
 		return name, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, runtimeCheckTimeout)

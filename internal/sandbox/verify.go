@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/policy"
+	"github.com/aboxhq/abox/internal/render"
 )
 
 // verify waits for netd's ready line, runs the runtime canary when the agent's runtime is not
@@ -27,7 +27,7 @@ func (s *Sandbox) verify(ctx context.Context, o Options, out *Outcome, c *clock,
 		return fmt.Errorf("%w: netd did not become ready: %v", ErrBoundary, err)
 	}
 	c.mark("netd ready")
-	canary := runtime != manifest.RuntimeRunc
+	canary := runtime != render.RuntimeRunc
 	if canary {
 		if err := s.canary(ctx, out, runtime); err != nil {
 			return err

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,9 +139,12 @@ func TestRunRefusesAnUnverifiedRuntime(t *testing.T) {
 				t.Errorf("Result = %q, want refused", out.Result)
 			}
 			for _, c := range fake.Calls() {
-				if slices.Contains([]string{"run", "create", "start"}, c.Args[0]) {
-					t.Errorf("docker %s was called for a runtime that did not verify", strings.Join(c.Args, " "))
+				if c.Args[0] != "info" {
+					t.Errorf("docker %s was called for a runtime that did not verify: nothing was started, so nothing is torn down", strings.Join(c.Args, " "))
 				}
+			}
+			if len(out.Phases) != 1 || out.Phases[0].Name != "prepare" {
+				t.Errorf("phases %v, want prepare only", out.Phases)
 			}
 		})
 	}

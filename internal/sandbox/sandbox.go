@@ -134,8 +134,18 @@ func (s *Sandbox) Run(ctx context.Context, o Options) (*Outcome, error) {
 		return out, err
 	}
 	defer out.masks.release()
+	runtime, err := s.checkRuntime(ctx)
+	if err != nil { // before anything started: nothing to tear down
+		out.Result = "refused"
+		if ctx.Err() != nil {
+			out.Result, err = "interrupted", ErrInterrupted
+		}
+		c.mark("prepare")
+		out.Duration = s.Now().Sub(out.Started)
+		return out, err
+	}
 	before := snapshotBefore(o)
-	err := s.run(ctx, o, out, c)
+	err = s.run(ctx, o, out, c, runtime)
 	if err != nil && ctx.Err() != nil && out.Result == "refused" {
 		// The start was cut short by the caller, not refused by a check.
 		out.Result = "interrupted"
@@ -150,12 +160,7 @@ func (s *Sandbox) Run(ctx context.Context, o Options) (*Outcome, error) {
 	return out, err
 }
 
-func (s *Sandbox) run(ctx context.Context, o Options, out *Outcome, c *clock) error {
-	runtime, err := s.checkRuntime(ctx)
-	if err != nil {
-		out.Result = "refused"
-		return err
-	}
+func (s *Sandbox) run(ctx context.Context, o Options, out *Outcome, c *clock, runtime string) error {
 	if err := s.startNetd(ctx, o, out, c); err != nil {
 		out.Result = "refused"
 		return err

@@ -23,4 +23,5 @@ func TestBench(t *testing.T) {
 	t.Run("allowlist", func(t *testing.T) { benchAllowlist(t, w) })
 	t.Run("egress", func(t *testing.T) { benchEgress(t, w) })
 	t.Run("cli", func(t *testing.T) { benchCLI(t, w) })
+	t.Run("runtime", func(t *testing.T) { benchRuntime(t, w) })
 }

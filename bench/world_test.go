@@ -91,12 +91,18 @@ func outDir(t *testing.T) string {
 // addProject writes a manifest with n allowlist entries (srvName first, the rest names that
 // are never looked up) and the echo server, and runs `abox up` for it with bin.
 func (w *world) addProject(t *testing.T, name, dir string, n int, bin string) *project {
+	return w.addProjectWith(t, name, dir, n, bin, "")
+}
+
+// addProjectWith is addProject with extra appended to the manifest.
+func (w *world) addProjectWith(t *testing.T, name, dir string, n int, bin, extra string) *project {
 	t.Helper()
 	var m strings.Builder
 	fmt.Fprintf(&m, "version: 1\nproject: %s\nprofile: %s\nservers: [echo]\negress:\n  - %q\n", name, w.h.Profile, srvName)
 	for i := 1; i < n; i++ {
 		fmt.Fprintf(&m, "  - \"h%03d.bench.test\"\n", i)
 	}
+	m.WriteString(extra)
 	writeFile(t, filepath.Join(dir, "agentbox.yaml"), m.String())
 	p := &project{name: name, dir: dir, hash: projectHash(dir), bin: bin}
 	mustOK(t, "abox up ("+name+")", w.abox(t, p, "up", "--yes"))

@@ -54,6 +54,18 @@ func TestAttackDNSResolvers(t *testing.T) {
 	probesOK(t, got, "control")
 	refusedWithPrefix(t, got, "docker-")
 	refusedWithPrefix(t, got, "bridge-")
+	for _, s := range []*harness.Server{resolver, alt} {
+		if ev := h.Traffic(s.Container); len(ev) != 0 {
+			t.Errorf("%s was reached: %v", s.Name, ev)
+		}
+	}
+	if agentRuntime(t) == "runsc" {
+		// Under gVisor /proc/net lists the Sentry's sockets, not the namespace's, so Docker's
+		// real resolver ports are not found there; and the host kernel sees the agent's sockets
+		// as the Sentry's, root's, whose DNS to an address off loopback the ruleset refuses
+		// instead of redirecting to netd (see README, gVisor). Both are refused above.
+		return
+	}
 	high := 0
 	for name := range got {
 		if strings.HasPrefix(name, "docker-") && !strings.HasSuffix(name, "-53") {
@@ -64,11 +76,6 @@ func TestAttackDNSResolvers(t *testing.T) {
 		t.Errorf("probed %d of Docker's real resolver ports, want its udp and tcp ones: %v", high, got)
 	}
 	probesRCode(t, got, "NXDOMAIN", "bridge-53-udp", "bridge-53-tcp")
-	for _, s := range []*harness.Server{resolver, alt} {
-		if ev := h.Traffic(s.Container); len(ev) != 0 {
-			t.Errorf("%s was reached: %v", s.Name, ev)
-		}
-	}
 	logged := map[string]string{}
 	for _, r := range harvested[policy.DNSRecord](t, h, policy.DNSLog) {
 		logged[r.Name] = r.Verdict

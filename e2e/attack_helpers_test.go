@@ -23,14 +23,61 @@ import (
 // test's own containers, loopback, or this machine's bridge addresses.
 
 // attackRun runs a prompt that must exit 0 and returns the agent's output and its probes.
+// Under ABOX_E2E_RUNTIME=runsc it also checks that the agent ran under gVisor.
 func attackRun(t *testing.T, h *harness.H, script ...string) (string, map[string]probeResult) {
 	t.Helper()
+	gvisor := agentRuntime(t) == "runsc"
+	if gvisor {
+		script = append([]string{kernelProbe}, script...)
+	}
 	res := h.Abox("run", strings.Join(script, "\n"))
 	if !res.OK() {
 		t.Fatalf("abox run: %s", res)
 	}
 	out := agentOutput(res.Stdout)
+	if gvisor {
+		wantGVisorKernel(t, out)
+	}
 	return out, probes(t, out)
+}
+
+// agentRuntime is [harness.AgentRuntime], failing the test on a bad $ABOX_E2E_RUNTIME.
+func agentRuntime(t *testing.T) string {
+	t.Helper()
+	rt, err := harness.AgentRuntime()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+// kernelProbe prints the kernel release the agent sees, for [wantGVisorKernel].
+const kernelProbe = `echo "agent-kernel $(uname -r)"`
+
+// wantGVisorKernel checks, in the output of a run that began with kernelProbe, that the agent's
+// kernel was not this machine's: gVisor's Sentry answers uname with a release of its own.
+func wantGVisorKernel(t *testing.T, out string) {
+	t.Helper()
+	var u syscall.Utsname
+	if err := syscall.Uname(&u); err != nil {
+		t.Fatal(err)
+	}
+	var host []byte
+	for _, c := range u.Release {
+		if c == 0 {
+			break
+		}
+		host = append(host, byte(c))
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if rel, ok := strings.CutPrefix(l, "agent-kernel "); ok {
+			if rel = strings.TrimSpace(rel); rel == "" || rel == string(host) {
+				t.Errorf("the agent saw kernel %q, this machine's (%s): it did not run under gVisor", rel, host)
+			}
+			return
+		}
+	}
+	t.Errorf("no agent-kernel line in the agent's output: the kernel probe did not run\n%s", out)
 }
 
 // refusedWithPrefix checks that every probe whose name starts with prefix was refused, and that

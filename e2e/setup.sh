@@ -4,8 +4,10 @@
 # CI machines start with no docker daemon and no images, and no public registry is reachable, so
 # this script installs the host packages, starts dockerd by hand (the init script is broken by the
 # ulimit: docker-here.md §7 in the shared reference docs) and builds the offline base image with
-# debootstrap from the mirror in the machine's own apt sources. It is idempotent: a second run
-# only checks.
+# debootstrap from the mirror in the machine's own apt sources. It registers gVisor (Debian's runsc)
+# with the daemon twice: as runsc with --network=host (the agent stays in netd's kernel rules),
+# which abox accepts, and as runsc-netstack, gVisor's own network stack, which abox must refuse
+# (the e2e tests show both). It is idempotent: a second run only checks.
 # It prints one line per step and the tail of a log when a step fails.
 #
 # Environment:
@@ -21,7 +23,8 @@ cache=${ABOX_E2E_CACHE:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/.cache}
 work=$cache/setup
 # docker.io and the rest run the suite; git, npm and perl are what tests call on the host (the
 # hermetic suite's nft, git and perl checks too), so that no test skips in CI for want of one.
-packages=(docker.io debootstrap nftables iptables ca-certificates git npm perl)
+# runsc is gVisor, for the tests that run the agent under it.
+packages=(docker.io debootstrap nftables iptables ca-certificates git npm perl runsc)
 dockerd_wait=60
 
 # now prints the time in microseconds.
@@ -118,6 +121,55 @@ start_dockerd() {
 	step "$t" "docker daemon: $how"
 }
 
+# register_runsc adds the two gVisor runtimes to /etc/docker/daemon.json, keeping every other key,
+# and makes the running daemon reload it with SIGHUP, which leaves its containers running (the
+# daemon is shared; it is never restarted here).
+register_runsc() {
+	local t conf=/etc/docker/daemon.json path
+	t=$(now)
+	path=$(command -v runsc) || die "runsc is not installed"
+	if docker info --format '{{json .Runtimes}}' 2>/dev/null | runsc_registered "$path"; then
+		step "$t" "gVisor runtimes: registered (runsc, runsc-netstack)"
+		return
+	fi
+	mkdir -p /etc/docker
+	perl -MJSON::PP -e '
+		my ($conf, $path) = @ARGV;
+		my $d = {};
+		if (-s $conf) {
+			open(my $in, "<", $conf) or die "$conf: $!\n";
+			local $/;
+			$d = decode_json(<$in>);
+		}
+		$d->{runtimes}{runsc} = {path => $path, runtimeArgs => ["--network=host"]};
+		$d->{runtimes}{"runsc-netstack"} = {path => $path, runtimeArgs => []};
+		open(my $out, ">", "$conf.tmp") or die "$conf.tmp: $!\n";
+		print $out JSON::PP->new->pretty->canonical->encode($d);
+		close($out) or die "$conf.tmp: $!\n";
+		rename("$conf.tmp", $conf) or die "$conf: $!\n";
+	' "$conf" "$path" || die "could not write $conf"
+	dockerd_running || die "no dockerd pid in /var/run/docker.pid to reload $conf"
+	kill -HUP "$(</var/run/docker.pid)"
+	local deadline=$((SECONDS + 10))
+	until docker info --format '{{json .Runtimes}}' 2>/dev/null | runsc_registered "$path"; do
+		((SECONDS < deadline)) || die "dockerd did not pick up the runtimes of $conf after SIGHUP (see its log)"
+		sleep 0.2
+	done
+	step "$t" "gVisor runtimes: registered runsc, runsc-netstack in $conf (dockerd reloaded)"
+}
+
+# runsc_registered reads `docker info`'s Runtimes on stdin and succeeds when both gVisor runtimes
+# are there as register_runsc writes them.
+runsc_registered() {
+	perl -MJSON::PP -e '
+		my $r = eval { decode_json(join("", <STDIN>)) } or exit 1;
+		my ($ok, $ns) = ($r->{runsc}, $r->{"runsc-netstack"});
+		exit 1 unless $ok && $ns && $ok->{path} eq $ARGV[0] && $ns->{path} eq $ARGV[0];
+		exit 1 unless join(" ", @{$ok->{runtimeArgs} // []}) eq "--network=host";
+		exit 1 if @{$ns->{runtimeArgs} // []};
+	' "$1"
+}
+
 # debian_url prints the Debian archive this machine installs from.
 debian_url() {
 	if [[ -n ${ABOX_E2E_DEBIAN_URL:-} ]]; then
@@ -178,6 +230,7 @@ main() {
 	flock 9
 	install_packages
 	start_dockerd
+	register_runsc
 	build_base
 	step "$started" "ready"
 }

@@ -175,7 +175,35 @@ func (h *H) DefaultConfig() Config {
 		ClaudeCode: ClaudeCodeConfig{Source: "file", Path: standin, SHA256: hex.EncodeToString(sum[:]), Version: standinVersion},
 		Gateway:    GatewayConfig{Image: ImageID(h.T, MCPStubImage(h.T))},
 		Profiles:   map[string]Profile{h.Profile: {Port: 8811}},
-		Extra:      map[string]any{"agent_env": map[string]string{"CLAUDE_CODE_OAUTH_TOKEN": "e2e-stand-in"}},
+		Extra:      h.defaultExtra(),
+	}
+}
+
+// defaultExtra is DefaultConfig's agent_env and, for a run of the suite under another runtime
+// ([AgentRuntime]), defaults.runtime.
+func (h *H) defaultExtra() map[string]any {
+	extra := map[string]any{"agent_env": map[string]string{"CLAUDE_CODE_OAUTH_TOKEN": "e2e-stand-in"}}
+	rt, err := AgentRuntime()
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	if rt != "runc" {
+		extra["defaults"] = map[string]string{"runtime": rt}
+	}
+	return extra
+}
+
+// AgentRuntime is the runtime the projects of [H.DefaultConfig] run their agent under:
+// $ABOX_E2E_RUNTIME, runc or runsc, else runc. With runsc (registered by setup.sh with
+// --network=host) the attack tests show the sandbox holding with the agent under gVisor.
+func AgentRuntime() (string, error) {
+	switch rt := os.Getenv("ABOX_E2E_RUNTIME"); rt {
+	case "", "runc":
+		return "runc", nil
+	case "runsc":
+		return rt, nil
+	default:
+		return "", fmt.Errorf("ABOX_E2E_RUNTIME=%q: want runc or runsc", rt)
 	}
 }
 

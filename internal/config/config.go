@@ -136,6 +136,10 @@ type Defaults struct {
 	Mask            []string `yaml:"mask"`
 	Watch           []string `yaml:"watch"`
 	EgressMandatory []string `yaml:"egress_mandatory"`
+	// Runtime is the agent's runtime for a project whose manifest sets no run.runtime: runc or
+	// runsc (manifest.Runtimes); empty means runc. (Omitted from JSON when empty, so that the
+	// digest of a configuration without it stays what it was.)
+	Runtime string `yaml:"runtime,omitempty" json:",omitempty"`
 }
 
 // Built-in values.

@@ -290,6 +290,9 @@ func (k *checker) defaults(d Defaults) {
 			k.add(fmt.Sprintf("defaults.egress_mandatory[%d]", i), "", "%v", err)
 		}
 	}
+	if d.Runtime != "" && !slices.Contains(manifest.Runtimes, d.Runtime) {
+		k.add("defaults.runtime", "set it to runc, or to runsc with gVisor registered in Docker", "%q is not one of %s", d.Runtime, strings.Join(manifest.Runtimes, ", "))
+	}
 }
 
 // RepoDigest picks, among an image's RepoDigests, the pinned reference (repo@sha256:…) of the

@@ -320,6 +320,9 @@ func TestValidateDefaults(t *testing.T) {
 		{"mandatory URL", "defaults: {egress_mandatory: ['https://api.example.com']}", p("defaults.egress_mandatory[0]", `"https://api.example.com" is a URL, not a host name`)},
 		{"mandatory look-alike", "defaults: {egress_mandatory: [\"api.ex\u0430mple.com\"]}", p("defaults.egress_mandatory[0]", `"api.ex\u0430mple.com" is not ASCII`)},
 		{"mandatory space", "defaults: {egress_mandatory: ['exa mple.com']}", p("defaults.egress_mandatory[0]", `"exa mple.com" is not a host name: it contains a space or control character`)},
+		{"runtime runsc", "defaults: {runtime: runsc}", nil},
+		{"runtime runc", "defaults: {runtime: runc}", nil},
+		{"runtime unknown", "defaults: {runtime: runsc-netstack}", ph("defaults.runtime", `"runsc-netstack" is not one of runc, runsc`, "set it to runc, or to runsc with gVisor registered in Docker")},
 	})
 }
 

@@ -153,3 +153,21 @@ func needsQuote(r rune) bool {
 	}
 	return true
 }
+
+// Runtime is one OCI runtime registered with the daemon, as `docker info` shows it: the binary
+// (a name looked up in the daemon's PATH, or a path) and the arguments the daemon passes it
+// before its own.
+type Runtime struct {
+	Path string   `json:"path"`
+	Args []string `json:"runtimeArgs"`
+}
+
+// Runtimes returns the runtimes registered with the daemon, by name (`docker info`'s Runtimes).
+// It fails with [ErrDaemonUnreachable] when no daemon answers.
+func (c *Client) Runtimes(ctx context.Context) (map[string]Runtime, error) {
+	rts := map[string]Runtime{}
+	if err := c.inspectJSON(ctx, &rts, "info", "--format", "{{json .Runtimes}}"); err != nil {
+		return nil, err
+	}
+	return rts, nil
+}

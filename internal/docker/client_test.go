@@ -145,6 +145,35 @@ func TestVersionDaemonDown(t *testing.T) {
 	}
 }
 
+// TestRuntimes decodes `docker info`'s runtimes as Docker 20.10 prints them: a runtime without
+// arguments has no runtimeArgs key.
+func TestRuntimes(t *testing.T) {
+	f, c := newFake(t)
+	f.On("info --format {{json .Runtimes}}", docker.Result{Stdout: fixture(t, "info-runtimes.json")})
+	got, err := c.Runtimes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]docker.Runtime{
+		"io.containerd.runc.v2": {Path: "runc"}, "io.containerd.runtime.v1.linux": {Path: "runc"}, "runc": {Path: "runc"},
+		"runsc": {Path: "/usr/bin/runsc", Args: []string{"--network=host"}}, "runsc-netstack": {Path: "/usr/bin/runsc"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Runtimes mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestRuntimesDaemonDown(t *testing.T) {
+	f, c := newFake(t)
+	f.On("info", docker.Result{
+		Stderr:   []byte("Cannot connect to the Docker daemon at unix:///x.sock. Is the docker daemon running?\n"),
+		ExitCode: 1,
+	})
+	if _, err := c.Runtimes(context.Background()); !errors.Is(err, docker.ErrDaemonUnreachable) {
+		t.Errorf("Runtimes = %v, want ErrDaemonUnreachable", err)
+	}
+}
+
 // TestArgv checks the argv each helper builds: the argv is abox's audited artifact.
 func TestArgv(t *testing.T) {
 	ctx := context.Background()

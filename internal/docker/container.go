@@ -52,6 +52,7 @@ type HostConfig struct {
 	SecurityOpt    []string
 	Privileged     bool
 	NetworkMode    string // "default", "container:<id>", a network name, …
+	Runtime        string // the OCI runtime: runc unless --runtime chose another
 	PortBindings   map[string][]PortBinding
 	Binds          []string // -v arguments as given
 	Mounts         []Mount  // --mount arguments

@@ -37,6 +37,7 @@ func TestContainerInspect(t *testing.T) {
 			CapAdd: []string{"CAP_NET_ADMIN"}, CapDrop: []string{"ALL"},
 			SecurityOpt:    []string{"no-new-privileges"},
 			NetworkMode:    "probe-net",
+			Runtime:        "runc",
 			PortBindings:   map[string][]docker.PortBinding{"80/tcp": {{HostIP: "127.0.0.1", HostPort: "18080"}}},
 			Binds:          []string{"probe-vol:/v", "/tmp/probe-bind:/b:ro"},
 			Mounts:         []docker.Mount{{Type: "tmpfs", Target: "/t"}},

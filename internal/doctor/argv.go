@@ -11,6 +11,7 @@ import (
 // accepts (--flag value, --flag=value, -f value, -fvalue).
 type runArgs struct {
 	name, network, user string
+	runtimes            []string // every --runtime, in order (docker takes the last)
 	capAdd, capDrop     []string
 	securityOpt         []string
 	mounts              []mountArg
@@ -104,6 +105,8 @@ func (r *runArgs) set(flag, value string) {
 		r.name = value
 	case "--network", "--net":
 		r.network = value
+	case "--runtime":
+		r.runtimes = append(r.runtimes, value)
 	case "--user", "-u":
 		r.user = value
 	case "--cap-add":

@@ -46,6 +46,7 @@ func All() []Check {
 		{"agent.no-new-privileges", "agent no-new-privileges", agentNoNewPrivileges},
 		{"agent.user", "agent user", agentUser},
 		{"agent.network", "agent network namespace", agentNetwork},
+		{"agent.runtime", "agent runtime", agentRuntime},
 		{"agent.mounts", "agent mounts", agentMounts},
 		{"agent.single-mcp-endpoint", "mcp endpoints", agentSingleMCPEndpoint},
 		{"agent.mcp-forwarder", "mcp through netd's forwarder", agentMCPForwarder},

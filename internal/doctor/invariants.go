@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/aboxhq/abox/internal/docker"
+	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
 )
@@ -313,9 +314,12 @@ var invAgentNetwork = invariant{
 		if s.netd.network != s.rs.Network {
 			out = append(out, fmt.Sprintf("netd --network is %q, not %q", s.netd.network, s.rs.Network))
 		}
-		return out
+		return append(out, runtimeProblems(s.agent.runtimes, s.netd.runtimes)...)
 	},
 	live: func(c *docker.Container, l *liveSandbox) []string {
+		if role(c) == roleNetd && c.HostConfig.Runtime != "" && c.HostConfig.Runtime != manifest.RuntimeRunc {
+			return []string{fmt.Sprintf("runs under %q, not runc (netd's nftables must be the host kernel's)", c.HostConfig.Runtime)}
+		}
 		if role(c) != roleAgent {
 			return nil
 		}
@@ -325,6 +329,26 @@ var invAgentNetwork = invariant{
 		}
 		return nil
 	},
+}
+
+// runtimeProblems: netd runs under runc, the daemon's default, since its ruleset must be the
+// host kernel's; the agent under runc or runsc, once.
+func runtimeProblems(agent, netd []string) []string {
+	var out []string
+	if len(agent) > 1 {
+		out = append(out, fmt.Sprintf("agent --runtime is given %d times", len(agent)))
+	}
+	for _, rt := range agent {
+		if !slices.Contains(manifest.Runtimes, rt) {
+			out = append(out, fmt.Sprintf("agent --runtime is %q, not one of %s", rt, strings.Join(manifest.Runtimes, ", ")))
+		}
+	}
+	for _, rt := range netd {
+		if rt != manifest.RuntimeRunc {
+			out = append(out, fmt.Sprintf("netd --runtime is %q, not runc (its nftables must be the host kernel's)", rt))
+		}
+	}
+	return out
 }
 
 // invNetdPorts: the namespace netd owns, which the agent joins, keeps the ports below 1024

@@ -44,6 +44,8 @@ func TestRunSpecTamperBreaksItsInvariant(t *testing.T) {
 		{"no no-new-privileges", removeArgs("--security-opt", "no-new-privileges"), agentNoNewPrivileges, "boundary.no-new-privileges", "no-new-privileges"},
 		{"root user", appendArgs("-u", "0"), agentUser, "boundary.user", `"0"`},
 		{"own network", replaceNetwork("abox-net"), agentNetwork, "boundary.network", "not \"container:abox-netd-demo-@RUN@\""},
+		{"unknown runtime", appendArgs("--runtime", "runsc-netstack"), agentNetwork, "boundary.network", `agent --runtime is "runsc-netstack"`},
+		{"runtime twice", appendArgs("--runtime", "runsc", "--runtime=runc"), agentNetwork, "boundary.network", "--runtime is given 2 times"},
 		{"host network", replaceNetwork("host"), agentNoPublishedPorts, "boundary.no-published-ports", "shares the host's network"},
 		{"state mounted", appendArgs("--mount", "type=bind,source=/STATE/gateways,target=/g,readonly"), agentMounts, "boundary.mounts", "abox's state"},
 		{"artifacts writable", func(a []string) []string { return replaceValue(a, "/opt/abox,readonly", "/opt/abox") },
@@ -267,5 +269,32 @@ func TestBaseImagePinned(t *testing.T) {
 	wantStatus(t, "images.base-pinned (tag)", got, Warn)
 	if !strings.Contains(got.Detail, "Dockerfile: debian:bookworm-slim") {
 		t.Errorf("detail %q", got.Detail)
+	}
+}
+
+// TestNetdRuntime: netd's ruleset must be the host kernel's, so netd runs under runc whatever
+// the agent's runtime; doctor fails a runspec or a running netd under another one, and accepts
+// an agent under runsc.
+func TestNetdRuntime(t *testing.T) {
+	f := newFixture(t, baseManifest).healthy()
+	f.editRunSpec(func(rs *render.RunSpec) { rs.Agent.Args = append(rs.Agent.Args, "--runtime", "runsc") })
+	wantStatus(t, "agent.network, agent under runsc", f.run(agentNetwork), OK)
+
+	f = newFixture(t, baseManifest).healthy()
+	f.editRunSpec(func(rs *render.RunSpec) { rs.Netd.Args = append(rs.Netd.Args, "--runtime", "runsc") })
+	got := f.run(agentNetwork)
+	wantStatus(t, "agent.network, netd under runsc", got, Fail)
+	if !strings.Contains(got.Detail, `netd --runtime is "runsc"`) {
+		t.Errorf("detail %q does not name netd's runtime", got.Detail)
+	}
+
+	f = newFixture(t, baseManifest).daemonUp().built().noGateway()
+	netd := f.liveNetd()
+	host(netd)["Runtime"] = "runsc"
+	f.running(netd, f.liveAgent())
+	got = f.run(agentNetwork)
+	wantStatus(t, "agent.network, running netd under runsc", got, Fail)
+	if !strings.Contains(got.Detail, `runs under "runsc"`) {
+		t.Errorf("detail %q does not name the running netd's runtime", got.Detail)
 	}
 }

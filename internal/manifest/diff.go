@@ -11,7 +11,7 @@ import (
 
 // Widening lists how b reaches further than a: hosts, servers, secrets and context added,
 // masks or narrowing removed, connectors switched on, the permission mode changed, a failing
-// run.on_exec_change relaxed. Each line
+// run.on_exec_change relaxed, run.runtime runsc dropped. Each line
 // starts with "+" (more reach) or "-" (a control removed). It is what `abox up` asks about.
 func Widening(a, b *Manifest) []string {
 	var out []string
@@ -71,6 +71,9 @@ func Widening(a, b *Manifest) []string {
 	}
 	if a.Run.OnExecChange == ExecChangeFail && b.Run.OnExecChange != ExecChangeFail {
 		out = append(out, "- run.on_exec_change: fail (a run that changes what runs outside the sandbox no longer fails)")
+	}
+	if a.Run.Runtime == RuntimeRunsc && b.Run.Runtime != RuntimeRunsc {
+		out = append(out, "- run.runtime: runsc (the agent's syscalls reach the host's kernel again, unless config.yaml's defaults.runtime is runsc)")
 	}
 	return out
 }

@@ -60,6 +60,11 @@ type Run struct {
 	// OnExecChange says what a run that changed an execution-adjacent file or the git state
 	// does: warn (list the changes in its summary) or fail (list them and exit non-zero).
 	OnExecChange string `yaml:"on_exec_change,omitempty"`
+	// Runtime is the OCI runtime the agent container runs under: runc, or runsc (gVisor), which
+	// puts gVisor's kernel between the agent and the host's. Unset means config.yaml's
+	// defaults.runtime, else runc. netd always runs under runc: it needs the host's nftables.
+	// (Omitted from JSON when unset, so that the digest of a manifest without it stays what it was.)
+	Runtime string `yaml:"runtime,omitempty" json:",omitempty"`
 }
 
 // Permission modes Claude Code accepts.
@@ -78,6 +83,13 @@ var (
 	Toolchains      = []string{"python", "go", "node", "rust", "java", "ruby", "php", "dotnet"}
 	ServerNetworks  = []string{"shared", "none"}
 	OnExecChanges   = []string{ExecChangeWarn, ExecChangeFail}
+	Runtimes        = []string{RuntimeRunc, RuntimeRunsc}
+)
+
+// Values of run.runtime.
+const (
+	RuntimeRunc  = "runc"  // Docker's default: the agent's syscalls reach the host's kernel
+	RuntimeRunsc = "runsc" // gVisor: the agent's syscalls reach gVisor's kernel, in user space
 )
 
 // Uninstallable are the [Toolchains] abox knows (detection recognises their projects, and a

@@ -336,6 +336,9 @@ func (c *checker) run(m *Manifest) {
 	if r.OnExecChange != "" && !slices.Contains(OnExecChanges, r.OnExecChange) {
 		c.add("run.on_exec_change", "%q is not one of %s", r.OnExecChange, strings.Join(OnExecChanges, ", "))
 	}
+	if r.Runtime != "" && !slices.Contains(Runtimes, r.Runtime) {
+		c.add("run.runtime", "%q is not one of %s", r.Runtime, strings.Join(Runtimes, ", "))
+	}
 }
 
 func (c *checker) tooLong(loc string, n int) bool {

@@ -483,6 +483,11 @@ func TestValidateRun(t *testing.T) {
 		{"on_exec_change fail", "run: {on_exec_change: fail}", nil},
 		{"on_exec_change unknown", "run: {on_exec_change: ignore}", []string{`run.on_exec_change: "ignore" is not one of warn, fail`}},
 		{"on_exec_change case", "run: {on_exec_change: Fail}", []string{`run.on_exec_change: "Fail" is not one of warn, fail`}},
+		{"runtime runc", "run: {runtime: runc}", nil},
+		{"runtime runsc", "run: {runtime: runsc}", nil},
+		{"runtime unknown", "run: {runtime: kata}", []string{`run.runtime: "kata" is not one of runc, runsc`}},
+		{"runtime hostile", `run: {runtime: "runsc --privileged"}`, []string{`run.runtime: "runsc --privileged" is not one of runc, runsc`}},
+		{"runtime case", "run: {runtime: RunSC}", []string{`run.runtime: "RunSC" is not one of runc, runsc`}},
 		{"every problem", "run: {permission_mode: yolo, output: xml, timeout: 1}", []string{
 			`run.permission_mode: "yolo" is not one of default, acceptEdits, bypassPermissions, plan`,
 			`run.output: "xml" is not one of stream-json, json, text`,

@@ -40,6 +40,7 @@ func (m Mount) Arg() string {
 type Container struct {
 	Name        string // with the run placeholder
 	Network     string // a network name, or "container:<name>"
+	Runtime     string // the OCI runtime, when not the daemon's default: only the agent's, runsc
 	User        string
 	Workdir     string
 	CapDrop     []string
@@ -64,6 +65,9 @@ type Container struct {
 func (c Container) Args() []string {
 	// --pull never: a run must never fetch an image; `abox up` builds both locally.
 	a := []string{"--name", c.Name, "--pull", "never", "--network", c.Network}
+	if c.Runtime != "" {
+		a = append(a, "--runtime", c.Runtime)
+	}
 	for _, k := range slices.Sorted(maps.Keys(c.Labels)) {
 		a = append(a, "--label", k+"="+c.Labels[k])
 	}

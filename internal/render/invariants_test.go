@@ -149,6 +149,12 @@ func checkAgentArgv(t *testing.T, rs render.RunSpec) {
 			t.Errorf("agent argv --security-opt %s", o)
 		}
 	}
+	if rt := flagValues(a, "--runtime"); len(rt) > 1 || (len(rt) == 1 && !slices.Contains(manifest.Runtimes, rt[0])) {
+		t.Errorf("agent argv --runtime %q, want at most one of %q", rt, manifest.Runtimes)
+	}
+	if rt, ok := rs.Runtime(); !ok || !slices.Contains(manifest.Runtimes, rt) {
+		t.Errorf("runspec agent runtime %q (ok %v), want one of %q", rt, ok, manifest.Runtimes)
+	}
 	checkMounts(t, "agent", a, true)
 	if rs.Agent.Image == "" || strings.HasPrefix(rs.Agent.Image, "-") {
 		t.Errorf("agent image %q", rs.Agent.Image)
@@ -186,6 +192,13 @@ func checkNetdArgv(t *testing.T, rs render.RunSpec) {
 	}
 	if !hasPair(a, "--network", rs.Network) {
 		t.Errorf("netd argv lacks --network %s", rs.Network)
+	}
+	// netd loads nftables into the namespace the agent joins: it runs under runc, the daemon's
+	// default, and nothing else.
+	for _, rt := range flagValues(a, "--runtime") {
+		if rt != manifest.RuntimeRunc {
+			t.Errorf("netd argv --runtime %s, want runc", rt)
+		}
 	}
 	checkMounts(t, "netd", a, false)
 }
@@ -347,6 +360,12 @@ func checkCompose(t *testing.T, arts []render.Artifact, rs render.RunSpec) {
 	}
 	if _, ok := agent["cap_add"]; ok {
 		t.Error("compose agent has cap_add")
+	}
+	if rt, _ := rs.Runtime(); (rt == manifest.RuntimeRunc && agent["runtime"] != nil) || (rt != manifest.RuntimeRunc && agent["runtime"] != rt) {
+		t.Errorf("compose agent runtime %v, runspec %s", agent["runtime"], rt)
+	}
+	if netd["runtime"] != nil {
+		t.Errorf("compose netd runtime %v, want the default, runc", netd["runtime"])
 	}
 	if agent["image"] != rs.Agent.Image || netd["image"] != rs.Netd.Image {
 		t.Errorf("compose images %v, %v; runspec %s, %s", agent["image"], netd["image"], rs.Agent.Image, rs.Netd.Image)

@@ -32,6 +32,7 @@ type composeService struct {
 	Image       string            `yaml:"image"`
 	ContainerNm string            `yaml:"container_name"`
 	NetworkMode string            `yaml:"network_mode,omitempty"`
+	Runtime     string            `yaml:"runtime,omitempty"`
 	Networks    []string          `yaml:"networks,omitempty"`
 	User        string            `yaml:"user,omitempty"`
 	WorkingDir  string            `yaml:"working_dir,omitempty"`
@@ -63,7 +64,7 @@ type composeVolume struct {
 func service(c Container) composeService {
 	s := composeService{
 		Image: c.Image, ContainerNm: strings.ReplaceAll(c.Name, RunToken, "review"),
-		User: c.User, WorkingDir: c.Workdir, CapDrop: c.CapDrop, CapAdd: c.CapAdd,
+		Runtime: c.Runtime, User: c.User, WorkingDir: c.Workdir, CapDrop: c.CapDrop, CapAdd: c.CapAdd,
 		SecurityOpt: c.SecurityOpt, Init: c.Init, ReadOnly: c.ReadOnly, PidsLimit: c.PidsLimit,
 		MemLimit: c.Memory, MemSwap: c.Memory, CPUs: c.CPUs, Tmpfs: c.Tmpfs, Sysctls: c.Sysctls, Environment: c.Env, Labels: c.Labels, Command: c.Command,
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aboxhq/abox/internal/config"
+	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/policy"
 )
 
@@ -188,6 +190,7 @@ func (m *model) agentContainer() Container {
 	return Container{
 		Name:        m.agentName(),
 		Network:     "container:" + m.netdName(),
+		Runtime:     m.agentRuntimeFlag(),
 		User:        strconv.Itoa(m.s.agent().UID) + ":" + strconv.Itoa(m.s.agent().GID),
 		Workdir:     Workspace,
 		CapDrop:     []string{"ALL"},
@@ -232,6 +235,50 @@ func (m *model) runSpec() ([]byte, error) {
 		LoginCheck:   LoginCheckCommand(m.m.Project, m.s.Project.Hash, m.s.agent(), m.agentImage),
 	}
 	return marshalJSON(rs)
+}
+
+// AgentRuntime is the runtime the agent runs under: run.runtime, else config.yaml's
+// defaults.runtime, else runc.
+func AgentRuntime(m *manifest.Manifest, c *config.Config) string {
+	switch {
+	case m.Run.Runtime != "":
+		return m.Run.Runtime
+	case c.Defaults.Runtime != "":
+		return c.Defaults.Runtime
+	}
+	return manifest.RuntimeRunc
+}
+
+// agentRuntimeFlag is the agent's --runtime value: none for runc, Docker's default, so that the
+// argv of a project that never chose a runtime stays what it was.
+func (m *model) agentRuntimeFlag() string {
+	if rt := AgentRuntime(m.m, m.c); rt != manifest.RuntimeRunc {
+		return rt
+	}
+	return ""
+}
+
+// RuntimeRunc is Docker's own runtime, the one an argv without --runtime runs under.
+const RuntimeRunc = manifest.RuntimeRunc
+
+// Runtime returns the agent's runtime as its argv says: the value of --runtime, or runc, Docker's
+// default, when there is none. ok is false when the argv names a runtime more than once.
+func (r RunSpec) Runtime() (rt string, ok bool) {
+	var found []string
+	for i, a := range r.Agent.Args {
+		if a == "--runtime" && i+1 < len(r.Agent.Args) {
+			found = append(found, r.Agent.Args[i+1])
+		} else if v, cut := strings.CutPrefix(a, "--runtime="); cut {
+			found = append(found, v)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return manifest.RuntimeRunc, true
+	case 1:
+		return found[0], true
+	}
+	return "", false
 }
 
 // reownCommand is [RunSpec.Reown].

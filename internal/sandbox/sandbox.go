@@ -93,8 +93,9 @@ type Outcome struct {
 }
 
 // Phase is one timed step of a run. A run's phases are consecutive and, in order: prepare (the
-// argv, with the workspace walked for masks), netd start (`docker run` of netd), agent create,
-// netd ready (netd loads the ruleset and self-tests), policy verify (the ruleset read back),
+// argv, with the workspace walked for masks, and the agent's runtime checked), netd start (`docker run` of netd), agent create,
+// netd ready (netd loads the ruleset and self-tests), runtime canary (only for an agent under a
+// runtime other than runc: see runtime.go), policy verify (the ruleset read back),
 // agent start (until the agent's first output), agent run (until it exits), agent exit (its exit
 // status), netd stop (netd writes its counters, while the agent is removed), harvest (netd's logs
 // copied out), teardown (netd removed) and, for a watched run, exec diff (the workspace
@@ -133,8 +134,18 @@ func (s *Sandbox) Run(ctx context.Context, o Options) (*Outcome, error) {
 		return out, err
 	}
 	defer out.masks.release()
+	runtime, err := s.checkRuntime(ctx)
+	if err != nil { // before anything started: nothing to tear down
+		out.Result = "refused"
+		if ctx.Err() != nil {
+			out.Result, err = "interrupted", ErrInterrupted
+		}
+		c.mark("prepare")
+		out.Duration = s.Now().Sub(out.Started)
+		return out, err
+	}
 	before := snapshotBefore(o)
-	err := s.run(ctx, o, out, c)
+	err = s.run(ctx, o, out, c, runtime)
 	if err != nil && ctx.Err() != nil && out.Result == "refused" {
 		// The start was cut short by the caller, not refused by a check.
 		out.Result = "interrupted"
@@ -149,12 +160,12 @@ func (s *Sandbox) Run(ctx context.Context, o Options) (*Outcome, error) {
 	return out, err
 }
 
-func (s *Sandbox) run(ctx context.Context, o Options, out *Outcome, c *clock) error {
+func (s *Sandbox) run(ctx context.Context, o Options, out *Outcome, c *clock, runtime string) error {
 	if err := s.startNetd(ctx, o, out, c); err != nil {
 		out.Result = "refused"
 		return err
 	}
-	if err := s.verify(ctx, o, out, c); err != nil {
+	if err := s.verify(ctx, o, out, c, runtime); err != nil {
 		out.Result = "refused"
 		return err
 	}

@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"github.com/aboxhq/abox/internal/policy"
+	"github.com/aboxhq/abox/internal/render"
 )
 
-// verify waits for netd's ready line, then reads the loaded ruleset back and compares it with
-// the expected one. Either failing refuses the run.
-func (s *Sandbox) verify(ctx context.Context, o Options, out *Outcome, c *clock) error {
+// verify waits for netd's ready line, runs the runtime canary when the agent's runtime is not
+// runc, then reads the loaded ruleset back and compares it with the expected one (and finds the
+// canary's refusal counted in it). Any of them failing refuses the run.
+func (s *Sandbox) verify(ctx context.Context, o Options, out *Outcome, c *clock, runtime string) error {
 	timeout := o.ReadyTimeout
 	if timeout == 0 {
 		timeout = 30 * time.Second
@@ -25,6 +27,13 @@ func (s *Sandbox) verify(ctx context.Context, o Options, out *Outcome, c *clock)
 		return fmt.Errorf("%w: netd did not become ready: %v", ErrBoundary, err)
 	}
 	c.mark("netd ready")
+	canary := runtime != render.RuntimeRunc
+	if canary {
+		if err := s.canary(ctx, out, runtime); err != nil {
+			return err
+		}
+		c.mark("runtime canary")
+	}
 	rctx, cancel := context.WithTimeout(ctx, readBackTimeout)
 	defer cancel()
 	res, err := s.Docker.Exec(rctx, out.Netd, "0", []string{"/usr/sbin/nft", "-j", "list", "ruleset"}, nil)
@@ -33,6 +42,11 @@ func (s *Sandbox) verify(ctx context.Context, o Options, out *Outcome, c *clock)
 	}
 	if err := policy.CompareRuleset(s.Baseline, res.Stdout); err != nil {
 		return fmt.Errorf("%w: the loaded ruleset differs from netpolicy.nft: %v", ErrBoundary, err)
+	}
+	if canary {
+		if err := canaryCounted(runtime, res.Stdout); err != nil {
+			return err
+		}
 	}
 	c.mark("policy verify")
 	return nil

@@ -4,8 +4,10 @@ package e2e
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aboxhq/abox/e2e/harness"
@@ -104,7 +106,34 @@ func TestAttackPortsAndBridge(t *testing.T) {
 			script = append(script, fmt.Sprintf(`echo "host-%s-udp-%s $(claude net udp %s:%s hi)"`, name, p, addr, p))
 		}
 	}
+	// A listener of this test's own on each of the host's addresses: where nothing listens, a
+	// probe of the host is refused whatever the ruleset does, so only this one can show the
+	// ruleset's refusal.
+	var accepted atomic.Int64
+	listeners := map[string]string{}
+	for name, addr := range hosts {
+		ln, err := net.Listen("tcp4", net.JoinHostPort(addr, "0"))
+		if err != nil {
+			t.Fatalf("listening on the host's %s address: %v", name, err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				accepted.Add(1)
+				c.Close()
+			}
+		}()
+		listeners[name] = ln.Addr().String()
+		script = append(script, fmt.Sprintf(`echo "host-%s-listener $(claude net tcp %s)"`, name, ln.Addr().String()))
+	}
 	_, got := attackRun(t, h, script...)
+	if n := accepted.Load(); n != 0 {
+		t.Errorf("the host's listeners accepted %d connections from the sandbox", n)
+	}
 	for _, prefix := range []string{"udp-", "tcp-", "host-bridge-"} {
 		refusedWithPrefix(t, got, prefix)
 	}
@@ -119,6 +148,10 @@ func TestAttackPortsAndBridge(t *testing.T) {
 		if !control.OK() {
 			t.Errorf("control: %s to other.test:2222 from outside the sandbox: %s", proto, control)
 		}
+	}
+	before := accepted.Load()
+	if control := h.Run(standin(t, nil, "claude", "net", "tcp", listeners["bridge"])); !control.OK() || accepted.Load() == before {
+		t.Errorf("control: the host's listener on the bridge (%s) from outside the sandbox: %s", listeners["bridge"], control)
 	}
 }
 

@@ -65,6 +65,13 @@ func TestEgressTLSBySNI(t *testing.T) {
 	if ev := h.Traffic(other.Container); len(ev) != 0 {
 		t.Errorf("other.test was reached: %v", ev)
 	}
+	// netd refuses a ClientHello without a server name: exact.test, at whose address the
+	// no-sni probe aimed, never receives one.
+	for _, ev := range h.Events(exact.Container, "tls-hello") {
+		if ev.Str("sni") == "" {
+			t.Errorf("exact.test received a ClientHello without a server name: %v", ev)
+		}
+	}
 	sawForged := false
 	for _, ev := range h.Events(exact.Container, "request") {
 		sawForged = sawForged || (ev.Str("host") == "other.test" && ev.Str("sni") == "exact.test")

@@ -10,9 +10,6 @@ import (
 	"github.com/aboxhq/abox/internal/render"
 )
 
-// binaryLabel records, on the netd image, the sha256 of the abox binary baked into it.
-const binaryLabel = images.BinaryLabel
-
 // buildOptions are the choices of `abox up` for images.
 type buildOptions struct {
 	noCache bool

@@ -325,7 +325,7 @@ func TestLayers(t *testing.T) {
 	}
 	for _, e := range exceptions {
 		if !seen[e] {
-			t.Errorf("the exception %s → %s no longer occurs: remove it from exceptions", e.from, e.to)
+			t.Errorf("the exception %s → %s (%s) no longer occurs: remove it from exceptions", e.from, e.to, e.why)
 		}
 	}
 }

@@ -31,7 +31,7 @@ import (
 // for /login, and gets the same hint.)
 
 // ErrNotLoggedIn matches every [*NotLoggedInError].
-var ErrNotLoggedIn = errors.New("Claude Code is not logged in")
+var ErrNotLoggedIn = errors.New("not logged in to Claude Code")
 
 // NotLoggedInError is a headless run refused before anything started: the agent would have no
 // credential, neither in its environment nor in the project's volume.

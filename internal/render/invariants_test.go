@@ -125,6 +125,9 @@ func checkAgentArgv(t *testing.T, rs render.RunSpec) {
 	if !slices.Contains(a, "--init") {
 		t.Error("agent argv lacks --init")
 	}
+	if !slices.Contains(a, "--read-only") {
+		t.Error("agent argv lacks --read-only")
+	}
 	for _, f := range []string{"--pids-limit", "--memory"} {
 		if v := flagValues(a, f); len(v) != 1 || v[0] == "" || v[0] == "0" || v[0] == "-1" {
 			t.Errorf("agent argv %s = %q, want one positive limit", f, v)

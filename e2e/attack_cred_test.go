@@ -68,7 +68,7 @@ func TestAttackOtherProfileToken(t *testing.T) {
 		`echo "found $(wc -l < .hunt/found)"`,
 		// Readable or not (the test's state is root's, a user's is the agent's uid): no mount
 		// of abox's gateway state at all.
-		`grep -q /gateways/ /proc/self/mountinfo && echo 'gateway-state-mounted {"ok":true}' || echo 'gateway-state-mounted {"ok":false}'`,
+		`grep -qE '/gateways[/ ]' /proc/self/mountinfo && echo 'gateway-state-mounted {"ok":true}' || echo 'gateway-state-mounted {"ok":false}'`,
 	)
 	probesOK(t, got, "control")
 	probesRefused(t, got, "beta-by-ip", "beta-by-name", "beta-http", "beta-direct", "gateway-state-mounted")

@@ -262,7 +262,7 @@ func checkTokenHidden(t *testing.T, h *harness.H, token string) {
 		// Readable or not (the test's state is root's, a user's is the agent's uid): nothing
 		// of abox's gateway state may be in the agent's container at all.
 		`echo "token-path $([ -e /run/abox/gateway/token ] && echo present || echo absent)"`,
-		`echo "gateway-mounts $(grep -c /gateways/ /proc/self/mountinfo)"`,
+		`echo "gateway-mounts $(grep -cE '/gateways[/ ]' /proc/self/mountinfo)"`,
 		`echo "mcp.json $(cat /opt/abox/mcp.json | tr -d '\n ')"`,
 		`echo "files $(tar -tf .hunt/files.tar | wc -l)"`,
 	}, "\n"))

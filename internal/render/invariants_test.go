@@ -474,3 +474,31 @@ func TestDockerfileParser(t *testing.T) {
 		}
 	}
 }
+
+// TestClaudeVolumePerProject: the agent's ~/.claude volume is the project's own, named by its
+// hash, so another project's agent never mounts what this one left there.
+func TestClaudeVolumePerProject(t *testing.T) {
+	volumes := map[string]string{}
+	for _, ws := range []string{testWorkspace, testWorkspace + "-other"} {
+		s := loadSpec(t, "minimal")
+		s.Project = testPaths.Project(ws)
+		rs := runSpecOf(t, mustRender(t, s))
+		var got []string
+		for _, m := range flagValues(rs.Agent.Args, "--mount") {
+			f, err := mountFields(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f["type"] == "volume" && f["target"] == render.AgentClaudeDir {
+				got = append(got, f["source"])
+			}
+		}
+		if len(got) != 1 || !strings.Contains(got[0], s.Project.Hash) {
+			t.Fatalf("project %s: ~/.claude volumes %q, want one named by its hash %s", ws, got, s.Project.Hash)
+		}
+		volumes[got[0]] = ws
+	}
+	if len(volumes) != 2 {
+		t.Errorf("two projects share the ~/.claude volume: %v", volumes)
+	}
+}

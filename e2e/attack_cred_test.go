@@ -66,9 +66,12 @@ func TestAttackOtherProfileToken(t *testing.T) {
 		`printf '{"mcpServers":{"b":{"type":"http","url":"http://`+ipB+`:8812/mcp","headers":{"Authorization":"Bearer guessed"}}}}' > .hunt/forged.json`,
 		`try beta-direct claude mcp-call --mcp-config .hunt/forged.json list`,
 		`echo "found $(wc -l < .hunt/found)"`,
+		// Readable or not (the test's state is root's, a user's is the agent's uid): no mount
+		// of abox's gateway state at all.
+		`grep -qE '/gateways[/ ]' /proc/self/mountinfo && echo 'gateway-state-mounted {"ok":true}' || echo 'gateway-state-mounted {"ok":false}'`,
 	)
 	probesOK(t, got, "control")
-	probesRefused(t, got, "beta-by-ip", "beta-by-name", "beta-http", "beta-direct")
+	probesRefused(t, got, "beta-by-ip", "beta-by-name", "beta-http", "beta-direct", "gateway-state-mounted")
 	filepath.WalkDir(filepath.Join(h.Workspace, ".hunt"), func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err

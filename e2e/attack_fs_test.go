@@ -41,6 +41,11 @@ func TestAttackReadOnlyPaths(t *testing.T) {
 		`try abox-chmod chmod 0666 /opt/abox/mcp.json`,
 		`try abox-rm rm /opt/abox/settings.json`,
 		`try managed-settings sh -c 'echo {} > /etc/claude-code/managed-settings.json'`,
+		// The agent's home is in the root filesystem and its own: only --read-only stops this.
+		`try home-new touch /home/agent/evil`,
+		// The binds of abox's artifacts are read-only mounts, whatever the files' owner and mode
+		// (the test's state is root's; a user's is the agent's uid, which could chmod them).
+		`for m in /opt/abox /etc/claude-code/managed-settings.json /etc/resolv.conf; do o=$(awk -v m="$m" '$5 == m {print $6}' /proc/self/mountinfo); case "$o" in ro|ro,*) r=false;; *) r=true;; esac; echo "bind-rw-$(basename $m) {\"ok\":$r,\"reply\":\"$o\"}"; done`,
 		`try remount-root mount -o remount,rw /`,
 		`try remount-abox mount -o remount,rw /opt/abox`,
 		`try netd-logdir sh -c 'mkdir -p /var/log/abox && : > /var/log/abox/dns.jsonl'`,
@@ -49,7 +54,7 @@ func TestAttackReadOnlyPaths(t *testing.T) {
 		`[ -e /var/run/docker.sock ] || [ -e /run/docker.sock ] || [ -n "${DOCKER_HOST:-}" ] && echo 'docker-sock {"ok":true}' || echo 'docker-sock {"ok":false}'`,
 	)
 	probesRefused(t, got, "etc-passwd", "etc-new", "etc-resolv", "opt-new", "usr-claude", "abox-mcp", "abox-new", "abox-chmod",
-		"abox-rm", "managed-settings", "remount-root", "remount-abox", "netd-logdir", "netd-logs-visible", "any-socket-file", "docker-sock")
+		"abox-rm", "managed-settings", "home-new", "bind-rw-abox", "bind-rw-managed-settings.json", "bind-rw-resolv.conf", "remount-root", "remount-abox", "netd-logdir", "netd-logs-visible", "any-socket-file", "docker-sock")
 	if after := treeDigest(t, artifacts); after != before {
 		t.Errorf("the artifacts on the host changed during the run")
 	}

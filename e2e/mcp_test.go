@@ -259,6 +259,10 @@ func checkTokenHidden(t *testing.T, h *harness.H, token string) {
 		`for p in /proc/[0-9]*; do cat $p/environ $p/cmdline 2>/dev/null; echo; done > .hunt/proc`,
 		`tar -cf .hunt/files.tar --exclude=.hunt /opt/abox /etc /home /workspace /run /tmp 2>/dev/null`,
 		`cat /run/abox/gateway/token > .hunt/token-file 2>&1`,
+		// Readable or not (the test's state is root's, a user's is the agent's uid): nothing
+		// of abox's gateway state may be in the agent's container at all.
+		`echo "token-path $([ -e /run/abox/gateway/token ] && echo present || echo absent)"`,
+		`echo "gateway-mounts $(grep -cE '/gateways[/ ]' /proc/self/mountinfo)"`,
 		`echo "mcp.json $(cat /opt/abox/mcp.json | tr -d '\n ')"`,
 		`echo "files $(tar -tf .hunt/files.tar | wc -l)"`,
 	}, "\n"))
@@ -271,6 +275,9 @@ func checkTokenHidden(t *testing.T, h *harness.H, token string) {
 	}
 	if out["files"] == "" || out["files"] == "0" {
 		t.Errorf("the agent archived no file: %s", res)
+	}
+	if out["token-path"] != "absent" || out["gateway-mounts"] != "0" {
+		t.Errorf("the agent's container has the token path %s and %s mounts of abox's gateway state, want neither", out["token-path"], out["gateway-mounts"])
 	}
 	hunt := filepath.Join(h.Workspace, ".hunt")
 	filepath.WalkDir(h.Workspace, func(p string, d fs.DirEntry, err error) error {

@@ -127,6 +127,9 @@ func checkAgentArgv(t *testing.T, rs render.RunSpec) {
 	if !slices.Contains(a, "--init") {
 		t.Error("agent argv lacks --init")
 	}
+	if !slices.Contains(a, "--read-only") {
+		t.Error("agent argv lacks --read-only")
+	}
 	for _, f := range []string{"--pids-limit", "--memory"} {
 		if v := flagValues(a, f); len(v) != 1 || v[0] == "" || v[0] == "0" || v[0] == "-1" {
 			t.Errorf("agent argv %s = %q, want one positive limit", f, v)
@@ -544,5 +547,33 @@ func checkCredential(t *testing.T, rs render.RunSpec, arts []render.Artifact, s 
 	}
 	if p.Model == nil || p.Model.Upstream != s.Config.ClaudeCode.Upstream() {
 		t.Errorf("netd policy model %+v, want upstream %s", p.Model, s.Config.ClaudeCode.Upstream())
+	}
+}
+
+// TestClaudeVolumePerProject: the agent's ~/.claude volume is the project's own, named by its
+// hash, so another project's agent never mounts what this one left there.
+func TestClaudeVolumePerProject(t *testing.T) {
+	volumes := map[string]string{}
+	for _, ws := range []string{testWorkspace, testWorkspace + "-other"} {
+		s := loadSpec(t, "minimal")
+		s.Project = testPaths.Project(ws)
+		rs := runSpecOf(t, mustRender(t, s))
+		var got []string
+		for _, m := range flagValues(rs.Agent.Args, "--mount") {
+			f, err := mountFields(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f["type"] == "volume" && f["target"] == render.AgentClaudeDir {
+				got = append(got, f["source"])
+			}
+		}
+		if len(got) != 1 || !strings.Contains(got[0], s.Project.Hash) {
+			t.Fatalf("project %s: ~/.claude volumes %q, want one named by its hash %s", ws, got, s.Project.Hash)
+		}
+		volumes[got[0]] = ws
+	}
+	if len(volumes) != 2 {
+		t.Errorf("two projects share the ~/.claude volume: %v", volumes)
 	}
 }

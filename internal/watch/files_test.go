@@ -148,3 +148,42 @@ func TestFilesReportsAMaskedPathThatAppeared(t *testing.T) {
 		t.Errorf("a masked file's content changed its fingerprint: %q → %q", after[".envrc"], again[".envrc"])
 	}
 }
+
+// TestBuiltinPatternsWatchWhatRunsOnTheHost: the names every project watches, whatever its
+// defaults.watch says, catch what the agent plants for the host's next make or just (GNU make
+// reads GNUmakefile and makefile before Makefile) and for its next package-manager command or
+// commit.
+func TestBuiltinPatternsWatchWhatRunsOnTheHost(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		plant map[string]string
+	}{
+		{"make and just", map[string]string{
+			"GNUmakefile": "all:\n\tsh evil.sh\n", "makefile": "all:\n\tsh evil.sh\n",
+			"Justfile": "default:\n\tsh evil.sh\n", ".justfile": "default:\n\tsh evil.sh\n",
+		}},
+		{"package managers", map[string]string{
+			".yarnrc.yml": "yarnPath: evil.cjs\n", ".yarnrc": "yarn-path evil.js\n", ".npmrc": "node-options=--require ./evil.js\n",
+			".pnpmfile.cjs": "require('./evil.js')\n", ".husky/pre-commit": "sh evil.sh\n",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			write(t, ws, map[string]string{"Makefile": "all:\n", "package.json": "{}\n"})
+			before, _ := Files(ws, BuiltinPatterns(), nil)
+			write(t, ws, tc.plant)
+			after, _ := Files(ws, BuiltinPatterns(), nil)
+			added := map[string]bool{}
+			for _, c := range DiffFiles(before, after) {
+				if c.Change == "added" {
+					added[c.Name] = true
+				}
+			}
+			for name := range tc.plant {
+				if !added[name] {
+					t.Errorf("planted %s is not an added file of the builtin watch: %v", name, DiffFiles(before, after))
+				}
+			}
+		})
+	}
+}

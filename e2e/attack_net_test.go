@@ -193,7 +193,7 @@ func TestAttackNetdListeners(t *testing.T) {
 		t.Errorf("other.test was reached: %v", ev)
 	}
 	service := map[string]bool{}
-	for _, p := range []int{policy.DNSPort, policy.SNIPort, policy.HTTPPort, policy.MCPPort} {
+	for _, p := range []int{policy.DNSPort, policy.SNIPort, policy.HTTPPort, policy.MCPPort, policy.ModelPort} {
 		service[fmt.Sprintf("0100007F:%04X", p)] = true
 	}
 	n := 0

@@ -263,7 +263,7 @@ func (r *Repo) Merge(ctx context.Context, id string, o MergeOptions) (*Run, erro
 		return nil, err
 	}
 	if bad := flagged(files); len(bad) > 0 && !o.Force {
-		return nil, fmt.Errorf("the branch %s brings %s: review it, then merge with force", run.Branch, strings.Join(bad, ", "))
+		return nil, fmt.Errorf("the branch %s brings %s: %w", run.Branch, strings.Join(bad, ", "), ErrFlagged)
 	}
 	msg := fmt.Sprintf("abox: merge run %s", run.ID)
 	if _, err := r.host(ctx, "merge", "--quiet", "--no-edit", "--no-verify", "--no-stat", "-m", msg, "refs/heads/"+run.Branch); err != nil {

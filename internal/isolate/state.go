@@ -30,6 +30,10 @@ const MaxFileBytes int64 = 100 << 20
 // ErrNotFound is a run id with no record.
 var ErrNotFound = errors.New("no such isolated run")
 
+// ErrFlagged is a merge refused because the branch brings a file over the bound or a symlink
+// out of the repository; MergeOptions.Force merges it anyway.
+var ErrFlagged = errors.New("merge refuses them without force")
+
 // ErrDirty is a merge refused because the user's working tree has uncommitted changes.
 var ErrDirty = errors.New("the working tree has uncommitted changes")
 

@@ -7,7 +7,9 @@
 // ([paths.Project.Clone]), on a branch abox/<run> from the current HEAD. After the run the host
 // pulls the branch into the user's repository; the agent never pushes. The user reviews it
 // ([Repo.Diff], execution-adjacent files first), then lands it ([Repo.Merge]) or drops it
-// ([Repo.Discard]). Several clones of one project can exist at once.
+// ([Repo.Discard]). Several clones of one project can exist at once. A clone is filled by a push
+// from the user's repository, so it shares no object file (no hard link) with it: writing into
+// the clone's objects cannot change the user's.
 //
 // # The clone is hostile after the run
 //
@@ -52,7 +54,15 @@
 // are copied. A masked path that is committed is still in the history the clone shares with
 // the user's repository — as it is in a live run, where .git is mounted — and uncommitted
 // changes carried by [CreateOptions.FromWorktree] are filtered by the masks before they are
-// committed, so their masked content never reaches the clone. On Merge the removal commit would
-// delete the masked files from the user's branch, so the start commit is never merged: the
-// branch the user receives is the agent's work replayed onto the base (see [Repo.Collect]).
+// committed, so their masked content never reaches the clone. Merging the branch must not
+// delete the user's masked files, so [Repo.Collect] ends it with a commit of its own, made in
+// the user's repository in a private index, that puts every removed path back as it was.
+//
+// # Merging
+//
+// [Repo.Merge] runs no hook at all, the user's own included (core.hooksPath=/dev/null): what it
+// checks out was written by the agent, and a post-merge or post-checkout hook would run in a
+// tree holding it. Filters the user configured themselves (git-lfs, say) still apply to the
+// checkout, as for any merge; a driver the agent defined in the clone's config does not exist
+// in the user's repository.
 package isolate

@@ -134,6 +134,11 @@ func (r *Repo) host(ctx context.Context, args ...string) ([]byte, error) {
 	return r.run(ctx, git{dir: r.Project.Workspace, args: withOverrides(hostOverrides, args), env: hostEnv()})
 }
 
+// hostIn is host with stdin.
+func (r *Repo) hostIn(ctx context.Context, stdin string, args ...string) ([]byte, error) {
+	return r.run(ctx, git{dir: r.Project.Workspace, args: withOverrides(hostOverrides, args), env: hostEnv(), stdin: strings.NewReader(stdin)})
+}
+
 // hostIndex is host with a private index file, so the user's index is never touched.
 func (r *Repo) hostIndex(ctx context.Context, index string, args ...string) ([]byte, error) {
 	env := append(hostEnv(), "GIT_INDEX_FILE="+index)

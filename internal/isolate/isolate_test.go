@@ -277,3 +277,41 @@ func TestMaskedPathsAbsentFromClone(t *testing.T) {
 		t.Errorf("Create changed the user's status: %q", st)
 	}
 }
+
+func TestCreateRefuses(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.create("dup", CreateOptions{})
+	sub := filepath.Join(f.ws, "sub")
+	writeFile(t, filepath.Join(sub, "x"), "x\n")
+	notGit := t.TempDir()
+	for _, tc := range []struct {
+		name, ws, id, want string
+	}{
+		{"a path as id", f.ws, "../escape", "is not a run id"},
+		{"an upper-case id", f.ws, "Run", "is not a run id"},
+		{"an existing run", f.ws, "dup", "already exists"},
+		{"a subdirectory of the repository", sub, "s1", "not its top level"},
+		{"no repository", notGit, "n1", "is not a git repository"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Repo{Project: paths.Paths{State: f.repo.Project.Dir}.Project(tc.ws)}
+			if tc.ws == f.ws {
+				r = f.repo
+			}
+			_, err := r.Create(ctx, CreateOptions{ID: tc.id})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Create(%q) in %s = %v, want %q", tc.id, tc.ws, err, tc.want)
+			}
+			if tc.id != "dup" && exists(r.Project.Clone(tc.id)) {
+				t.Error("a refused Create left a clone")
+			}
+		})
+	}
+	if _, err := f.repo.Load("nosuch"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Load(nosuch) = %v, want ErrNotFound", err)
+	}
+	if _, err := f.repo.Diff(ctx, "dup", false); err == nil || !strings.Contains(err.Error(), "not been collected") {
+		t.Errorf("Diff of an uncollected run = %v", err)
+	}
+}

@@ -155,6 +155,7 @@ func (r *Repo) files(ctx context.Context, run *Run) ([]File, error) {
 	parts := splitZ(raw)
 	pats := r.ExecPatterns()
 	var files []File
+	var blobs []string
 	for i := 0; i+1 < len(parts); i += 2 {
 		meta := strings.Fields(strings.TrimPrefix(parts[i], ":"))
 		if len(meta) != 5 {
@@ -163,11 +164,22 @@ func (r *Repo) files(ctx context.Context, run *Run) ([]File, error) {
 		f := File{Path: parts[i+1], Status: meta[4][:1], Mode: meta[1]}
 		if f.Status == "D" {
 			f.Mode = ""
-		} else if err := r.describe(ctx, &f, meta[3]); err != nil {
-			return nil, err
 		}
 		f.Exec = execAdjacent(pats, f.Path)
 		files = append(files, f)
+		blobs = append(blobs, meta[3])
+	}
+	sizes, err := r.sizes(ctx, blobs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range files {
+		if files[i].Status == "D" {
+			continue
+		}
+		if err := r.describe(ctx, &files[i], blobs[i], sizes[blobs[i]]); err != nil {
+			return nil, err
+		}
 	}
 	sort.SliceStable(files, func(i, j int) bool {
 		if files[i].Exec != files[j].Exec {
@@ -178,20 +190,35 @@ func (r *Repo) files(ctx context.Context, run *Run) ([]File, error) {
 	return files, nil
 }
 
+// sizes returns the size of every blob in one git process, however many files the branch
+// changes; a deleted file's all-zero id and a submodule's commit are "missing" and left out.
+func (r *Repo) sizes(ctx context.Context, blobs []string) (map[string]int64, error) {
+	out, err := r.hostIn(ctx, strings.Join(blobs, "\n")+"\n", "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)")
+	if err != nil {
+		return nil, err
+	}
+	sizes := map[string]int64{}
+	for _, line := range strings.Split(trim(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[1] != "blob" {
+			continue
+		}
+		n, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("reading blob sizes: %q", line)
+		}
+		sizes[f[0]] = n
+	}
+	return sizes, nil
+}
+
 // describe fills in the size of f's new blob and, for a symlink, its target.
-func (r *Repo) describe(ctx context.Context, f *File, blob string) error {
+func (r *Repo) describe(ctx context.Context, f *File, blob string, size int64) error {
 	if f.Mode == "160000" {
 		f.Link = "submodule " + blob
 		return nil
 	}
-	size, err := r.host(ctx, "cat-file", "-s", blob)
-	if err != nil {
-		return err
-	}
-	f.Size, err = strconv.ParseInt(trim(size), 10, 64)
-	if err != nil {
-		return fmt.Errorf("reading the size of %s: %w", f.Path, err)
-	}
+	f.Size = size
 	f.Big = f.Size > r.maxFile()
 	if f.Mode != "120000" {
 		return nil

@@ -93,6 +93,10 @@ func plant(t *testing.T, clone, marks string) string {
 	}
 	writeFile(t, filepath.Join(clone, ".git/objects/info/alternates"), filepath.Join(other, "objects")+"\n")
 
+	// A nested repository whose .git file leads to a repository elsewhere on the host.
+	writeFile(t, filepath.Join(clone, "nested/.git"), "gitdir: "+other+"\n")
+	writeFile(t, filepath.Join(clone, "nested/file"), "x\n")
+
 	outside := filepath.Join(filepath.Dir(marks), filepath.Base(marks)+"-outside")
 	writeFile(t, filepath.Join(outside, "secret"), "OUTSIDE-SECRET\n")
 	for name, target := range map[string]string{"escape": filepath.Join(outside, "secret"), "escdir": outside, "up": "../../.."} {
@@ -170,7 +174,7 @@ func TestCollectDiffMergeRunNothingFromTheClone(t *testing.T) {
 	}
 	// The untracked FIFO is not listed: git passes over it, as it does over any untracked
 	// special file. The tracked one would make git refuse the whole commit.
-	want := []Big{{Path: "README", Type: "fifo"}, {Path: "big.bin", Size: 1 << 30}}
+	want := []Big{{Path: "README", Type: "fifo"}, {Path: "big.bin", Size: 1 << 30}, {Path: "nested", Type: "nested git repository"}}
 	if fmt.Sprint(run.LeftOut) != fmt.Sprint(want) {
 		t.Errorf("LeftOut = %v, want %v", run.LeftOut, want)
 	}
@@ -183,8 +187,10 @@ func TestCollectDiffMergeRunNothingFromTheClone(t *testing.T) {
 	if all := f.git(f.ws, "cat-file", "--batch-all-objects", "--batch"); strings.Contains(all, "OUTSIDE-SECRET") {
 		t.Error("content from outside the repository reached the user's objects")
 	}
-	if out, err := exec.Command("git", "-C", f.ws, "cat-file", "-e", "abox/evil:big.bin").CombinedOutput(); err == nil {
-		t.Errorf("big.bin was committed: %s", out)
+	for _, p := range []string{"big.bin", "nested"} {
+		if out, err := exec.Command("git", "-C", f.ws, "cat-file", "-e", "abox/evil:"+p).CombinedOutput(); err == nil {
+			t.Errorf("%s was committed: %s", p, out)
+		}
 	}
 	if got := f.git(f.ws, "show", "abox/evil:x.proc"); got != "through the process filter" {
 		t.Errorf("x.proc = %q", got)

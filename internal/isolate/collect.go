@@ -77,7 +77,7 @@ func (r *Repo) Collect(ctx context.Context, id string) (*Run, error) {
 }
 
 // leftOut lists the untracked or modified files of the clone larger than the bound, and those
-// that are not files git can commit. It stats them without following a symlink; it reads none.
+// that are not files git can commit, and nested repositories. It stats them without following a symlink; it reads none.
 // A tracked file left out keeps its last committed content on the branch.
 func (r *Repo) leftOut(ctx context.Context, dir string) ([]Big, error) {
 	out, err := r.inClone(ctx, dir, "ls-files", "-z", "--others", "--modified", "--exclude-standard")
@@ -91,6 +91,12 @@ func (r *Repo) leftOut(ctx context.Context, dir string) ([]Big, error) {
 			continue
 		}
 		seen[f] = true
+		if dir, ok := strings.CutSuffix(f, "/"); ok {
+			// A nested repository, which git would add as a gitlink by reading its HEAD, through
+			// a .git file that may point anywhere on the host.
+			big = append(big, Big{Path: dir, Type: "nested git repository"})
+			continue
+		}
 		st, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(f)))
 		switch {
 		case err != nil:

@@ -78,7 +78,22 @@ func (e *GitError) Error() string {
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]
 	}
-	return fmt.Sprintf("git %s: exit %d: %s", strings.Join(e.Args, " "), e.Code, msg)
+	return fmt.Sprintf("git %s: exit %d: %s", strings.Join(command(e.Args), " "), e.Code, msg)
+}
+
+// command is args without abox's -c overrides and --git-dir/--work-tree, for messages.
+func command(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "-c":
+			i++
+		case strings.HasPrefix(a, "--git-dir=") || strings.HasPrefix(a, "--work-tree="):
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // run runs g with its own deadline, which starts now.
@@ -100,7 +115,7 @@ func (r *Repo) run(ctx context.Context, g git) ([]byte, error) {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("git %s: %w", strings.Join(g.args, " "), ctx.Err())
+			return nil, fmt.Errorf("git %s: %w", strings.Join(command(g.args), " "), ctx.Err())
 		}
 		return out.Bytes(), &GitError{Args: g.args, Code: ee.ExitCode(), Stderr: errb.String()}
 	}

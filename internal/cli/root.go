@@ -56,6 +56,7 @@ func newRootCmd(a *App) *cobra.Command {
 	}
 	add("project", newInitCmd(a), newRenderCmd(a), newUpCmd(a), newNukeCmd(a))
 	add("sandbox", newRunCmd(a), newShellCmd(a))
+	add("sandbox", newDiffCmd(a), newMergeCmd(a), newDiscardCmd(a))
 	add("policy", newEgressCmd(a), newMCPCmd(a), newSecretsCmd(a), newGatewayCmd(a))
 	add("audit", newDoctorCmd(a), newLogsCmd(a))
 	root.AddCommand(newNetdCmd(a), newMCPProbeCmd(a))

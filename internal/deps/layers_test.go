@@ -109,6 +109,11 @@ var allowed = map[string]map[string]string{
 		"internal/render":     "the rendered Dockerfiles are the build's recipe; CA certificates are named as render names them",
 		"internal/statefs":    "the build directories and the release checksum are written privately",
 	},
+	"internal/isolate": {
+		"internal/paths":   "clones and their records live in the project's state directory",
+		"internal/statefs": "run records are written atomically and privately, under the project's lock",
+		"internal/watch":   "Diff flags the execution-adjacent paths watch knows, first",
+	},
 	"internal/manifest": {
 		"internal/egress":   "egress entries are validated by the one definition",
 		"internal/termtext": "located errors quote user text, made safe to print",
@@ -204,6 +209,7 @@ var exceptions = []exception{}
 var execAllowed = map[string]string{
 	"internal/docker":    "it drives the docker CLI, so every argv abox runs shows in --verbose",
 	"internal/hostprobe": "it asks the host's npm and go for their registry settings (read-only), behind the Probe callers inject, and finds programs on PATH for doctor",
+	"internal/isolate":   "it runs git to clone, collect, fetch, diff and merge isolated runs, never trusting the clone's config (its doc)",
 	"internal/netd":      "inside the sandbox: nft loads and lists the policy; netd re-executes itself to drop privileges",
 	"internal/secrets":   "1Password's op reads a secret, whose value comes back on a pipe",
 }

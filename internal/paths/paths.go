@@ -146,6 +146,21 @@ func (p Project) VolumeOwner() string { return filepath.Join(p.Dir, "volume-owne
 // Build is the staged image build context (Dockerfiles, CA certificates, binaries).
 func (p Project) Build() string { return filepath.Join(p.Dir, "build") }
 
+// Clones holds one private git clone per isolated run, each the only thing that run's agent
+// sees at /workspace (internal/isolate). It is outside the workspace and outside Runs, so
+// nothing abox later reads as its own record is ever in a directory an agent wrote.
+func (p Project) Clones() string { return filepath.Join(p.Dir, "clones") }
+
+// Clone is the private clone of the isolated run id.
+func (p Project) Clone(id string) string { return filepath.Join(p.Clones(), id) }
+
+// Isolated holds one record per isolated run: its branch, base, tip and state (pending, merged,
+// discarded). The records sit beside the clones, never in one.
+func (p Project) Isolated() string { return filepath.Join(p.Dir, "isolated") }
+
+// IsolatedRun is the record of the isolated run id.
+func (p Project) IsolatedRun(id string) string { return filepath.Join(p.Isolated(), id+".json") }
+
 // Meta records the workspace path, so state can be traced back to its project.
 func (p Project) Meta() string { return filepath.Join(p.Dir, "project.json") }
 

@@ -61,6 +61,7 @@ func TestProjectLayout(t *testing.T) {
 	want := filepath.Join("/s", "projects", pr.Hash)
 	for got, rel := range map[string]string{
 		pr.Dir: "", pr.Artifacts(): "artifacts", pr.Runs(): "runs", pr.RunsIndex(): "runs.jsonl", pr.Approved(): "approved.yaml",
+		pr.Clone("ab12"): "clones/ab12", pr.IsolatedRun("ab12"): "isolated/ab12.json",
 	} {
 		if got != filepath.Join(want, rel) {
 			t.Errorf("%s is not under %s", got, want)

@@ -1,0 +1,169 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aboxhq/abox/internal/isolate"
+	"github.com/aboxhq/abox/internal/termtext"
+)
+
+// The review commands of isolated runs (issue 21): the run's branch is in the user's
+// repository once collected; these show, land or drop it. Each is one call into isolate.
+
+type isolateOptions struct {
+	dir         string
+	json, patch bool
+	force       bool
+}
+
+func newDiffCmd(a *App) *cobra.Command {
+	var o isolateOptions
+	cmd := &cobra.Command{
+		Use:   "diff <run>",
+		Short: "Show what an isolated run changed, execution-adjacent files first",
+		Long: `Diff lists the files the run's branch abox/<run> changes against the commit the run started
+from. Files that run code outside the sandbox (CI workflows, Makefiles, package.json and the
+package managers' rc files, git and husky hooks, editor tasks, .devcontainer/, agentbox.yaml)
+come first, marked "!". A file over the size bound or a symlink out of the repository is
+marked "✖": abox merge refuses those without --force. No diff driver or textconv runs.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error { return runDiff(c.Context(), a, o, args[0]) },
+	}
+	addDirFlag(cmd, &o.dir)
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the files as JSON")
+	cmd.Flags().BoolVar(&o.patch, "patch", false, "print the patch after the list")
+	return cmd
+}
+
+func newMergeCmd(a *App) *cobra.Command {
+	var o isolateOptions
+	cmd := &cobra.Command{
+		Use:   "merge <run>",
+		Short: "Merge an isolated run's branch into the current branch",
+		Long: `Merge fast-forwards the current branch to the run's branch abox/<run>, or merges it, with no
+hook running. It refuses a dirty working tree, a detached HEAD and a branch that moved since the
+run ended; without --force it also refuses a file over the size bound or a symlink out of the
+repository.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error { return runMerge(c.Context(), a, o, args[0]) },
+	}
+	addDirFlag(cmd, &o.dir)
+	cmd.Flags().BoolVar(&o.force, "force", false, "merge files over the size bound and symlinks out of the repository")
+	return cmd
+}
+
+func newDiscardCmd(a *App) *cobra.Command {
+	var o isolateOptions
+	cmd := &cobra.Command{
+		Use:   "discard <run>",
+		Short: "Remove an isolated run's branch and clone",
+		Args:  cobra.ExactArgs(1),
+		RunE:  func(c *cobra.Command, args []string) error { return runDiscard(c.Context(), a, o, args[0]) },
+	}
+	addDirFlag(cmd, &o.dir)
+	return cmd
+}
+
+// isolateRepo loads the project and its isolated runs. It takes no project lock: isolate takes
+// it for every change.
+func (a *App) isolateRepo(dir string) (*isolate.Repo, error) {
+	p, err := a.loadProject(dir)
+	if err != nil {
+		return nil, err
+	}
+	watch := append(append([]string{}, p.cfg.Defaults.Watch...), p.manifest.Mounts.Watch...)
+	return &isolate.Repo{Project: p.state, Watch: watch}, nil
+}
+
+func isolateHint(err error, id string) error {
+	switch {
+	case errors.Is(err, isolate.ErrNotFound):
+		return withHint(err, "check the run id: `abox diff` takes the id an isolated run printed")
+	case errors.Is(err, isolate.ErrDirty):
+		return withHint(err, fmt.Sprintf("commit or stash your changes, then run `abox merge %s` again", id))
+	case errors.Is(err, isolate.ErrFlagged):
+		return withHint(err, fmt.Sprintf("review them with `abox diff %s --patch`, then run `abox merge %s --force`", id, id))
+	}
+	return err
+}
+
+func runDiff(ctx context.Context, a *App, o isolateOptions, id string) error {
+	r, err := a.isolateRepo(o.dir)
+	if err != nil {
+		return err
+	}
+	d, err := r.Diff(ctx, id, o.patch)
+	if err != nil {
+		return isolateHint(err, id)
+	}
+	if o.json {
+		return a.writeJSON(d)
+	}
+	linef(a.Out, "run %s: branch %s, base %s, %s", d.Run.ID, d.Run.Branch, d.Run.Base[:12], d.Run.State)
+	for _, f := range d.Files {
+		mark, notes := " ", []string{}
+		if f.Exec {
+			mark = "!"
+			notes = append(notes, "execution-adjacent")
+		}
+		if f.Big {
+			mark = "✖"
+			notes = append(notes, fmt.Sprintf("%d bytes, over the bound", f.Size))
+		}
+		if f.Link != "" {
+			notes = append(notes, "-> "+f.Link)
+		}
+		if f.Out {
+			mark = "✖"
+			notes = append(notes, "leads out of the repository")
+		}
+		line := fmt.Sprintf("%s %s %s", mark, f.Status, f.Path)
+		if len(notes) > 0 {
+			line += "  (" + strings.Join(notes, "; ") + ")"
+		}
+		linef(a.Out, "%s", line)
+	}
+	for _, b := range d.LeftOut {
+		what := fmt.Sprintf("%d bytes", b.Size)
+		if b.Type != "" {
+			what = "a " + b.Type
+		}
+		linef(a.Out, "left out of the run's last commit: %s (%s)", b.Path, what)
+	}
+	fmt.Fprint(a.Out, termtext.Text(d.Stat))
+	if o.patch {
+		fmt.Fprint(a.Out, termtext.Text(d.Patch))
+	}
+	return nil
+}
+
+func runMerge(ctx context.Context, a *App, o isolateOptions, id string) error {
+	r, err := a.isolateRepo(o.dir)
+	if err != nil {
+		return err
+	}
+	run, err := r.Merge(ctx, id, isolate.MergeOptions{Force: o.force})
+	if err != nil {
+		return isolateHint(err, id)
+	}
+	linef(a.Out, "merged %s into %s", run.Branch, run.Into)
+	return nil
+}
+
+func runDiscard(ctx context.Context, a *App, o isolateOptions, id string) error {
+	r, err := a.isolateRepo(o.dir)
+	if err != nil {
+		return err
+	}
+	run, err := r.Discard(ctx, id)
+	if err != nil {
+		return isolateHint(err, id)
+	}
+	linef(a.Out, "removed the branch and clone of run %s (%s)", run.ID, run.State)
+	return nil
+}

@@ -1,0 +1,68 @@
+// Package isolate gives a run a private git clone of the project instead of the user's live
+// checkout, and brings the result back only when the user says so (issue 21).
+//
+// In a live run /workspace is a bind of the user's tree: whatever the agent writes — a CI
+// workflow, a Makefile target, a git hook — lands there at once and runs later, outside every
+// control. An isolated run works in a clone abox makes in the project's state directory
+// ([paths.Project.Clone]), on a branch abox/<run> from the current HEAD. After the run the host
+// pulls the branch into the user's repository; the agent never pushes. The user reviews it
+// ([Repo.Diff], execution-adjacent files first), then lands it ([Repo.Merge]) or drops it
+// ([Repo.Discard]). Several clones of one project can exist at once. A clone is filled by a push
+// from the user's repository, so it shares no object file (no hard link) with it: writing into
+// the clone's objects cannot change the user's.
+//
+// # The clone is hostile after the run
+//
+// Everything under the clone, .git included, was writable by the agent. Git reads a
+// repository's own .git/config for every command run in it, and that config can run programs
+// (core.fsmonitor, core.hooksPath, filter drivers, diff textconv); .git can be a symlink or a
+// gitfile that points elsewhere; objects/info/alternates can pull in another repository. So
+// abox never runs git in the clone with anything of the clone trusted:
+//
+//   - before each use it checks that .git is a real directory holding no symlink and nothing but
+//     directories and regular files, removes the files that point git elsewhere
+//     (objects/info/alternates, info/grafts, commondir, config.worktree), and writes .git/config
+//     itself;
+//   - every command gets an environment built from nothing (no system or global config, no
+//     replace refs, no GIT_* variable of the caller) and -c overrides that switch off hooks,
+//     fsmonitor, the untracked cache and submodule recursion;
+//   - the end-of-run commit is made with plumbing (add, write-tree, commit-tree, update-ref),
+//     which runs no hooks and no status of nested repositories;
+//   - the fetch runs in the user's repository, with hooks off and fsck of every received
+//     object; its other side, upload-pack in the clone, gets no -c override from git, so the
+//     fetch runs without system config and with a global config abox writes (only
+//     safe.directory), and upload-pack reads nothing but that and the config abox wrote;
+//   - diff runs with --no-ext-diff and --no-textconv, so no driver named by the branch's
+//     .gitattributes runs either.
+//
+// Symlinks are committed as links, never followed; [Repo.Diff] flags one that leads out of the
+// repository and [Repo.Merge] refuses it unless forced. A file larger than [MaxFileBytes] that
+// the agent left uncommitted is left out of the end-of-run commit and reported, so the host
+// never spends its CPU hashing what the agent chose (git takes about 15 s of this machine for
+// 1 GiB of zeros); one the agent committed itself is reported by Diff and refused by Merge
+// unless forced. A FIFO, socket or device is left out and reported the same way: git refuses
+// to add one, which would otherwise leave the whole run uncollectable.
+//
+// # Masked paths
+//
+// Masked paths (the manifest's mounts.mask and config.yaml's defaults.mask) are removed, not
+// shadowed: the clone's first commit of its own ("abox: start of run …") drops every tracked
+// path a pattern matches from the index and work tree, so they are never checked out. Shadowing
+// would need a mount per path, as a live run does, but a clone's work tree holds only what abox
+// wrote into it; leaving masked content out is simpler and leaves nothing to get wrong at
+// mount time. Untracked files (the usual .env) never reach a clone at all, since only commits
+// are copied. A masked path that is committed is still in the history the clone shares with
+// the user's repository — as it is in a live run, where .git is mounted — and uncommitted
+// changes carried by [CreateOptions.FromWorktree] are filtered by the masks before they are
+// committed, so their masked content never reaches the clone. Merging the branch must not
+// delete the user's masked files, so [Repo.Collect] ends it with a commit of its own, made in
+// the user's repository in a private index, that puts every removed path back as it was.
+//
+// # Merging
+//
+// [Repo.Merge] runs no hook at all, the user's own included (core.hooksPath=/dev/null): what it
+// checks out was written by the agent, and a post-merge or post-checkout hook would run in a
+// tree holding it. Filters the user configured themselves (git-lfs, say) still apply to the
+// checkout, as for any merge; a driver the agent defined in the clone's config does not exist
+// in the user's repository.
+package isolate

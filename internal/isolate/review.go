@@ -1,0 +1,367 @@
+package isolate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/aboxhq/abox/internal/watch"
+)
+
+// execExtra are execution-adjacent paths on top of watch's built-in and default patterns that
+// a branch may bring in: git hooks that tools install from the tree, make fragments, editor
+// tasks, and the package-manager files that run code.
+var execExtra = []string{
+	".github/workflows", ".gitlab-ci.yml", ".githooks", ".husky", ".pre-commit-config.yaml",
+	"Makefile", "GNUmakefile", "makefile", "*.mk", "justfile", "Justfile", ".justfile",
+	"package.json", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs",
+	".vscode/tasks.json", ".vscode/launch.json", ".vscode/settings.json", ".devcontainer",
+	"agentbox.yaml", ".gitattributes", ".gitmodules", ".envrc", ".claude", ".mcp.json", "CLAUDE.md",
+}
+
+// ExecPatterns are the patterns [Repo.Diff] flags: watch's built-in list, the extras above and
+// the caller's (defaults.watch, mounts.watch).
+func (r *Repo) ExecPatterns() []string {
+	return append(append(watch.BuiltinPatterns(), execExtra...), r.Watch...)
+}
+
+// execAdjacent reports whether rel matches one of pats: a pattern with a slash is anchored at the
+// root and covers everything below the path it names; one without matches a path any of whose
+// names it matches, at any depth (a Makefile in a subdirectory runs as well). It flags more than
+// watch's anchored matching would: too much is a longer list, too little is a hidden workflow.
+func execAdjacent(pats []string, rel string) bool {
+	segs := strings.Split(rel, "/")
+	for _, raw := range pats {
+		p := strings.Trim(raw, "/")
+		if p == "" {
+			continue
+		}
+		if !strings.Contains(p, "/") {
+			for _, s := range segs {
+				if ok, _ := path.Match(p, s); ok {
+					return true
+				}
+			}
+			continue
+		}
+		ps := strings.Split(p, "/")
+		if len(ps) > len(segs) {
+			continue
+		}
+		all := true
+		for i, g := range ps {
+			if ok, _ := path.Match(g, segs[i]); !ok {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// File is one path the branch changes.
+type File struct {
+	Path   string `json:"path"`
+	Status string `json:"status"` // A, M, D or T (type changed)
+	Mode   string `json:"mode"`   // the new mode; "" when deleted
+	Size   int64  `json:"size"`   // of the new blob
+	Exec   bool   `json:"exec_adjacent,omitempty"`
+	Big    bool   `json:"big,omitempty"`
+	Link   string `json:"link,omitempty"`     // a symlink's target
+	Out    bool   `json:"link_out,omitempty"` // the symlink leads out of the repository
+}
+
+// Flagged reports whether Merge refuses f without force.
+func (f File) Flagged() bool { return f.Big || f.Out }
+
+// Diff is what a run's branch changes against its base.
+type Diff struct {
+	Run     *Run   `json:"run"`
+	Files   []File `json:"files"` // execution-adjacent first
+	LeftOut []Big  `json:"left_out,omitempty"`
+	Stat    string `json:"stat"`
+	Patch   string `json:"patch,omitempty"`
+}
+
+// Diff returns the changes of run id's branch against its base, the execution-adjacent files
+// first. Git runs with --no-ext-diff and --no-textconv: no driver the branch's .gitattributes
+// names is run. The patch is left out unless patch is true.
+func (r *Repo) Diff(ctx context.Context, id string, patch bool) (*Diff, error) {
+	run, err := r.collected(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.checkBranch(ctx, run); err != nil {
+		return nil, err
+	}
+	files, err := r.files(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	d := &Diff{Run: run, Files: files, LeftOut: run.LeftOut}
+	safe := []string{"diff", "--no-ext-diff", "--no-textconv", "--no-color", "--no-renames"}
+	stat, err := r.host(ctx, append(safe, "--stat=120", run.Base, run.Tip)...)
+	if err != nil {
+		return nil, err
+	}
+	d.Stat = string(stat)
+	if patch {
+		p, err := r.host(ctx, append(safe, run.Base, run.Tip)...)
+		if err != nil {
+			return nil, err
+		}
+		d.Patch = string(p)
+	}
+	return d, nil
+}
+
+func (r *Repo) collected(id string) (*Run, error) {
+	run, err := r.Load(id)
+	if err != nil {
+		return nil, err
+	}
+	if run.Tip == "" {
+		return nil, fmt.Errorf("run %s has not been collected", id)
+	}
+	return run, nil
+}
+
+// checkBranch refuses a branch that moved since Collect: what was reviewed is what lands.
+func (r *Repo) checkBranch(ctx context.Context, run *Run) error {
+	got, err := r.host(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+run.Branch+"^{commit}")
+	if err != nil {
+		return fmt.Errorf("the branch %s is gone from the repository", run.Branch)
+	}
+	if trim(got) != run.Tip {
+		return fmt.Errorf("the branch %s moved since the run was collected (%s, not %s)", run.Branch, trim(got)[:12], run.Tip[:12])
+	}
+	return nil
+}
+
+// files lists what base..tip changes, with sizes, link targets and flags.
+func (r *Repo) files(ctx context.Context, run *Run) ([]File, error) {
+	raw, err := r.host(ctx, "diff", "--raw", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "--abbrev=40", run.Base, run.Tip)
+	if err != nil {
+		return nil, err
+	}
+	parts := splitZ(raw)
+	pats := r.ExecPatterns()
+	var files []File
+	var blobs []string
+	for i := 0; i+1 < len(parts); i += 2 {
+		meta := strings.Fields(strings.TrimPrefix(parts[i], ":"))
+		if len(meta) != 5 {
+			return nil, fmt.Errorf("reading the diff: unexpected %q", parts[i])
+		}
+		f := File{Path: parts[i+1], Status: meta[4][:1], Mode: meta[1]}
+		if f.Status == "D" {
+			f.Mode = ""
+		}
+		f.Exec = execAdjacent(pats, f.Path)
+		files = append(files, f)
+		blobs = append(blobs, meta[3])
+	}
+	sizes, err := r.sizes(ctx, blobs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range files {
+		if files[i].Status == "D" {
+			continue
+		}
+		if err := r.describe(ctx, &files[i], blobs[i], sizes[blobs[i]]); err != nil {
+			return nil, err
+		}
+	}
+	sort.SliceStable(files, func(i, j int) bool {
+		if files[i].Exec != files[j].Exec {
+			return files[i].Exec
+		}
+		return files[i].Path < files[j].Path
+	})
+	return files, nil
+}
+
+// sizes returns the size of every blob in one git process, however many files the branch
+// changes; a deleted file's all-zero id and a submodule's commit are "missing" and left out.
+func (r *Repo) sizes(ctx context.Context, blobs []string) (map[string]int64, error) {
+	out, err := r.hostIn(ctx, strings.Join(blobs, "\n")+"\n", "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)")
+	if err != nil {
+		return nil, err
+	}
+	sizes := map[string]int64{}
+	for _, line := range strings.Split(trim(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[1] != "blob" {
+			continue
+		}
+		n, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("reading blob sizes: %q", line)
+		}
+		sizes[f[0]] = n
+	}
+	return sizes, nil
+}
+
+// describe fills in the size of f's new blob and, for a symlink, its target.
+func (r *Repo) describe(ctx context.Context, f *File, blob string, size int64) error {
+	if f.Mode == "160000" {
+		f.Link = "submodule " + blob
+		return nil
+	}
+	f.Size = size
+	f.Big = f.Size > r.maxFile()
+	if f.Mode != "120000" {
+		return nil
+	}
+	if f.Size > 4096 {
+		f.Link, f.Out = "(a target longer than 4096 bytes)", true
+		return nil
+	}
+	target, err := r.host(ctx, "cat-file", "blob", blob)
+	if err != nil {
+		return err
+	}
+	f.Link = string(target)
+	f.Out = leavesRepo(f.Path, f.Link)
+	return nil
+}
+
+// leavesRepo reports whether a symlink at rel with target leads out of the repository.
+func leavesRepo(rel, target string) bool {
+	if target == "" || strings.HasPrefix(target, "/") {
+		return true
+	}
+	j := path.Join(path.Dir(rel), target)
+	return j == ".." || strings.HasPrefix(j, "../") || j == ".git" || strings.HasPrefix(j, ".git/")
+}
+
+// MergeOptions say how to land a run.
+type MergeOptions struct {
+	Force bool // merge files over the bound and symlinks out of the repository
+}
+
+// Merge lands run id's branch on the user's current branch: a fast-forward when it can, a merge
+// commit otherwise. It refuses a detached HEAD, a dirty working tree or index ([ErrDirty]), a
+// branch that moved since Collect or does not descend from its base, and — unless forced —
+// a branch that brings a file over the bound or a symlink out of the repository. Hooks do not
+// run; a conflicted merge is aborted and the tree left as it was.
+func (r *Repo) Merge(ctx context.Context, id string, o MergeOptions) (*Run, error) {
+	unlock, err := r.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	run, err := r.collected(id)
+	if err != nil {
+		return nil, err
+	}
+	if run.State != Pending {
+		return nil, fmt.Errorf("run %s is %s, not pending", id, run.State)
+	}
+	if err := r.checkBranch(ctx, run); err != nil {
+		return nil, err
+	}
+	cur, err := r.host(ctx, "symbolic-ref", "--quiet", "--short", "HEAD")
+	if err != nil {
+		return nil, errors.New("HEAD is detached: check out the branch to merge into")
+	}
+	into := trim(cur)
+	if into == run.Branch {
+		return nil, fmt.Errorf("the run's own branch %s is checked out: check out the branch to merge into", into)
+	}
+	if err := r.clean(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := r.host(ctx, "merge-base", "--is-ancestor", run.Base, run.Tip); err != nil {
+		return nil, fmt.Errorf("the branch %s does not descend from its base %s: merge it by hand if you mean to", run.Branch, run.Base[:12])
+	}
+	files, err := r.files(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	if bad := flagged(files); len(bad) > 0 && !o.Force {
+		return nil, fmt.Errorf("the branch %s brings %s: %w", run.Branch, strings.Join(bad, ", "), ErrFlagged)
+	}
+	msg := fmt.Sprintf("abox: merge run %s", run.ID)
+	if _, err := r.host(ctx, "merge", "--quiet", "--no-edit", "--no-verify", "--no-stat", "-m", msg, "refs/heads/"+run.Branch); err != nil {
+		r.host(context.WithoutCancel(ctx), "merge", "--abort")
+		return nil, fmt.Errorf("merging %s into %s: %w", run.Branch, into, err)
+	}
+	run.State, run.Into = Merged, into
+	return run, r.save(run)
+}
+
+func flagged(files []File) []string {
+	var out []string
+	for _, f := range files {
+		switch {
+		case f.Big:
+			out = append(out, fmt.Sprintf("%s (%d bytes, over the bound)", f.Path, f.Size))
+		case f.Out:
+			out = append(out, fmt.Sprintf("%s (a symlink out of the repository, to %q)", f.Path, f.Link))
+		}
+	}
+	return out
+}
+
+// clean refuses a working tree or index with changes to tracked files.
+func (r *Repo) clean(ctx context.Context) error {
+	out, err := r.host(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--ignore-submodules=none")
+	if err != nil {
+		return err
+	}
+	if paths := splitZ(out); len(paths) > 0 {
+		var names []string
+		for _, p := range paths {
+			if len(p) > 3 {
+				names = append(names, p[3:])
+			}
+		}
+		if len(names) > 5 {
+			names = append(names[:5], "…")
+		}
+		return fmt.Errorf("%w (%s): commit or stash them first", ErrDirty, strings.Join(names, ", "))
+	}
+	return nil
+}
+
+// Discard removes run id's clone and branch and records it as discarded. A merged run keeps
+// its state but loses its clone and branch.
+func (r *Repo) Discard(ctx context.Context, id string) (*Run, error) {
+	unlock, err := r.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	run, err := r.Load(id)
+	if err != nil {
+		return nil, err
+	}
+	ref := "refs/heads/" + run.Branch
+	if cur, err := r.host(ctx, "symbolic-ref", "--quiet", "HEAD"); err == nil && trim(cur) == ref {
+		return nil, fmt.Errorf("the run's branch %s is checked out: check out another branch first", run.Branch)
+	}
+	if _, err := r.host(ctx, "rev-parse", "--verify", "--quiet", ref); err == nil {
+		if _, err := r.host(ctx, "update-ref", "-d", ref); err != nil {
+			return nil, err
+		}
+	}
+	// RemoveAll does not follow symlinks: whatever the agent linked stays where it is.
+	if err := os.RemoveAll(r.Project.Clone(id)); err != nil {
+		return nil, fmt.Errorf("removing the clone: %w", err)
+	}
+	if run.State == Pending {
+		run.State = Discarded
+	}
+	return run, r.save(run)
+}

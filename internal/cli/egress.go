@@ -76,12 +76,12 @@ func egressEdit(a *App, use, short string, fn egressEditFunc) *cobra.Command {
 				// The allowlist changed: say whether running sandboxes have it, since a
 				// sandbox that was not reloaded still reaches what rm just removed.
 				fmt.Fprintln(a.Out, termtext.Line(reload.String()))
-				if name == "rm" && len(reload.failed) > 0 {
+				if name == "rm" && len(reload.Failed) > 0 {
 					// The removal is saved, but a sandbox that did not get it still reaches
 					// what was removed: the command did not do what it was asked.
 					return errorf("stop it (`docker stop` the agent, or Ctrl-C its run) or reload it with `docker kill --signal HUP <name>`",
 						"%s still allowed by %d running sandbox(es) that were not reloaded: %s",
-						strings.Join(hosts, ", "), len(reload.failed), termtext.Line(strings.Join(reload.failed, "; ")))
+						strings.Join(hosts, ", "), len(reload.Failed), termtext.Line(strings.Join(reload.Failed, "; ")))
 				}
 			}
 			return nil

@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/aboxhq/abox/internal/approval"
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/sandbox"
 	"github.com/aboxhq/abox/internal/statefs"
 	"github.com/aboxhq/abox/internal/termtext"
 )
@@ -27,10 +26,10 @@ func (a *App) mutate(ctx context.Context, p *project, edit func(*manifest.Doc) e
 
 // mutateReload is [App.mutate], also returning what the push to running sandboxes did, for a
 // command whose result depends on it (egress).
-func (a *App) mutateReload(ctx context.Context, p *project, edit func(*manifest.Doc) error) (*manifest.Manifest, reloadResult, error) {
+func (a *App) mutateReload(ctx context.Context, p *project, edit func(*manifest.Doc) error) (*manifest.Manifest, sandbox.Reloaded, error) {
 	m, err := a.applyMutation(p, edit)
 	if err != nil {
-		return nil, reloadResult{}, err
+		return nil, sandbox.Reloaded{}, err
 	}
 	return m, a.reloadRunning(ctx, p), nil
 }
@@ -89,61 +88,11 @@ func applyEdit(raw []byte, edit func(*manifest.Doc) error) (*manifest.Doc, *mani
 	return doc, m, nil
 }
 
-// reloadResult is what [App.reloadRunning] did.
-type reloadResult struct {
-	skipped  error    // docker could not be asked which sandboxes run; nothing was signalled
-	reloaded []string // netd containers that got the reload signal
-	failed   []string // "name: error" of those that did not
-}
-
-// String says what happened, as one line for the end of a command's result. Names and errors
-// come from docker: print it through termtext.Line.
-func (r reloadResult) String() string {
-	switch n := len(r.reloaded) + len(r.failed); {
-	case r.skipped != nil:
-		return "running sandboxes were not reloaded: " + r.skipped.Error()
-	case n == 0:
-		return "no sandbox of this project is running; the next run uses the new allowlist"
-	case len(r.failed) == 0:
-		return fmt.Sprintf("reloaded %s: %s", countNoun(n, "running sandbox", "running sandboxes"), strings.Join(r.reloaded, ", "))
-	default:
-		return fmt.Sprintf("reloaded %d of %s; not reloaded: %s; it keeps the old allowlist until it is "+
-			"restarted or reloaded with `docker kill --signal HUP <name>`", len(r.reloaded),
-			countNoun(n, "running sandbox", "running sandboxes"), strings.Join(r.failed, "; "))
-	}
-}
-
-func countNoun(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-// reloadRunning signals the netd of every running sandbox of the project to re-read its policy,
-// and says which got the signal. A delivered SIGHUP is what counts as reloaded: netd re-reads
-// its policy files on it.
-func (a *App) reloadRunning(ctx context.Context, p *project) reloadResult {
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	if err := a.requireDaemon(ctx); err != nil {
-		return reloadResult{skipped: err}
-	}
-	cs, err := a.docker().ContainersByLabel(ctx, map[string]string{"abox.hash": p.state.Hash, "abox.role": "netd"}, false)
-	if err != nil {
-		a.warnf("", "could not list running sandboxes: %v", err)
-		return reloadResult{skipped: fmt.Errorf("listing them: %w", err)}
-	}
-	var r reloadResult
-	for _, c := range cs {
-		name := strings.Join(c.Names, ",")
-		if err := a.docker().Kill(ctx, c.ID, "HUP"); err != nil {
-			a.warnf("", "reloading a running sandbox: %v", err)
-			r.failed = append(r.failed, name+": "+err.Error())
-			continue
-		}
-		a.progressf("reloaded the policy of running sandbox %s", name)
-		r.reloaded = append(r.reloaded, name)
-	}
-	return r
+// reloadRunning pushes the project's new policy to its running sandboxes ([sandbox.Reload]).
+func (a *App) reloadRunning(ctx context.Context, p *project) sandbox.Reloaded {
+	return sandbox.Reload(ctx, a.docker(), p.state.Hash, sandbox.ReloadHooks{
+		Ready:    a.requireDaemon,
+		Warn:     func(format string, args ...any) { a.warnf("", format, args...) },
+		Progress: a.progressf,
+	})
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/approval"
 	"github.com/aboxhq/abox/internal/artifact"
-	"github.com/aboxhq/abox/internal/docker"
+	"github.com/aboxhq/abox/internal/sandbox"
 )
 
 type upOptions struct {
@@ -79,14 +79,11 @@ func runUp(ctx context.Context, a *App, opts upOptions) error {
 	if err := a.ensureNetwork(ctx, p.cfg.Network); err != nil {
 		return err
 	}
-	_, verr := a.docker().VolumeInspect(ctx, rs.ClaudeVol)
-	if verr != nil && !errors.Is(verr, docker.ErrNotFound) {
-		return fmt.Errorf("inspecting volume %s: %w", rs.ClaudeVol, verr)
-	}
-	if err := a.docker().VolumeCreate(ctx, rs.ClaudeVol, map[string]string{
+	existed, err := sandbox.CreateClaudeVolume(ctx, a.docker(), rs, map[string]string{
 		"abox.managed": "true", "abox.project": p.manifest.Project, "abox.hash": p.state.Hash,
-	}); err != nil {
-		return fmt.Errorf("creating volume %s: %w", rs.ClaudeVol, err)
+	})
+	if err != nil {
+		return err
 	}
 	if !opts.noBuild {
 		// The agent image first: its Claude Code download is what most often needs the network,
@@ -99,7 +96,7 @@ func runUp(ctx context.Context, a *App, opts upOptions) error {
 			return err
 		}
 	}
-	if err := a.ensureClaudeVolume(ctx, p, rs, verr == nil); err != nil {
+	if err := a.ensureClaudeVolume(ctx, p, rs, existed); err != nil {
 		return err
 	}
 	if err := a.upGateway(ctx, p, opts.forceGateway); err != nil {

@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/sandbox"
-	"github.com/aboxhq/abox/internal/statefs"
 )
 
 type runOptions struct {
@@ -167,16 +164,9 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 	return nil
 }
 
-// checkRecordable refuses to start a run abox could not record: on a full disk the transcript
-// and netd's logs, the run's audit trail, would be lost while the agent ran.
+// checkRecordable refuses a run abox could not record ([sandbox.CheckRecordable]).
 func checkRecordable(dir string) error {
-	probe := filepath.Join(dir, ".space-check")
-	err := statefs.WriteFile(probe, make([]byte, 64<<10), statefs.PrivateMode)
-	os.Remove(probe)
-	if err != nil {
-		return errorf("free space on the disk that holds "+dir, "cannot record a run: %v", err)
-	}
-	return nil
+	return withHint(sandbox.CheckRecordable(dir), "free space on the disk that holds "+dir)
 }
 
 // printSummary prints what happened in a run to stderr. Every line goes through linef: the

@@ -8,7 +8,6 @@ import (
 	"github.com/aboxhq/abox/internal/approval"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/sandbox"
-	"github.com/aboxhq/abox/internal/statefs"
 	"github.com/aboxhq/abox/internal/termtext"
 )
 
@@ -41,51 +40,23 @@ func (a *App) applyMutation(p *project, edit func(*manifest.Doc) error) (*manife
 		return nil, err
 	}
 	defer unlock()
-	// A never-approved project is edited in the workspace only; a corrupt approval is refused
-	// (exit 3), as `abox run` refuses it.
-	_, err = approval.Check(p.state, p.manifest, p.raw)
-	hasApproval := !errors.Is(err, approval.ErrNotApproved)
+	m, raw, err := approval.Edit(p.state, p.manifest, p.raw, edit)
 	var changed *approval.ChangedError
-	if errors.As(err, &changed) {
+	var invalid *approval.InvalidEditError
+	switch {
+	case errors.As(err, &changed):
 		fmt.Fprintf(a.Err, "%v:\n%s", changed, termtext.Text(changed.Diff))
 		return nil, errorf("review the change and approve it with `abox up` first", "refusing to edit an unapproved manifest")
-	}
-	if err != nil && hasApproval {
+	case errors.As(err, &invalid):
+		return nil, withHint(err, "nothing was written")
+	case err != nil:
 		return nil, err
 	}
-	doc, m, err := applyEdit(p.raw, edit)
-	if err != nil {
-		return nil, err
-	}
-	if err := statefs.WriteFile(p.manifestPath(), doc.Bytes(), 0o644); err != nil {
-		return nil, err
-	}
-	if hasApproval {
-		if err := approval.Record(p.state, doc.Bytes()); err != nil {
-			return nil, err
-		}
-	}
-	p.manifest, p.raw = m, doc.Bytes()
+	p.manifest, p.raw = m, raw
 	if _, err := a.renderProject(p); err != nil {
 		return nil, err
 	}
 	return m, nil
-}
-
-// applyEdit runs edit on the document of raw and validates the result.
-func applyEdit(raw []byte, edit func(*manifest.Doc) error) (*manifest.Doc, *manifest.Manifest, error) {
-	doc, err := manifest.ParseDoc(raw, manifest.FileName)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := edit(doc); err != nil {
-		return nil, nil, err
-	}
-	m, err := doc.Manifest(manifest.FileName)
-	if err != nil {
-		return nil, nil, withHint(err, "nothing was written")
-	}
-	return doc, m, nil
 }
 
 // reloadRunning pushes the project's new policy to its running sandboxes ([sandbox.Reload]).

@@ -32,9 +32,6 @@ type project struct {
 	approvedHere bool
 }
 
-// manifestPath returns the manifest's path in the workspace.
-func (p *project) manifestPath() string { return filepath.Join(p.ws, manifest.FileName) }
-
 // loadConfig reads config.yaml and custom-servers.yaml.
 func (a *App) loadConfig() (*config.Config, config.CustomServers, paths.Paths, error) {
 	ps, err := a.Paths()

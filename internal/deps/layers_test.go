@@ -32,7 +32,7 @@ var allowed = map[string]map[string]string{
 	"internal/approval": {
 		"internal/manifest": "the approved manifest is parsed, compared and diffed as a manifest",
 		"internal/paths":    "approved.yaml lives in the project's state directory",
-		"internal/statefs":  "it is recorded atomically and privately",
+		"internal/statefs":  "it is recorded atomically and privately, and an edit writes agentbox.yaml atomically",
 		"internal/wsfile":   "it is read as a regular file only, never through a symlink",
 	},
 	"internal/artifact": {

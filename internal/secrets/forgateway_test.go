@@ -18,7 +18,10 @@ func TestForGateway(t *testing.T) {
 	ctx := context.Background()
 	cat := testCat(t)
 	salt := filepath.Join(t.TempDir(), "secrets.salt")
-	never := func(context.Context) (Store, error) { t.Error("the store was opened for a gateway that needs no secret"); return nil, nil }
+	never := func(context.Context) (Store, error) {
+		t.Error("the store was opened for a gateway that needs no secret")
+		return nil, nil
+	}
 	if out, err := ForGateway(ctx, never, salt, &gateway.Union{Profile: "dev"}, cat); err != nil || out.Data != nil || out.Digest != "" {
 		t.Errorf("no needs = %+v, %v", out, err)
 	}

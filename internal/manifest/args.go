@@ -72,3 +72,35 @@ func ParseEnvSecretArgs(source string, args []string) ([]EnvSecret, error) {
 	}
 	return pairs, nil
 }
+
+// ParseRemoteArgs builds the remote server that `abox mcp add-remote` declares from its flags:
+// headers as "Name: value", secrets as "name=ENV". A malformed flag is reported with its flag;
+// the manifest's validation then checks every value in place.
+func ParseRemoteArgs(source string, r RemoteServer, headers, secrets []string) (RemoteServer, error) {
+	var ps []Problem
+	for _, h := range headers {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			ps = append(ps, Problem{Loc: "--header", Msg: fmt.Sprintf("%q is not 'Name: value'", termtext.Line(h)),
+				Hint: "write --header 'Authorization: Bearer ${TOKEN}'"})
+			continue
+		}
+		if r.Headers == nil {
+			r.Headers = map[string]string{}
+		}
+		r.Headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	for _, s := range secrets {
+		name, env, ok := strings.Cut(s, "=")
+		if !ok || name == "" || env == "" {
+			ps = append(ps, Problem{Loc: "--secret", Msg: fmt.Sprintf("%q is not name=ENV", termtext.Line(s)),
+				Hint: "write --secret docs.token=DOCS_TOKEN"})
+			continue
+		}
+		r.Secrets = append(r.Secrets, SecretEnv{Name: name, Env: env})
+	}
+	if len(ps) > 0 {
+		return r, &Error{Source: source, Problems: ps}
+	}
+	return r, nil
+}

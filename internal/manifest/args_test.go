@@ -56,3 +56,28 @@ func TestParseEnvSecretArgs(t *testing.T) {
 		}
 	}
 }
+
+func TestParseRemoteArgs(t *testing.T) {
+	base := RemoteServer{URL: "https://mcp.example.com/mcp", Transport: DefaultTransport}
+	got, err := ParseRemoteArgs("abox mcp add-remote", base,
+		[]string{" Authorization : Bearer ${DOCS_TOKEN} ", "X-A:b"}, []string{"docs.token=DOCS_TOKEN"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := base
+	want.Headers = map[string]string{"Authorization": "Bearer ${DOCS_TOKEN}", "X-A": "b"}
+	want.Secrets = []SecretEnv{{Name: "docs.token", Env: "DOCS_TOKEN"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ParseRemoteArgs (-want +got):\n%s", diff)
+	}
+	_, err = ParseRemoteArgs("abox mcp add-remote", base, []string{"no colon", ": v"}, []string{"name", "=ENV", "ok=OK"})
+	var me *Error
+	if !errors.As(err, &me) || me.Source != "abox mcp add-remote" || len(me.Problems) != 4 {
+		t.Fatalf("ParseRemoteArgs(four bad) = %v, want a located error with all four", err)
+	}
+	for _, p := range me.Problems {
+		if (p.Loc != "--header" && p.Loc != "--secret") || p.Hint == "" {
+			t.Errorf("problem %+v: want its flag and a hint", p)
+		}
+	}
+}

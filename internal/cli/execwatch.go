@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/sandbox"
 	"github.com/aboxhq/abox/internal/watch"
@@ -17,8 +18,8 @@ const maxExecLines = 20
 
 // execScope is what a run of p watches ([sandbox.RunScope]); a project without a baseline is
 // refused.
-func (a *App) execScope(p *project, rs *render.RunSpec) (*watch.Scope, error) {
-	scope, err := sandbox.RunScope(p.state, a.getenv("HOME"), rs)
+func (a *App) execScope(p *project.Project, rs *render.RunSpec) (*watch.Scope, error) {
+	scope, err := sandbox.RunScope(p.State, a.getenv("HOME"), rs)
 	switch {
 	case errors.Is(err, sandbox.ErrNoBaseline):
 		return nil, withHint(err, "run `abox up`: it records the baseline before any agent runs")
@@ -30,8 +31,8 @@ func (a *App) execScope(p *project, rs *render.RunSpec) (*watch.Scope, error) {
 
 // recordBaseline records the workspace as the project's baseline, for the sections never
 // recorded ([sandbox.RecordBaseline]), and says what it took.
-func (a *App) recordBaseline(p *project, rs *render.RunSpec) error {
-	rec, err := sandbox.RecordBaseline(p.state, a.getenv("HOME"), rs, a.Now().UTC().Format("2006-01-02T15:04:05Z"))
+func (a *App) recordBaseline(p *project.Project, rs *render.RunSpec) error {
+	rec, err := sandbox.RecordBaseline(p.State, a.getenv("HOME"), rs, a.Now().UTC().Format("2006-01-02T15:04:05Z"))
 	if err != nil {
 		return withHint(err, "run `abox doctor`, then `abox doctor --accept-git --accept-watch` to record it again")
 	}

@@ -47,23 +47,23 @@ func runMCPCost(ctx context.Context, a *App, dir string, jsonOut bool) error {
 	if err != nil {
 		return err
 	}
-	pol, err := readNetdPolicy(p.state.Artifacts())
+	pol, err := readNetdPolicy(p.State.Artifacts())
 	if err != nil {
 		return err
 	}
 	if pol.MCP == nil {
-		return errorf("declare one with `abox mcp add SERVER`", "%s declares no MCP server", p.manifest.Project)
+		return errorf("declare one with `abox mcp add SERVER`", "%s declares no MCP server", p.Manifest.Project)
 	}
 	if err := a.requireDaemon(ctx); err != nil {
 		return err
 	}
-	res, err := a.probeProfile(ctx, p.manifest.Profile)
+	res, err := a.probeProfile(ctx, p.Manifest.Profile)
 	if err != nil {
 		return err
 	}
-	rep := toolcost.Of(res.Tools, pol.MCP, p.manifest.Tools)
-	rep.Price(p.cfg.ClaudeCode.Version, p.cfg.AgentEnv)
-	rep.Client.Why += toolcost.UnreadSwitches(p.manifest.EnvSecrets)
+	rep := toolcost.Of(res.Tools, pol.MCP, p.Manifest.Tools)
+	rep.Price(p.Config.ClaudeCode.Version, p.Config.AgentEnv)
+	rep.Client.Why += toolcost.UnreadSwitches(p.Manifest.EnvSecrets)
 	if jsonOut {
 		return a.writeJSON(rep)
 	}

@@ -79,7 +79,7 @@ func newMCPRmRemoteCmd(a *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, ok := p.manifest.RemoteServers[name]; !ok {
+			if _, ok := p.Manifest.RemoteServers[name]; !ok {
 				return errorf("see the declared servers with `abox mcp list`", "%q is not a remote server of this project", name)
 			}
 			if _, err := a.mutate(c.Context(), p, func(d *manifest.Doc) error {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/sandbox"
 )
@@ -49,11 +50,11 @@ func runNuke(ctx context.Context, a *App, o nukeOptions) error {
 		if !a.TTY {
 			return errorf("run `abox nuke --yes` to confirm without a terminal", "abox nuke needs confirmation")
 		}
-		if !a.confirm(fmt.Sprintf("remove %s's containers, artifacts and review copy?", p.manifest.Project)) {
+		if !a.confirm(fmt.Sprintf("remove %s's containers, artifacts and review copy?", p.Manifest.Project)) {
 			return errorf("nothing was removed", "cancelled")
 		}
 	}
-	unlock, err := p.lock()
+	unlock, err := p.Lock()
 	if err != nil {
 		return err
 	}
@@ -61,23 +62,23 @@ func runNuke(ctx context.Context, a *App, o nukeOptions) error {
 	if err := a.requireDaemon(ctx); err != nil {
 		return err
 	}
-	removed, err := sandbox.RemoveContainers(ctx, a.docker(), p.state.Hash)
+	removed, err := sandbox.RemoveContainers(ctx, a.docker(), p.State.Hash)
 	if err != nil {
 		return err
 	}
 	if err := a.unbindProject(ctx, p); err != nil {
 		return err
 	}
-	if err := sandbox.RemoveState(p.state); err != nil {
+	if err := sandbox.RemoveState(p.State); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.Out, "removed %s, the artifacts and the review copy of %s\n", plural(removed, "container", "containers"), p.manifest.Project)
+	fmt.Fprintf(a.Out, "removed %s, the artifacts and the review copy of %s\n", plural(removed, "container", "containers"), p.Manifest.Project)
 	return a.nukeAuth(ctx, p, o)
 }
 
 // nukeAuth removes the Claude login volume only when the user says so.
-func (a *App) nukeAuth(ctx context.Context, p *project, o nukeOptions) error {
-	vol := render.ClaudeVolume(p.state.Hash)
+func (a *App) nukeAuth(ctx context.Context, p *project.Project, o nukeOptions) error {
+	vol := render.ClaudeVolume(p.State.Hash)
 	remove := o.includeAuth
 	if !o.keepAuth && !o.includeAuth {
 		if !a.TTY {

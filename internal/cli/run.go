@@ -105,15 +105,15 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 		return err
 	}
 	sb := &sandbox.Sandbox{
-		Docker: a.docker(), Project: p.state, Spec: pre.RunSpec, Baseline: pre.Baseline,
+		Docker: a.docker(), Project: p.State, Spec: pre.RunSpec, Baseline: pre.Baseline,
 		Now: a.Now, Progress: a.Err,
 	}
 	if !opts.shell {
-		if err := sb.CheckLogin(ctx, p.manifest.EnvSecrets); err != nil {
+		if err := sb.CheckLogin(ctx, p.Manifest.EnvSecrets); err != nil {
 			return err
 		}
 	}
-	if err := checkRecordable(p.state.Runs()); err != nil {
+	if err := checkRecordable(p.State.Runs()); err != nil {
 		return err
 	}
 	scope, err := a.execScope(p, pre.RunSpec)
@@ -122,22 +122,22 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 	}
 	so := sandbox.Options{
 		Prompt: opts.prompt, Resume: opts.resume, Continue: opts.cont, Keep: opts.keep, Shell: opts.shell,
-		Timeout: opts.timeout, Masks: pre.RunSpec.Masks, MaskWalkLimit: p.cfg.Limits.MaskWalk, SecretEnv: secretEnv, Gateway: pre.Gateway,
+		Timeout: opts.timeout, Masks: pre.RunSpec.Masks, MaskWalkLimit: p.Config.Limits.MaskWalk, SecretEnv: secretEnv, Gateway: pre.Gateway,
 		Watch: scope,
 	}
 	if so.Timeout == 0 && !opts.shell {
-		so.Timeout = time.Duration(p.manifest.Run.Timeout) * time.Second
+		so.Timeout = time.Duration(p.Manifest.Run.Timeout) * time.Second
 	}
 	if !opts.quiet && !opts.shell {
 		so.Output, so.Pretty = a.Out, a.TTY || a.OutTTY
 	}
 	out, runErr := sb.Run(ctx, so)
-	if err := sb.Record(so, out, p.manifest.Profile, p.manifest.Run.PermissionMode, p.manifest.Servers); err != nil {
+	if err := sb.Record(so, out, p.Manifest.Profile, p.Manifest.Run.PermissionMode, p.Manifest.Servers); err != nil {
 		a.warnf("", "recording the run: %v", err)
 	}
 	a.printSummary(out, opts.shell, pre.RunSpec.OnExecChange)
 	if opts.shell || sandbox.LoggedOut(out) {
-		sandbox.ForgetLogin(p.state) // the shell may have logged in or out; the next run looks again
+		sandbox.ForgetLogin(p.State) // the shell may have logged in or out; the next run looks again
 	}
 	// First, so that nothing the agent prints (a login prompt) can trade this status for another.
 	if err := execVerdict(out.Exec, pre.RunSpec.OnExecChange); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/secrets"
 )
 
@@ -29,12 +30,12 @@ func (a *App) gatewaySecrets(ctx context.Context, ps paths.Paths, u *gateway.Uni
 // attachedEnv reads the secrets attached to the agent from the store, as the env file the
 // sandbox pipes to `docker create`, and states on every run that the agent holds them. nil when
 // none is attached.
-func (a *App) attachedEnv(ctx context.Context, p *project) ([]byte, error) {
-	attached := p.manifest.EnvSecrets
+func (a *App) attachedEnv(ctx context.Context, p *project.Project) ([]byte, error) {
+	attached := p.Manifest.EnvSecrets
 	if len(attached) == 0 {
 		return nil, nil
 	}
-	choice, err := a.secretStore(ctx, p.paths)
+	choice, err := a.secretStore(ctx, p.Paths)
 	if err != nil {
 		return nil, err
 	}

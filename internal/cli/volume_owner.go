@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 
+	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/sandbox"
 )
 
 // ensureClaudeVolume gives the project's ~/.claude volume to the agent ([sandbox.OwnClaudeVolume]).
-func (a *App) ensureClaudeVolume(ctx context.Context, p *project, rs *render.RunSpec, existed bool) error {
-	err := sandbox.OwnClaudeVolume(ctx, a.docker(), p.state, rs, existed, a.progressf)
+func (a *App) ensureClaudeVolume(ctx context.Context, p *project.Project, rs *render.RunSpec, existed bool) error {
+	err := sandbox.OwnClaudeVolume(ctx, a.docker(), p.State, rs, existed, a.progressf)
 	var re *sandbox.ReownError
 	switch {
 	case errors.Is(err, sandbox.ErrNoAgentUser):

@@ -128,6 +128,18 @@ var allowed = map[string]map[string]string{
 	"internal/policy": {
 		"internal/egress": "the ruleset's sets hold the ports of egress entries",
 	},
+	"internal/project": {
+		// Loading a project and building its render spec, by one rule for every command,
+		// doctor's re-render and the preflight's currency check (see its doc).
+		"internal/catalog":  "the spec holds the catalog the servers are looked up in",
+		"internal/config":   "config.yaml and custom-servers.yaml are half of a project",
+		"internal/images":   "the CA certificates and the npm registry the spec names are read as the image build reads them",
+		"internal/manifest": "agentbox.yaml is the other half",
+		"internal/owner":    "the agent runs as the workspace's owner, or config.yaml's agent.uid and agent.gid",
+		"internal/paths":    "the project's state layout",
+		"internal/render":   "the result is a render.Spec",
+		"internal/statefs":  "the project's lock",
+	},
 	"internal/render": {
 		// DESIGN §9: pure, manifest+config → artifacts; never docker (STYLE §3.1).
 		"internal/config":   "config.yaml is half of render's input",

@@ -29,19 +29,9 @@ func detectWorkspace(ws string) (toolchains, remotes []string) {
 }
 
 // suggestEgress returns the suggested hosts of each toolchain, from the host's own registry
-// configuration.
+// configuration ([detect.HostRegistries]).
 func (a *App) suggestEgress(toolchains []string) map[string][]string {
-	reg := detect.Registries{}
-	ctx := context.Background()
-	if vals, err := a.probe().GoEnv(ctx, "GOPROXY", "GOSUMDB"); err == nil {
-		reg.GoProxy, reg.GoSumDB = vals[0], vals[1]
-	}
-	reg.NPM, _ = a.probe().NPMRegistry(ctx)
-	out := map[string][]string{}
-	for _, t := range toolchains {
-		out[t] = detect.Egress([]string{t}, reg)
-	}
-	return out
+	return detect.SuggestEgress(toolchains, detect.HostRegistries(context.Background(), a.probe()))
 }
 
 // defaults computes the answers without asking: existing values first, flags and detection added

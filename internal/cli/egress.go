@@ -140,7 +140,7 @@ func egressRemove(a *App, d *manifest.Doc, p *project.Project, hosts []string) (
 // isMandatory reports whether the rendered policy of p has host as an entry abox added itself.
 func (a *App) isMandatory(p *project.Project, host string) bool {
 	pol, err := a.currentPolicy(p)
-	return err == nil && slices.Contains(pol.Mandatory, host)
+	return err == nil && pol.IsMandatory(host)
 }
 
 func egressIgnore(a *App, d *manifest.Doc, p *project.Project, hosts []string) (string, error) {
@@ -273,17 +273,12 @@ func runEgressCheck(_ context.Context, a *App, dir, arg string) error {
 	if err != nil {
 		return err
 	}
-	list, err := pol.List()
+	ok, port, ports, err := pol.Check(e.Host, e.Port)
 	if err != nil {
 		return err
 	}
-	port := e.Port
-	if port == 0 {
-		port = egress.DefaultPort
-	}
-	ports := list.Ports(e.Host)
 	switch {
-	case slices.Contains(ports, port):
+	case ok:
 		fmt.Fprintf(a.Out, "allowed: %s:%d\n", e.Host, port)
 		return nil
 	case len(ports) > 0:

@@ -81,3 +81,32 @@ func TestParseRemoteArgs(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckInitArgs(t *testing.T) {
+	good := InitArgs{Project: "web", Profile: "dev", PermissionMode: PermissionModes[0], Servers: []string{"github"},
+		Egress: []string{"example.com", "*.cdn.example.com"}, Toolchains: []string{"go"}, Masks: []string{".env", "secrets/"}}
+	if err := CheckInitArgs("abox init", good); err != nil {
+		t.Fatalf("CheckInitArgs(good) = %v", err)
+	}
+	if err := CheckInitArgs("abox init", InitArgs{}); err != nil {
+		t.Fatalf("CheckInitArgs(none) = %v", err)
+	}
+	bad := InitArgs{Project: "-web", Profile: "a b", PermissionMode: "yolo", Servers: []string{"a/b"},
+		Egress: []string{"http://x"}, Toolchains: []string{"cobol", "dotnet"}, Masks: []string{"/etc/passwd"}}
+	err := CheckInitArgs("abox init", bad)
+	var me *Error
+	if !errors.As(err, &me) || me.Source != "abox init" {
+		t.Fatalf("CheckInitArgs(bad) = %v, want a located error", err)
+	}
+	var locs []string
+	for _, p := range me.Problems {
+		locs = append(locs, p.Loc)
+		if p.Hint == "" {
+			t.Errorf("problem %+v has no hint", p)
+		}
+	}
+	want := "--project --profile --server --egress --toolchain --toolchain --mask --permission-mode"
+	if got := strings.Join(locs, " "); got != want {
+		t.Errorf("problems at %s, want %s", got, want)
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/catalog"
-	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/project"
 )
@@ -156,18 +155,17 @@ func runMCPOAuth(ctx context.Context, a *App, args []string) error {
 	if err := a.requireDaemon(ctx); err != nil {
 		return err
 	}
-	res, err := a.docker().Run(ctx, docker.Invocation{Args: []string{"info", "--format", "{{.OperatingSystem}}"}})
+	os, err := a.docker().OperatingSystem(ctx)
 	if err != nil {
 		return err
 	}
-	if os := strings.TrimSpace(string(res.Stdout)); os != "Docker Desktop" {
+	if os != "Docker Desktop" {
 		return errorf("on Docker Engine, give the remote server a token header: `abox mcp add-remote NAME --url URL --header 'Authorization: Bearer ${TOKEN}' --secret NAME.token=TOKEN`",
 			"abox mcp oauth needs Docker Desktop; this daemon runs on %s", os)
 	}
-	argv := []string{"mcp", "oauth", "ls"}
+	provider := ""
 	if len(args) == 1 {
-		argv = []string{"mcp", "oauth", "authorize", args[0]}
+		provider = args[0]
 	}
-	_, err = a.docker().Run(ctx, docker.Invocation{Args: argv, TTY: a.TTY, Stdout: a.Out, Stderr: a.Err, StreamOnly: true})
-	return err
+	return a.docker().MCPOAuth(ctx, provider, a.TTY, a.Out, a.Err)
 }

@@ -131,6 +131,7 @@ var allowed = map[string]map[string]string{
 	"internal/project": {
 		// Loading a project and building its render spec, by one rule for every command,
 		// doctor's re-render and the preflight's currency check (see its doc).
+		"internal/approval": "the secrets a project requires include what its approved manifest needs, read by the approval's one rule",
 		"internal/catalog":  "the spec holds the catalog the servers are looked up in",
 		"internal/config":   "config.yaml and custom-servers.yaml are half of a project",
 		"internal/images":   "the CA certificates and the npm registry the spec names are read as the image build reads them",
@@ -138,6 +139,7 @@ var allowed = map[string]map[string]string{
 		"internal/owner":    "the agent runs as the workspace's owner, or config.yaml's agent.uid and agent.gid",
 		"internal/paths":    "the project's state layout",
 		"internal/render":   "the result is a render.Spec",
+		"internal/secrets":  "the secrets a project requires are secrets.Required of its manifests",
 		"internal/statefs":  "the project's lock",
 	},
 	"internal/render": {

@@ -14,6 +14,7 @@ import (
 	"github.com/aboxhq/abox/internal/doctor"
 	"github.com/aboxhq/abox/internal/hostprobe"
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/termtext"
 )
@@ -146,14 +147,14 @@ func (a *App) doctorEnv(dir string) (*doctor.Env, error) {
 	env.Catalog, env.CatalogErr = catalog.Load(a.mcpHome(), custom)
 	if m != nil {
 		if _, ok := cfg.Profiles[m.Profile]; ok {
-			a.setRender(env, &project{ws: ws, manifest: m, raw: raw, cfg: cfg, custom: custom, paths: ps, state: env.Project})
+			a.setRender(env, &project.Project{Workspace: ws, Manifest: m, Raw: raw, Config: cfg, Custom: custom, Paths: ps, State: env.Project})
 		}
 	}
 	return env, nil
 }
 
 // setRender lets artifacts.current render p as `abox render` would.
-func (a *App) setRender(env *doctor.Env, p *project) {
+func (a *App) setRender(env *doctor.Env, p *project.Project) {
 	env.Render = func() ([]render.Artifact, error) {
 		spec, err := a.spec(p)
 		if err != nil {
@@ -165,10 +166,10 @@ func (a *App) setRender(env *doctor.Env, p *project) {
 
 // checkBoundary refuses bypassPermissions unless every boundary check passes. The boundary
 // checks read only abox's state, so no docker client is given.
-func (a *App) checkBoundary(ctx context.Context, p *project) error {
+func (a *App) checkBoundary(ctx context.Context, p *project.Project) error {
 	env := &doctor.Env{
-		Paths: p.paths, Project: p.state, Home: a.getenv("HOME"), Now: a.Now,
-		Manifest: p.manifest, ManifestRaw: p.raw, Config: p.cfg,
+		Paths: p.Paths, Project: p.State, Home: a.getenv("HOME"), Now: a.Now,
+		Manifest: p.Manifest, ManifestRaw: p.Raw, Config: p.Config,
 	}
 	a.setRender(env, p)
 	failed := doctor.Failed(doctor.Boundary(ctx, env))

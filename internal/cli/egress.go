@@ -15,6 +15,7 @@ import (
 	"github.com/aboxhq/abox/internal/egress"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/policy"
+	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/telemetry"
 	"github.com/aboxhq/abox/internal/termtext"
 )
@@ -44,7 +45,7 @@ Host, a stronger signal) and was denied, with counts and runs, newest first.`,
 }
 
 // egressEditFunc edits the document of p's manifest for hosts and returns what to report.
-type egressEditFunc func(a *App, d *manifest.Doc, p *project, hosts []string) (string, error)
+type egressEditFunc func(a *App, d *manifest.Doc, p *project.Project, hosts []string) (string, error)
 
 func egressEdit(a *App, use, short string, fn egressEditFunc) *cobra.Command {
 	var dir string
@@ -63,7 +64,7 @@ func egressEdit(a *App, use, short string, fn egressEditFunc) *cobra.Command {
 				return err
 			}
 			var msg string
-			before := slices.Clone(p.manifest.Egress)
+			before := slices.Clone(p.Manifest.Egress)
 			m, reload, err := a.mutateReload(c.Context(), p, func(d *manifest.Doc) error {
 				msg, err = fn(a, d, p, hosts)
 				return err
@@ -76,12 +77,12 @@ func egressEdit(a *App, use, short string, fn egressEditFunc) *cobra.Command {
 				// The allowlist changed: say whether running sandboxes have it, since a
 				// sandbox that was not reloaded still reaches what rm just removed.
 				fmt.Fprintln(a.Out, termtext.Line(reload.String()))
-				if name == "rm" && len(reload.failed) > 0 {
+				if name == "rm" && len(reload.Failed) > 0 {
 					// The removal is saved, but a sandbox that did not get it still reaches
 					// what was removed: the command did not do what it was asked.
 					return errorf("stop it (`docker stop` the agent, or Ctrl-C its run) or reload it with `docker kill --signal HUP <name>`",
 						"%s still allowed by %d running sandbox(es) that were not reloaded: %s",
-						strings.Join(hosts, ", "), len(reload.failed), termtext.Line(strings.Join(reload.failed, "; ")))
+						strings.Join(hosts, ", "), len(reload.Failed), termtext.Line(strings.Join(reload.Failed, "; ")))
 				}
 			}
 			return nil
@@ -91,7 +92,7 @@ func egressEdit(a *App, use, short string, fn egressEditFunc) *cobra.Command {
 	return cmd
 }
 
-func egressAdd(a *App, d *manifest.Doc, _ *project, hosts []string) (string, error) {
+func egressAdd(a *App, d *manifest.Doc, _ *project.Project, hosts []string) (string, error) {
 	for _, h := range d.EgressIgnored(hosts) {
 		if !a.TTY || !a.confirm(fmt.Sprintf("%s is ignored; unignore and allow it?", h)) {
 			return "", errorf("run `abox egress unignore "+h+"` first", "%s is in egress_ignored", h)
@@ -107,7 +108,7 @@ func egressAdd(a *App, d *manifest.Doc, _ *project, hosts []string) (string, err
 	return "allowed: " + strings.Join(add, ", "), nil
 }
 
-func egressRemove(a *App, d *manifest.Doc, p *project, hosts []string) (string, error) {
+func egressRemove(a *App, d *manifest.Doc, p *project.Project, hosts []string) (string, error) {
 	removed := d.RemoveEgress(hosts)
 	gone := map[string]bool{}
 	for _, r := range removed {
@@ -137,12 +138,12 @@ func egressRemove(a *App, d *manifest.Doc, p *project, hosts []string) (string, 
 }
 
 // isMandatory reports whether the rendered policy of p has host as an entry abox added itself.
-func (a *App) isMandatory(p *project, host string) bool {
+func (a *App) isMandatory(p *project.Project, host string) bool {
 	pol, err := a.currentPolicy(p)
-	return err == nil && slices.Contains(pol.Mandatory, host)
+	return err == nil && pol.IsMandatory(host)
 }
 
-func egressIgnore(a *App, d *manifest.Doc, p *project, hosts []string) (string, error) {
+func egressIgnore(a *App, d *manifest.Doc, p *project.Project, hosts []string) (string, error) {
 	var ignore, mandatory []string
 	for _, h := range hosts {
 		if a.isMandatory(p, h) {
@@ -164,7 +165,7 @@ func egressIgnore(a *App, d *manifest.Doc, p *project, hosts []string) (string, 
 	return strings.Join(msgs, "\n"), nil
 }
 
-func egressUnignore(_ *App, d *manifest.Doc, _ *project, hosts []string) (string, error) {
+func egressUnignore(_ *App, d *manifest.Doc, _ *project.Project, hosts []string) (string, error) {
 	removed := d.UnignoreEgress(hosts)
 	if len(removed) == 0 {
 		return "not ignored: " + strings.Join(hosts, ", "), nil
@@ -184,7 +185,7 @@ func runEgressList(a *App, dir string, jsonOut bool) error {
 	if err != nil {
 		return err
 	}
-	rep, bad, err := telemetry.ReadReview(filepath.Join(p.state.Dir, "denied.jsonl"), pol, p.manifest.EgressIgnored)
+	rep, bad, err := telemetry.ReadReview(filepath.Join(p.State.Dir, "denied.jsonl"), pol, p.Manifest.EgressIgnored)
 	if err != nil {
 		return err
 	}
@@ -233,8 +234,8 @@ func (a *App) printEgress(rep *egressReport) {
 }
 
 // currentPolicy reads the rendered netd policy: what netd enforces.
-func (a *App) currentPolicy(p *project) (*policy.Netd, error) {
-	pol, err := artifact.ReadNetdPolicy(p.state.Artifacts())
+func (a *App) currentPolicy(p *project.Project) (*policy.Netd, error) {
+	pol, err := artifact.ReadNetdPolicy(p.State.Artifacts())
 	var pe *fs.PathError
 	switch {
 	case errors.As(err, &pe):
@@ -272,17 +273,12 @@ func runEgressCheck(_ context.Context, a *App, dir, arg string) error {
 	if err != nil {
 		return err
 	}
-	list, err := pol.List()
+	ok, port, ports, err := pol.Check(e.Host, e.Port)
 	if err != nil {
 		return err
 	}
-	port := e.Port
-	if port == 0 {
-		port = egress.DefaultPort
-	}
-	ports := list.Ports(e.Host)
 	switch {
-	case slices.Contains(ports, port):
+	case ok:
 		fmt.Fprintf(a.Out, "allowed: %s:%d\n", e.Host, port)
 		return nil
 	case len(ports) > 0:

@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/sandbox"
 	"github.com/aboxhq/abox/internal/watch"
@@ -14,36 +16,31 @@ import (
 // has them all.
 const maxExecLines = 20
 
-// execScope is what a run of p watches. A project without a baseline is refused: every
-// comparison, the run's own included, would then start from whatever the workspace holds,
-// which an earlier agent may have planted.
-func (a *App) execScope(p *project, rs *render.RunSpec) (*watch.Scope, error) {
-	b, err := watch.LoadBaseline(p.state.Baselines())
-	if err != nil {
-		return nil, errorf("run `abox doctor` to see what changed, then `abox doctor --accept-git --accept-watch` to record the baseline again", "%v", err)
+// execScope is what a run of p watches ([sandbox.RunScope]); a project without a baseline is
+// refused.
+func (a *App) execScope(p *project.Project, rs *render.RunSpec) (*watch.Scope, error) {
+	scope, err := sandbox.RunScope(p.State, a.getenv("HOME"), rs)
+	switch {
+	case errors.Is(err, sandbox.ErrNoBaseline):
+		return nil, withHint(err, "run `abox up`: it records the baseline before any agent runs")
+	case err != nil:
+		return nil, withHint(err, "run `abox doctor` to see what changed, then `abox doctor --accept-git --accept-watch` to record the baseline again")
 	}
-	if !b.Recorded() {
-		return nil, errorf("run `abox up`: it records the baseline before any agent runs",
-			"the project has no baseline of the files that run outside the sandbox and of its git state, so no agent is started")
-	}
-	scope := sandbox.WatchScope(p.ws, a.getenv("HOME"), rs.Watch, rs.Masks)
-	return &scope, nil
+	return scope, nil
 }
 
 // recordBaseline records the workspace as the project's baseline, for the sections never
-// recorded, and says what it took. A recorded section is left alone: `abox up` after a run must
-// not accept what the run changed.
-func (a *App) recordBaseline(p *project, rs *render.RunSpec) error {
-	snap := watch.Take(sandbox.WatchScope(p.ws, a.getenv("HOME"), rs.Watch, rs.Masks))
-	ts := a.Now().UTC().Format("2006-01-02T15:04:05Z")
-	git, files, err := watch.RecordInitial(p.state.Baselines(), snap, ts)
+// recorded ([sandbox.RecordBaseline]), and says what it took.
+func (a *App) recordBaseline(p *project.Project, rs *render.RunSpec) error {
+	rec, err := sandbox.RecordBaseline(p.State, a.getenv("HOME"), rs, a.Now().UTC().Format("2006-01-02T15:04:05Z"))
 	if err != nil {
-		return errorf("run `abox doctor`, then `abox doctor --accept-git --accept-watch` to record it again", "the baseline: %v", err)
+		return withHint(err, "run `abox doctor`, then `abox doctor --accept-git --accept-watch` to record it again")
 	}
-	if files {
+	snap := rec.Snapshot
+	if rec.Files {
 		linef(a.Out, "baseline recorded: %d execution-adjacent file(s)%s", len(snap.Files), cappedNote(snap.Capped))
 	}
-	if git {
+	if rec.Git {
 		keys, hooks := watch.CountGit(snap.Git)
 		linef(a.Out, "baseline recorded: git, %d key(s) that run code or redirect credentials, %d hook(s)", keys, hooks)
 		for _, s := range firstLines(watch.GitPresent(snap.Git), maxExecLines) {

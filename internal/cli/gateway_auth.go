@@ -6,6 +6,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/gateway"
+	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/render"
 )
 
@@ -17,9 +18,9 @@ func openGatewayHint(profile string) string {
 
 // checkGatewayAuth refuses to start an agent behind a gateway that has not been seen to refuse
 // requests without its token ([gateway.Manager.ProveAuth]).
-func (a *App) checkGatewayAuth(ctx context.Context, p *project, rs *render.RunSpec, gw *docker.Container) error {
-	err := a.gatewayManager().ProveAuth(ctx, p.paths.Gateway(rs.Profile), rs.Profile, rs.Network, rs.Netd.Image,
-		p.cfg.Profiles[rs.Profile].Port, gw)
+func (a *App) checkGatewayAuth(ctx context.Context, p *project.Project, rs *render.RunSpec, gw *docker.Container) error {
+	err := a.gatewayManager().ProveAuth(ctx, p.Paths.Gateway(rs.Profile), rs.Profile, rs.Network, rs.Netd.Image,
+		p.Config.Profiles[rs.Profile].Port, gw)
 	var te *gateway.TokenError
 	var ae *gateway.AuthError
 	switch {

@@ -15,6 +15,7 @@ import (
 	"github.com/aboxhq/abox/internal/docker/dockertest"
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/render"
 )
 
@@ -22,7 +23,7 @@ const runToken = "tok3n-of-the-run-check-0123456789abcdef"
 
 // authFixture is a project on profile default whose gateway container gw0001 runs; the probe
 // from the netd image answers probe.
-func authFixture(t *testing.T, probe string) (*App, *dockertest.Fake, *project, *render.RunSpec, *docker.Container) {
+func authFixture(t *testing.T, probe string) (*App, *dockertest.Fake, *project.Project, *render.RunSpec, *docker.Container) {
 	t.Helper()
 	fake := dockertest.New(t)
 	if probe != "" {
@@ -32,7 +33,7 @@ func authFixture(t *testing.T, probe string) (*App, *dockertest.Fake, *project, 
 	a.dockerClient = docker.NewClient(fake, nil)
 	ps := paths.Paths{Config: t.TempDir(), State: t.TempDir()}
 	a.paths = &ps
-	p := &project{cfg: config.Default(), paths: ps}
+	p := &project.Project{Config: config.Default(), Paths: ps}
 	if err := os.MkdirAll(ps.Gateway("default"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestRunRefusesAnOpenGateway(t *testing.T) {
 			!strings.Contains(hintOf(err), "`abox gateway update`") {
 			t.Fatalf("checkGatewayAuth = %v (hint %q), want exit 3 with the gateway update hint", err, hintOf(err))
 		}
-		if gateway.AuthProven(p.paths.Gateway("default"), gw) {
+		if gateway.AuthProven(p.Paths.Gateway("default"), gw) {
 			t.Error("an open gateway was recorded as proven")
 		}
 		if strings.Contains(fake.ArgvText(), runToken) {
@@ -88,7 +89,7 @@ func TestRunRefusesAnOpenGateway(t *testing.T) {
 	})
 	t.Run("no token", func(t *testing.T) {
 		a, _, p, rs, gw := authFixture(t, "")
-		if err := os.Remove(filepath.Join(p.paths.Gateway("default"), "token")); err != nil {
+		if err := os.Remove(filepath.Join(p.Paths.Gateway("default"), "token")); err != nil {
 			t.Fatal(err)
 		}
 		if err := a.checkGatewayAuth(ctx, p, rs, gw); !errors.As(err, new(*exitCode)) || !strings.Contains(hintOf(err), "abox up") {

@@ -12,23 +12,24 @@ import (
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/project"
 )
 
 // bindProject records in the profile's registry what the project asks of its gateway
-// ([gateway.BindProject]). Unless approved is set (up, which has just approved p.manifest), a
+// ([gateway.BindProject]). Unless approved is set (up, which has just approved p.Manifest), a
 // project with an approval is bound with its approved manifest, not with a workspace copy that
 // differs.
-func (a *App) bindProject(p *project, approved bool) error {
-	m := p.manifest
-	if !approved && !p.approvedHere {
-		switch ap, err := approval.Load(p.state); {
+func (a *App) bindProject(p *project.Project, approved bool) error {
+	m := p.Manifest
+	if !approved {
+		switch ap, err := approval.Load(p.State); {
 		case err == nil:
 			m = ap.Manifest
 		case !errors.Is(err, approval.ErrNotApproved):
 			return err // a corrupt approval binds nothing and is refused (exit 3)
 		}
 	}
-	left, err := gateway.BindProject(p.paths.GatewaysDir(), p.ws, p.state.Hash, m, p.custom)
+	left, err := gateway.BindProject(p.Paths.GatewaysDir(), p.Workspace, p.State.Hash, m, p.Custom)
 	if err != nil {
 		return err
 	}
@@ -40,8 +41,8 @@ func (a *App) bindProject(p *project, approved bool) error {
 
 // unbindProject removes the project from every registry, and removes a gateway no project
 // needs any more.
-func (a *App) unbindProject(ctx context.Context, p *project) error {
-	from, err := a.gatewayManager().UnbindProject(ctx, p.paths.GatewaysDir(), p.state.Hash)
+func (a *App) unbindProject(ctx context.Context, p *project.Project) error {
+	from, err := a.gatewayManager().UnbindProject(ctx, p.Paths.GatewaysDir(), p.State.Hash)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/policy"
+	"github.com/aboxhq/abox/internal/project"
 )
 
 // leakHint names the ways out of a [gateway.Leak]: make the tools known, narrow the server (or
@@ -26,16 +27,16 @@ func leakHint(l gateway.Leak) string {
 // checkMCPScope refuses to run a project whose rendered, verified netd policy np would pass
 // other projects' tools from the profile's gateway gw (nil when there is none), by
 // [gateway.ProjectScope], the rule doctor's gateway.project-scope applies too.
-func (a *App) checkMCPScope(p *project, profile string, np *policy.Netd, gw *docker.Container) error {
+func (a *App) checkMCPScope(p *project.Project, profile string, np *policy.Netd, gw *docker.Container) error {
 	if np.MCP == nil {
 		return nil
 	}
-	reg, err := gateway.LoadRegistry(p.paths.Gateway(profile), profile)
+	reg, err := gateway.LoadRegistry(p.Paths.Gateway(profile), profile)
 	if err != nil {
 		return err
 	}
-	l, ok, err := gateway.ProjectScope(gateway.ScopeInput{Netd: np, Registry: reg, Running: gw, Custom: p.custom,
-		Catalog: func() (*catalog.Catalog, error) { return catalog.Load(a.mcpHome(), p.custom) }})
+	l, ok, err := gateway.ProjectScope(gateway.ScopeInput{Netd: np, Registry: reg, Running: gw, Custom: p.Custom,
+		Catalog: func() (*catalog.Catalog, error) { return catalog.Load(a.mcpHome(), p.Custom) }})
 	if err != nil || ok {
 		return err
 	}

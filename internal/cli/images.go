@@ -7,6 +7,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/hostprobe"
 	"github.com/aboxhq/abox/internal/images"
+	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/render"
 )
 
@@ -16,14 +17,14 @@ type buildOptions struct {
 }
 
 // ensureAgentImage builds the project's agent image unless one with its tag exists.
-func (a *App) ensureAgentImage(ctx context.Context, p *project, rs *render.RunSpec, o buildOptions) error {
-	return a.explainBuild(a.builder(o).Agent(ctx, p.images(), rs.Agent.Image))
+func (a *App) ensureAgentImage(ctx context.Context, p *project.Project, rs *render.RunSpec, o buildOptions) error {
+	return a.explainBuild(a.builder(o).Agent(ctx, projectImages(p), rs.Agent.Image))
 }
 
 // ensureNetdImage builds the netd image from the running abox binary unless an image with this
 // tag already holds that binary.
-func (a *App) ensureNetdImage(ctx context.Context, p *project, rs *render.RunSpec, o buildOptions) error {
-	return a.explainBuild(a.builder(o).Netd(ctx, p.images(), rs.Netd.Image, a.Executable, a.binarySHA256()))
+func (a *App) ensureNetdImage(ctx context.Context, p *project.Project, rs *render.RunSpec, o buildOptions) error {
+	return a.explainBuild(a.builder(o).Netd(ctx, projectImages(p), rs.Netd.Image, a.Executable, a.binarySHA256()))
 }
 
 // builder is the image builder of this App: progress lines on stderr, the live build line on
@@ -36,9 +37,9 @@ func (a *App) builder(o buildOptions) *images.Builder {
 	return b
 }
 
-// images is what an image build takes from the project.
-func (p *project) images() images.Project {
-	return images.Project{Name: p.manifest.Project, Config: p.cfg, Paths: p.paths, State: p.state}
+// projectImages is what an image build takes from the project.
+func projectImages(p *project.Project) images.Project {
+	return images.Project{Name: p.Manifest.Project, Config: p.Config, Paths: p.Paths, State: p.State}
 }
 
 // explainBuild maps an error of [images.Builder]: a refused input is a boundary refusal (exit

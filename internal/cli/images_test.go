@@ -24,6 +24,7 @@ import (
 	"github.com/aboxhq/abox/internal/docker/dockertest"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/render"
 )
 
@@ -40,7 +41,7 @@ func sha256Hex(data []byte) string {
 // nativeFixture is a project whose config.yaml takes Claude Code natively from a fake release
 // host (HTTPS with its own certificate, trusted through image.ca_certificates), whose manifest
 // names checksum for this machine's platform.
-func nativeFixture(t *testing.T, checksum string) (*App, *project, *dockertest.Fake) {
+func nativeFixture(t *testing.T, checksum string) (*App, *project.Project, *dockertest.Fake) {
 	t.Helper()
 	platform, err := claudecode.PlatformFor(runtime.GOARCH)
 	if err != nil {
@@ -67,11 +68,11 @@ func nativeFixture(t *testing.T, checksum string) (*App, *project, *dockertest.F
 	cfg.Image.CACertificates = []string{ca}
 	cfg.ClaudeCode = config.ClaudeCode{Source: config.SourceNative, Version: "2.1.332", ReleaseURL: srv.URL + "/r"}
 	ps := paths.Paths{Config: filepath.Join(dir, "config"), State: filepath.Join(dir, "state")}
-	p := &project{cfg: cfg, paths: ps, state: ps.Project(filepath.Join(dir, "work")), manifest: &manifest.Manifest{Project: "p"}}
-	if err := os.MkdirAll(p.state.Artifacts(), 0o700); err != nil {
+	p := &project.Project{Config: cfg, Paths: ps, State: ps.Project(filepath.Join(dir, "work")), Manifest: &manifest.Manifest{Project: "p"}}
+	if err := os.MkdirAll(p.State.Artifacts(), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(p.state.Artifacts(), render.AgentDockerfile), []byte("FROM scratch\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(p.State.Artifacts(), render.AgentDockerfile), []byte("FROM scratch\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	fake := dockertest.New(t)
@@ -98,7 +99,7 @@ func TestNativeClaudeRefused(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			a, p, fake := nativeFixture(t, tc.manifestSum)
-			p.cfg.ClaudeCode.SHA256 = tc.pinned
+			p.Config.ClaudeCode.SHA256 = tc.pinned
 			fake.On("image inspect", docker.Result{ExitCode: 1, Stderr: []byte("Error: No such image: abox-agent-p:1\n")})
 			fake.On("build", docker.Result{}).Optional() // answered, so that a build despite the refusal shows below
 			rs := &render.RunSpec{Agent: render.RunCommand{Image: "abox-agent-p:1"}}
@@ -110,7 +111,7 @@ func TestNativeClaudeRefused(t *testing.T) {
 			if slices.ContainsFunc(fake.Calls(), func(c dockertest.Call) bool { return c.Args[0] == "build" }) {
 				t.Error("an image was built from the refused binary")
 			}
-			if _, err := os.Stat(filepath.Join(p.state.Build(), "claude")); err == nil {
+			if _, err := os.Stat(filepath.Join(p.State.Build(), "claude")); err == nil {
 				t.Error("the refused binary was staged for the build")
 			}
 		})
@@ -118,22 +119,22 @@ func TestNativeClaudeRefused(t *testing.T) {
 	t.Run("unreadable cache record", func(t *testing.T) {
 		a, p, _ := nativeFixture(t, nativeSum)
 		platform, _ := claudecode.PlatformFor(runtime.GOARCH)
-		dir := claudecode.Dir(p.paths.ClaudeReleases(), "2.1.332", platform)
+		dir := claudecode.Dir(p.Paths.ClaudeReleases(), "2.1.332", platform)
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, claudecode.RecordFile), []byte("{"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, err := a.builder(buildOptions{}).AgentContext(context.Background(), p.images())
+		_, err := a.builder(buildOptions{}).AgentContext(context.Background(), projectImages(p))
 		if err == nil || !strings.Contains(err.Error(), "is not a release record") || !strings.Contains(hintOf(err), "to download it afresh") {
 			t.Errorf("AgentContext = %v (hint %q)", err, hintOf(err))
 		}
 	})
 	t.Run("host unreachable", func(t *testing.T) {
 		a, p, _ := nativeFixture(t, nativeSum)
-		p.cfg.ClaudeCode.ReleaseURL = "https://127.0.0.1:1/r"
-		_, err := a.builder(buildOptions{}).AgentContext(context.Background(), p.images())
+		p.Config.ClaudeCode.ReleaseURL = "https://127.0.0.1:1/r"
+		_, err := a.builder(buildOptions{}).AgentContext(context.Background(), projectImages(p))
 		if err == nil || !strings.HasPrefix(err.Error(), "cannot download Claude Code 2.1.332 from 127.0.0.1:1: fetching https://127.0.0.1:1/r/2.1.332/manifest.json: ") ||
 			!strings.Contains(hintOf(err), "allow HTTPS to 127.0.0.1:1") {
 			t.Errorf("AgentContext = %v (hint %q)", err, hintOf(err))
@@ -150,7 +151,7 @@ func TestFileClaudeRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := sha256Hex([]byte("another build"))
-	p.cfg.ClaudeCode = config.ClaudeCode{Source: config.SourceFile, Version: "2.1.332", Path: path, SHA256: other}
+	p.Config.ClaudeCode = config.ClaudeCode{Source: config.SourceFile, Version: "2.1.332", Path: path, SHA256: other}
 	fake.On("image inspect", docker.Result{ExitCode: 1, Stderr: []byte("Error: No such image: abox-agent-p:1\n")})
 	fake.On("build", docker.Result{}).Optional()
 	err := a.ensureAgentImage(context.Background(), p, &render.RunSpec{Agent: render.RunCommand{Image: "abox-agent-p:1"}}, buildOptions{})

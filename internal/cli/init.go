@@ -13,7 +13,6 @@ import (
 
 	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/config"
-	"github.com/aboxhq/abox/internal/egress"
 	"github.com/aboxhq/abox/internal/manifest"
 )
 
@@ -93,50 +92,13 @@ func runInit(ctx context.Context, a *App, opts initOptions) error {
 	return a.writeInit(st, ans)
 }
 
-// checkInitFlags validates every flag value before anything is read or written.
+// checkInitFlags validates every flag value before anything is read or written
+// ([manifest.CheckInitArgs]).
 func checkInitFlags(o initOptions) error {
-	var ps []manifest.Problem
-	bad := func(flag, msg, hint string) { ps = append(ps, manifest.Problem{Loc: flag, Msg: msg, Hint: hint}) }
-	if o.project != "" && !manifest.IsProjectName(o.project) {
-		bad("--project", fmt.Sprintf("%q is not a valid project name", o.project), "use 1–64 of a-z 0-9 . _ -, starting with a letter or digit")
-	}
-	if o.profile != "" && !manifest.IsProjectName(o.profile) {
-		bad("--profile", fmt.Sprintf("%q is not a valid profile name", o.profile), "use 1–64 of a-z 0-9 . _ -")
-	}
-	for _, s := range o.servers {
-		if !manifest.IsServerName(s) {
-			bad("--server", fmt.Sprintf("%q is not a valid server name", s), "server names are letters, digits, . _ -")
-		}
-	}
-	for _, h := range o.egress {
-		if _, err := egress.Parse(h); err != nil {
-			var ee *egress.Error
-			hint := "write a host name such as example.com, *.example.com or github.com:22"
-			if errors.As(err, &ee) && ee.Hint != "" {
-				hint = ee.Hint
-			}
-			bad("--egress", err.Error(), hint)
-		}
-	}
-	for _, t := range o.toolchains {
-		if r, ok := manifest.Uninstallable[t]; ok {
-			bad("--toolchain", r.Why, r.Hint)
-		} else if !slices.Contains(manifest.Toolchains, t) {
-			bad("--toolchain", fmt.Sprintf("%q is not a known toolchain", t), "choose from "+strings.Join(manifest.Installable(), ", "))
-		}
-	}
-	for _, m := range o.masks {
-		if err := manifest.CheckRelGlob(m); err != nil {
-			bad("--mask", err.Error(), "write a path relative to the project, e.g. .env or secrets/")
-		}
-	}
-	if o.permissionMode != "" && !slices.Contains(manifest.PermissionModes, o.permissionMode) {
-		bad("--permission-mode", fmt.Sprintf("%q is not a permission mode", o.permissionMode), "choose from "+strings.Join(manifest.PermissionModes, ", "))
-	}
-	if len(ps) > 0 {
-		return &manifest.Error{Source: "abox init", Problems: ps}
-	}
-	return nil
+	return manifest.CheckInitArgs("abox init", manifest.InitArgs{
+		Project: o.project, Profile: o.profile, PermissionMode: o.permissionMode,
+		Servers: o.servers, Egress: o.egress, Toolchains: o.toolchains, Masks: o.masks,
+	})
 }
 
 func (a *App) initState(dir string) (*initState, error) {

@@ -9,6 +9,7 @@ import (
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/detect"
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/statefs"
 )
@@ -28,19 +29,9 @@ func detectWorkspace(ws string) (toolchains, remotes []string) {
 }
 
 // suggestEgress returns the suggested hosts of each toolchain, from the host's own registry
-// configuration.
+// configuration ([detect.HostRegistries]).
 func (a *App) suggestEgress(toolchains []string) map[string][]string {
-	reg := detect.Registries{}
-	ctx := context.Background()
-	if vals, err := a.probe().GoEnv(ctx, "GOPROXY", "GOSUMDB"); err == nil {
-		reg.GoProxy, reg.GoSumDB = vals[0], vals[1]
-	}
-	reg.NPM, _ = a.probe().NPMRegistry(ctx)
-	out := map[string][]string{}
-	for _, t := range toolchains {
-		out[t] = detect.Egress([]string{t}, reg)
-	}
-	return out
+	return detect.SuggestEgress(toolchains, detect.HostRegistries(context.Background(), a.probe()))
 }
 
 // defaults computes the answers without asking: existing values first, flags and detection added
@@ -80,7 +71,7 @@ func (a *App) writeInit(st *initState, ans initAnswers) error {
 	if err != nil {
 		return err
 	}
-	p := &project{ws: st.ws, manifest: m, cfg: st.cfg, custom: st.custom, paths: ps, state: ps.Project(st.ws)}
+	p := &project.Project{Workspace: st.ws, Manifest: m, Config: st.cfg, Custom: st.custom, Paths: ps, State: ps.Project(st.ws)}
 	spec, err := a.spec(p)
 	if err != nil {
 		return err
@@ -97,7 +88,7 @@ func (a *App) writeInit(st *initState, ans initAnswers) error {
 			return err
 		}
 	}
-	unlock, err := p.lock()
+	unlock, err := p.Lock()
 	if err != nil {
 		return err
 	}
@@ -105,7 +96,7 @@ func (a *App) writeInit(st *initState, ans initAnswers) error {
 	if err := statefs.WriteFile(filepath.Join(st.ws, manifest.FileName), doc.Bytes(), 0o644); err != nil {
 		return err
 	}
-	if _, err := a.renderProject(p); err != nil {
+	if _, err := a.renderProject(p, false); err != nil {
 		return err
 	}
 	a.initSummary(st, m)

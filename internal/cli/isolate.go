@@ -76,8 +76,8 @@ func (a *App) isolateRepo(dir string) (*isolate.Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	watch := append(append([]string{}, p.cfg.Defaults.Watch...), p.manifest.Mounts.Watch...)
-	return &isolate.Repo{Project: p.state, Watch: watch}, nil
+	watch := append(append([]string{}, p.Config.Defaults.Watch...), p.Manifest.Mounts.Watch...)
+	return &isolate.Repo{Project: p.State, Watch: watch}, nil
 }
 
 func isolateHint(err error, id string) error {

@@ -13,6 +13,7 @@ import (
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/policy"
+	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/telemetry"
 )
 
@@ -60,7 +61,7 @@ func runLogs(ctx context.Context, a *App, o logsOptions) error {
 	if o.limit < 1 {
 		return errorf("pass a positive number", "--limit must be at least 1")
 	}
-	runs, bad, err := telemetry.ReadRuns(p.state.RunsIndex())
+	runs, bad, err := telemetry.ReadRuns(p.State.RunsIndex())
 	if err != nil {
 		return err
 	}
@@ -199,7 +200,7 @@ type mcpLine struct {
 	policy.MCPRecord
 }
 
-func (a *App) showMCP(ctx context.Context, p *project, runs []telemetry.RunRecord, o logsOptions) error {
+func (a *App) showMCP(ctx context.Context, p *project.Project, runs []telemetry.RunRecord, o logsOptions) error {
 	var lines []mcpLine
 	for _, h := range telemetry.Harvests(telemetry.Newest(runs, o.limit)) {
 		for _, m := range h.MCP {
@@ -227,8 +228,8 @@ func (a *App) showMCP(ctx context.Context, p *project, runs []telemetry.RunRecor
 // showGatewayLog prints the last lines of the profile's gateway's own log when it runs, with
 // the token and every bearer credential removed and control characters replaced. The gateway
 // serves every project of the profile, so its log holds their calls too.
-func (a *App) showGatewayLog(ctx context.Context, p *project, lines int) {
-	profile := p.manifest.Profile
+func (a *App) showGatewayLog(ctx context.Context, p *project.Project, lines int) {
+	profile := p.Manifest.Profile
 	mgr := a.gatewayManager()
 	ct, err := mgr.Inspect(ctx, profile)
 	switch {
@@ -240,7 +241,7 @@ func (a *App) showGatewayLog(ctx context.Context, p *project, lines int) {
 	case ct == nil || !ct.State.Running:
 		return
 	}
-	token, _ := gateway.ReadToken(p.paths.Gateway(profile))
+	token, _ := gateway.ReadToken(p.Paths.Gateway(profile))
 	text := strings.TrimRight(mgr.LogsTail(ctx, profile, token, lines), "\n")
 	if text == "" {
 		return

@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/catalog"
-	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/project"
 )
 
 func newMCPCmd(a *App) *cobra.Command {
@@ -46,10 +46,10 @@ func runMCPAdd(ctx context.Context, a *App, o mcpAddOptions, server string) erro
 	if err != nil {
 		return err
 	}
-	if _, remote := p.manifest.RemoteServers[server]; remote {
+	if _, remote := p.Manifest.RemoteServers[server]; remote {
 		return a.narrowRemote(ctx, p, server, o.tools)
 	}
-	cat, err := catalog.Load(a.mcpHome(), p.custom)
+	cat, err := catalog.Load(a.mcpHome(), p.Custom)
 	if err != nil {
 		return err
 	}
@@ -59,7 +59,7 @@ func runMCPAdd(ctx context.Context, a *App, o mcpAddOptions, server string) erro
 		return errorf("server names are letters, digits, . _ -", "%q is not a valid server name", server)
 	case !ok:
 		return errorf("list known servers with `abox mcp list --all`, or define it in custom-servers.yaml", "unknown MCP server %q", server)
-	case slices.Contains(p.manifest.Servers, server) && len(o.tools) == 0:
+	case slices.Contains(p.Manifest.Servers, server) && len(o.tools) == 0:
 		fmt.Fprintf(a.Out, "%s is already declared\n", server)
 		return nil
 	}
@@ -79,7 +79,7 @@ func runMCPAdd(ctx context.Context, a *App, o mcpAddOptions, server string) erro
 
 // narrowRemote sets the narrowing of a declared remote server: its tools are known only from
 // what the project lists.
-func (a *App) narrowRemote(ctx context.Context, p *project, server string, tools []string) error {
+func (a *App) narrowRemote(ctx context.Context, p *project.Project, server string, tools []string) error {
 	if len(tools) == 0 {
 		return errorf("narrow it with `abox mcp add "+server+" --tool NAME`, or replace it with `abox mcp add-remote`",
 			"%q is already declared as a remote server", server)
@@ -118,10 +118,10 @@ func newMCPRmCmd(a *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, remote := p.manifest.RemoteServers[server]; remote {
+			if _, remote := p.Manifest.RemoteServers[server]; remote {
 				return errorf("remove it with `abox mcp rm-remote "+server+"`", "%q is a remote server", server)
 			}
-			if !slices.Contains(p.manifest.Servers, server) {
+			if !slices.Contains(p.Manifest.Servers, server) {
 				return errorf("see the declared servers with `abox mcp list`", "%q is not declared in agentbox.yaml", server)
 			}
 			if _, err := a.mutate(c.Context(), p, func(d *manifest.Doc) error {
@@ -155,18 +155,17 @@ func runMCPOAuth(ctx context.Context, a *App, args []string) error {
 	if err := a.requireDaemon(ctx); err != nil {
 		return err
 	}
-	res, err := a.docker().Run(ctx, docker.Invocation{Args: []string{"info", "--format", "{{.OperatingSystem}}"}})
+	os, err := a.docker().OperatingSystem(ctx)
 	if err != nil {
 		return err
 	}
-	if os := strings.TrimSpace(string(res.Stdout)); os != "Docker Desktop" {
+	if os != "Docker Desktop" {
 		return errorf("on Docker Engine, give the remote server a token header: `abox mcp add-remote NAME --url URL --header 'Authorization: Bearer ${TOKEN}' --secret NAME.token=TOKEN`",
 			"abox mcp oauth needs Docker Desktop; this daemon runs on %s", os)
 	}
-	argv := []string{"mcp", "oauth", "ls"}
+	provider := ""
 	if len(args) == 1 {
-		argv = []string{"mcp", "oauth", "authorize", args[0]}
+		provider = args[0]
 	}
-	_, err = a.docker().Run(ctx, docker.Invocation{Args: argv, TTY: a.TTY, Stdout: a.Out, Stderr: a.Err, StreamOnly: true})
-	return err
+	return a.docker().MCPOAuth(ctx, provider, a.TTY, a.Out, a.Err)
 }

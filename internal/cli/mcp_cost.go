@@ -47,23 +47,23 @@ func runMCPCost(ctx context.Context, a *App, dir string, jsonOut bool) error {
 	if err != nil {
 		return err
 	}
-	pol, err := readNetdPolicy(p.state.Artifacts())
+	pol, err := readNetdPolicy(p.State.Artifacts())
 	if err != nil {
 		return err
 	}
 	if pol.MCP == nil {
-		return errorf("declare one with `abox mcp add SERVER`", "%s declares no MCP server", p.manifest.Project)
+		return errorf("declare one with `abox mcp add SERVER`", "%s declares no MCP server", p.Manifest.Project)
 	}
 	if err := a.requireDaemon(ctx); err != nil {
 		return err
 	}
-	res, err := a.probeProfile(ctx, p.manifest.Profile)
+	res, err := a.probeProfile(ctx, p.Manifest.Profile)
 	if err != nil {
 		return err
 	}
-	rep := toolcost.Of(res.Tools, pol.MCP, p.manifest.Tools)
-	rep.Price(p.cfg.ClaudeCode.Version, p.cfg.AgentEnv)
-	rep.Client.Why += toolcost.UnreadSwitches(p.manifest.EnvSecrets)
+	rep := toolcost.Of(res.Tools, pol.MCP, p.Manifest.Tools)
+	rep.Price(p.Config.ClaudeCode.Version, p.Config.AgentEnv)
+	rep.Client.Why += toolcost.UnreadSwitches(p.Manifest.EnvSecrets)
 	if jsonOut {
 		return a.writeJSON(rep)
 	}
@@ -81,35 +81,22 @@ func readNetdPolicy(artifacts string) (*policy.Netd, error) {
 	return pol, err
 }
 
-// probeProfile lists the tools of the profile's running gateway.
+// probeProfile lists the tools of the profile's running gateway ([gateway.RunningTools]).
 func (a *App) probeProfile(ctx context.Context, profile string) (*gateway.ProbeResult, error) {
 	cfg, custom, ps, err := a.loadConfig()
 	if err != nil {
 		return nil, err
 	}
-	env := a.gatewayEnv(cfg, custom, ps)
-	plan, token, err := gateway.LoadPlan(ctx, env, profile, false)
-	if err != nil {
+	res, err := gateway.RunningTools(ctx, a.gatewayEnv(cfg, custom, ps), profile)
+	switch {
+	case errors.Is(err, gateway.ErrNotRunning):
+		return nil, withHint(err, "start it with `abox up`")
+	case errors.Is(err, gateway.ErrNoProbeImage):
+		return nil, withHint(err, "run `abox up` to build the netd image the probe runs in")
+	case errors.Is(err, gateway.ErrNoAnswer):
+		return nil, withHint(err, "see `abox gateway status "+profile+"`")
+	case err != nil:
 		return nil, a.explainGateway(err, profile)
-	}
-	mgr := a.gatewayManager()
-	ct, err := mgr.Inspect(ctx, profile)
-	if err != nil {
-		return nil, err
-	}
-	if ct == nil || !ct.State.Running {
-		return nil, errorf("start it with `abox up`", "the %s gateway is not running", profile)
-	}
-	img := gateway.ProbeImage(ctx, env, plan, "")
-	if img == "" {
-		return nil, errorf("run `abox up` to build the netd image the probe runs in", "no netd image to probe the %s gateway from", profile)
-	}
-	res, err := mgr.Probe(ctx, profile, cfg.Network, img, plan.Container.Port, token)
-	if err != nil {
-		return nil, err
-	}
-	if !res.OK {
-		return nil, errorf("see `abox gateway status "+profile+"`", "the %s gateway does not answer: %s", profile, gateway.Redact(res.Error, token))
 	}
 	return res, nil
 }

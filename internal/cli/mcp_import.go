@@ -38,15 +38,15 @@ func runMCPImport(ctx context.Context, a *App, dir string, apply bool) error {
 	if err != nil {
 		return err
 	}
-	cat, err := catalog.Load(a.mcpHome(), p.custom)
+	cat, err := catalog.Load(a.mcpHome(), p.Custom)
 	if err != nil {
 		return err
 	}
-	found, err := a.hostServers(p.ws)
+	found, err := a.hostServers(p.Workspace)
 	if err != nil {
 		return err
 	}
-	rows := cat.ClassifyImports(found, p.manifest)
+	rows := cat.ClassifyImports(found, p.Manifest)
 	if len(rows) == 0 {
 		fmt.Fprintln(a.Out, "no MCP servers configured on this host")
 		return nil

@@ -48,11 +48,11 @@ func runMCPList(a *App, o mcpListOptions) error {
 		if err != nil {
 			return err
 		}
-		cat, err := catalog.Load(a.mcpHome(), p.custom)
+		cat, err := catalog.Load(a.mcpHome(), p.Custom)
 		if err != nil {
 			return err
 		}
-		rows = cat.ProjectServers(p.manifest)
+		rows = cat.ProjectServers(p.Manifest)
 	}
 	if o.json {
 		if rows == nil {

@@ -1,12 +1,8 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"io"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -33,19 +29,7 @@ func newMCPProbeCmd(a *App) *cobra.Command {
 }
 
 func runMCPProbe(ctx context.Context, a *App, rawURL string, timeout time.Duration) error {
-	res := &gateway.ProbeResult{Tools: []json.RawMessage{}}
-	token, err := readTokenLine(a.In)
-	u, uerr := url.Parse(rawURL)
-	switch {
-	case uerr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		res.Error = "not an http(s) URL: " + rawURL
-	case err != nil || token == "":
-		res.Error = "no token on stdin"
-	default:
-		ctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		res = gateway.Probe(ctx, rawURL, token)
-	}
+	res := gateway.ProbeCommand(ctx, rawURL, a.In, timeout)
 	enc := json.NewEncoder(a.Out)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(res); err != nil {
@@ -55,13 +39,4 @@ func runMCPProbe(ctx context.Context, a *App, rawURL string, timeout time.Durati
 		return silentExit(ExitError)
 	}
 	return nil
-}
-
-// readTokenLine reads the first line of r, at most 4 KiB.
-func readTokenLine(r io.Reader) (string, error) {
-	line, err := bufio.NewReader(io.LimitReader(r, 4096)).ReadString('\n')
-	if err != nil && err != io.EOF {
-		return "", err
-	}
-	return strings.TrimSpace(line), nil
 }

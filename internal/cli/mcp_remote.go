@@ -2,12 +2,10 @@ package cli
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/manifest"
-	"github.com/aboxhq/abox/internal/termtext"
 )
 
 type mcpAddRemoteOptions struct {
@@ -63,35 +61,10 @@ A header value may name a secret's variable, never hold a credential itself:
 	return cmd
 }
 
-// remote parses the flags; the manifest's validation then checks every value in place.
+// remote parses the flags ([manifest.ParseRemoteArgs]).
 func (o mcpAddRemoteOptions) remote() (manifest.RemoteServer, error) {
 	r := manifest.RemoteServer{URL: o.url, Transport: o.transport, Description: o.description}
-	var ps []manifest.Problem
-	for _, h := range o.headers {
-		k, v, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			ps = append(ps, manifest.Problem{Loc: "--header", Msg: fmt.Sprintf("%q is not 'Name: value'", termtext.Line(h)),
-				Hint: "write --header 'Authorization: Bearer ${TOKEN}'"})
-			continue
-		}
-		if r.Headers == nil {
-			r.Headers = map[string]string{}
-		}
-		r.Headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
-	}
-	for _, s := range o.secrets {
-		name, env, ok := strings.Cut(s, "=")
-		if !ok || name == "" || env == "" {
-			ps = append(ps, manifest.Problem{Loc: "--secret", Msg: fmt.Sprintf("%q is not name=ENV", termtext.Line(s)),
-				Hint: "write --secret docs.token=DOCS_TOKEN"})
-			continue
-		}
-		r.Secrets = append(r.Secrets, manifest.SecretEnv{Name: name, Env: env})
-	}
-	if len(ps) > 0 {
-		return r, &manifest.Error{Source: "abox mcp add-remote", Problems: ps}
-	}
-	return r, nil
+	return manifest.ParseRemoteArgs("abox mcp add-remote", r, o.headers, o.secrets)
 }
 
 func newMCPRmRemoteCmd(a *App) *cobra.Command {
@@ -106,7 +79,7 @@ func newMCPRmRemoteCmd(a *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, ok := p.manifest.RemoteServers[name]; !ok {
+			if _, ok := p.Manifest.RemoteServers[name]; !ok {
 				return errorf("see the declared servers with `abox mcp list`", "%q is not a remote server of this project", name)
 			}
 			if _, err := a.mutate(c.Context(), p, func(d *manifest.Doc) error {

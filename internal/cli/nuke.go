@@ -2,14 +2,13 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/sandbox"
 )
 
 type nukeOptions struct {
@@ -51,11 +50,11 @@ func runNuke(ctx context.Context, a *App, o nukeOptions) error {
 		if !a.TTY {
 			return errorf("run `abox nuke --yes` to confirm without a terminal", "abox nuke needs confirmation")
 		}
-		if !a.confirm(fmt.Sprintf("remove %s's containers, artifacts and review copy?", p.manifest.Project)) {
+		if !a.confirm(fmt.Sprintf("remove %s's containers, artifacts and review copy?", p.Manifest.Project)) {
 			return errorf("nothing was removed", "cancelled")
 		}
 	}
-	unlock, err := p.lock()
+	unlock, err := p.Lock()
 	if err != nil {
 		return err
 	}
@@ -63,40 +62,23 @@ func runNuke(ctx context.Context, a *App, o nukeOptions) error {
 	if err := a.requireDaemon(ctx); err != nil {
 		return err
 	}
-	removed, err := a.removeProjectContainers(ctx, p)
+	removed, err := sandbox.RemoveContainers(ctx, a.docker(), p.State.Hash)
 	if err != nil {
 		return err
 	}
 	if err := a.unbindProject(ctx, p); err != nil {
 		return err
 	}
-	for _, dir := range []string{p.state.Artifacts(), p.state.Build(), p.state.Masks()} {
-		if err := removeAll(dir); err != nil {
-			return err
-		}
+	if err := sandbox.RemoveState(p.State); err != nil {
+		return err
 	}
-	os.Remove(p.state.Approved())
-	removeReview(filepath.Join(p.ws, render.ReviewDir))
-	fmt.Fprintf(a.Out, "removed %s, the artifacts and the review copy of %s\n", plural(removed, "container", "containers"), p.manifest.Project)
+	fmt.Fprintf(a.Out, "removed %s, the artifacts and the review copy of %s\n", plural(removed, "container", "containers"), p.Manifest.Project)
 	return a.nukeAuth(ctx, p, o)
 }
 
-// removeProjectContainers removes the containers labelled with this project's hash.
-func (a *App) removeProjectContainers(ctx context.Context, p *project) (int, error) {
-	cs, err := a.docker().ContainersByLabel(ctx, map[string]string{"abox.managed": "true", "abox.hash": p.state.Hash}, true)
-	if err != nil {
-		return 0, err
-	}
-	var names []string
-	for _, c := range cs {
-		names = append(names, c.ID)
-	}
-	return len(names), a.docker().Remove(ctx, true, true, names...)
-}
-
 // nukeAuth removes the Claude login volume only when the user says so.
-func (a *App) nukeAuth(ctx context.Context, p *project, o nukeOptions) error {
-	vol := render.ClaudeVolume(p.state.Hash)
+func (a *App) nukeAuth(ctx context.Context, p *project.Project, o nukeOptions) error {
+	vol := render.ClaudeVolume(p.State.Hash)
 	remove := o.includeAuth
 	if !o.keepAuth && !o.includeAuth {
 		if !a.TTY {
@@ -114,30 +96,4 @@ func (a *App) nukeAuth(ctx context.Context, p *project, o nukeOptions) error {
 	}
 	fmt.Fprintf(a.Out, "removed the Claude login volume %s\n", vol)
 	return nil
-}
-
-func removeAll(dir string) error {
-	// Read-only directories (the mask's empty.d) must be made writable to be emptied.
-	filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
-		if err == nil && info.IsDir() {
-			os.Chmod(path, 0o700)
-		}
-		return nil
-	})
-	if err := os.RemoveAll(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("removing %s: %w", dir, err)
-	}
-	return nil
-}
-
-// removeReview removes the files abox generated in .devcontainer/, and the directory if that
-// leaves it empty. Files the user added stay. A symlinked directory is left alone.
-func removeReview(dir string) {
-	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
-		return
-	}
-	for _, name := range []string{render.ReviewMarker, render.AgentDockerfile, render.NetdDockerfile, "netpolicy.nft", render.ComposeFile} {
-		os.Remove(filepath.Join(dir, name))
-	}
-	os.Remove(dir)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/aboxhq/abox/internal/approval"
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/policy"
+	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/sandbox"
 	"github.com/aboxhq/abox/internal/telemetry"
@@ -18,13 +19,13 @@ import (
 // preflight runs [sandbox.Preflight] for p: nothing starts unless the sandbox about to run is
 // the approved one. Its refusals are mapped to hints and exit statuses in exit.go; a manifest
 // changed since `abox up` is shown as a diff and refused (exit 3).
-func (a *App) preflight(ctx context.Context, p *project) (*sandbox.Ready, error) {
+func (a *App) preflight(ctx context.Context, p *project.Project) (*sandbox.Ready, error) {
 	id, err := agentIdentity(p) // root's workspace: the first thing to fix
 	if err != nil {
 		return nil, err
 	}
 	pf := &sandbox.Preflight{
-		Docker: a.docker(), Gateways: a.gatewayManager(), Project: p.state, Manifest: p.manifest, Raw: p.raw,
+		Docker: a.docker(), Gateways: a.gatewayManager(), Project: p.State, Manifest: p.Manifest, Raw: p.Raw,
 		Identity: id, BinarySHA256: a.binarySHA256(), Home: a.getenv("HOME"),
 		Render: func() ([]render.Artifact, error) {
 			spec, err := a.spec(p)
@@ -40,7 +41,7 @@ func (a *App) preflight(ctx context.Context, p *project) (*sandbox.Ready, error)
 			return a.checkGatewayAuth(ctx, p, rs, gw)
 		},
 		Boundary:   func(ctx context.Context) error { return a.checkBoundary(ctx, p) },
-		Credential: p.cfg.ClaudeCode.Credential, SecretsStore: p.paths.SecretsStore(),
+		Credential: p.Config.ClaudeCode.Credential, SecretsStore: p.Paths.SecretsStore(),
 	}
 	ready, err := pf.Run(ctx)
 	var changed *approval.ChangedError

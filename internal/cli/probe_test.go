@@ -41,11 +41,11 @@ func TestHostProbeInjected(t *testing.T) {
 		t.Errorf("suggestEgress (-want +got):\n%s", diff)
 	}
 
-	p.cfg.ClaudeCode = config.ClaudeCode{Source: config.SourceNPM, Version: "2.1.0"}
-	p.cfg.Image.CACertificates = nil
-	p.state.Workspace = t.TempDir()
+	p.Config.ClaudeCode = config.ClaudeCode{Source: config.SourceNPM, Version: "2.1.0"}
+	p.Config.Image.CACertificates = nil
+	p.State.Workspace = t.TempDir()
 	uid := 1000
-	p.cfg.Agent = config.Agent{UID: &uid, GID: &uid}
+	p.Config.Agent = config.Agent{UID: &uid, GID: &uid}
 	s, err := a.spec(p)
 	if err != nil {
 		t.Fatalf("spec = %v", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/artifact"
 	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/render"
 )
 
@@ -36,23 +37,26 @@ func runRender(_ context.Context, a *App, opts renderOptions) error {
 	if err != nil {
 		return err
 	}
-	unlock, err := p.lock()
+	unlock, err := p.Lock()
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	arts, err := a.renderProject(p)
+	arts, err := a.renderProject(p, false)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.Out, "rendered %d artifacts for %s\n", countAuthoritative(arts), p.manifest.Project)
-	fmt.Fprintf(a.Out, "  artifacts: %s\n", p.state.Artifacts())
-	fmt.Fprintf(a.Out, "  review copy: %s\n", filepath.Join(p.ws, render.ReviewDir))
+	fmt.Fprintf(a.Out, "rendered %d artifacts for %s\n", countAuthoritative(arts), p.Manifest.Project)
+	fmt.Fprintf(a.Out, "  artifacts: %s\n", p.State.Artifacts())
+	fmt.Fprintf(a.Out, "  review copy: %s\n", filepath.Join(p.Workspace, render.ReviewDir))
 	return nil
 }
 
 // renderProject renders and writes the project's artifacts and prints any warnings.
-func (a *App) renderProject(p *project) ([]render.Artifact, error) {
+//
+// approved is set by `abox up`, which has just approved p.Manifest: it is bound as it is, not
+// with the approval recorded before.
+func (a *App) renderProject(p *project.Project, approved bool) ([]render.Artifact, error) {
 	spec, err := a.spec(p)
 	if err != nil {
 		return nil, err
@@ -61,17 +65,17 @@ func (a *App) renderProject(p *project) ([]render.Artifact, error) {
 	if err != nil {
 		return nil, withHint(err, "fix the manifest or config.yaml, then run `abox render`")
 	}
-	warnings, err := artifact.Write(p.state, arts)
+	warnings, err := artifact.Write(p.State, arts)
 	if err != nil {
 		return nil, err
 	}
-	if err := a.bindProject(p, false); err != nil {
+	if err := a.bindProject(p, approved); err != nil {
 		return nil, err
 	}
 	for _, w := range warnings {
 		a.warnf("", "%s", w)
 	}
-	for _, dir := range p.manifest.Mounts.Context {
+	for _, dir := range p.Manifest.Mounts.Context {
 		path := paths.ExpandHome(dir, spec.Home)
 		if st, err := os.Stat(path); err != nil || !st.IsDir() {
 			a.warnf("create it, or remove it from mounts.context", "context directory %s does not exist; runs will fail until it does", path)

@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/sandbox"
-	"github.com/aboxhq/abox/internal/statefs"
 )
 
 type runOptions struct {
@@ -108,15 +105,15 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 		return err
 	}
 	sb := &sandbox.Sandbox{
-		Docker: a.docker(), Project: p.state, Spec: pre.RunSpec, Baseline: pre.Baseline,
+		Docker: a.docker(), Project: p.State, Spec: pre.RunSpec, Baseline: pre.Baseline,
 		Now: a.Now, Progress: a.Err,
 	}
 	if !opts.shell {
-		if err := sb.CheckLogin(ctx, p.manifest.EnvSecrets); err != nil {
+		if err := sb.CheckLogin(ctx, p.Manifest.EnvSecrets); err != nil {
 			return err
 		}
 	}
-	if err := checkRecordable(p.state.Runs()); err != nil {
+	if err := checkRecordable(p.State.Runs()); err != nil {
 		return err
 	}
 	scope, err := a.execScope(p, pre.RunSpec)
@@ -125,22 +122,22 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 	}
 	so := sandbox.Options{
 		Prompt: opts.prompt, Resume: opts.resume, Continue: opts.cont, Keep: opts.keep, Shell: opts.shell,
-		Timeout: opts.timeout, Masks: pre.RunSpec.Masks, MaskWalkLimit: p.cfg.Limits.MaskWalk, SecretEnv: secretEnv, Gateway: pre.Gateway,
+		Timeout: opts.timeout, Masks: pre.RunSpec.Masks, MaskWalkLimit: p.Config.Limits.MaskWalk, SecretEnv: secretEnv, Gateway: pre.Gateway,
 		Watch: scope,
 	}
 	if so.Timeout == 0 && !opts.shell {
-		so.Timeout = time.Duration(p.manifest.Run.Timeout) * time.Second
+		so.Timeout = time.Duration(p.Manifest.Run.Timeout) * time.Second
 	}
 	if !opts.quiet && !opts.shell {
 		so.Output, so.Pretty = a.Out, a.TTY || a.OutTTY
 	}
 	out, runErr := sb.Run(ctx, so)
-	if err := sb.Record(so, out, p.manifest.Profile, p.manifest.Run.PermissionMode, p.manifest.Servers); err != nil {
+	if err := sb.Record(so, out, p.Manifest.Profile, p.Manifest.Run.PermissionMode, p.Manifest.Servers); err != nil {
 		a.warnf("", "recording the run: %v", err)
 	}
 	a.printSummary(out, opts.shell, pre.RunSpec.OnExecChange)
 	if opts.shell || sandbox.LoggedOut(out) {
-		sandbox.ForgetLogin(p.state) // the shell may have logged in or out; the next run looks again
+		sandbox.ForgetLogin(p.State) // the shell may have logged in or out; the next run looks again
 	}
 	// First, so that nothing the agent prints (a login prompt) can trade this status for another.
 	if err := execVerdict(out.Exec, pre.RunSpec.OnExecChange); err != nil {
@@ -167,16 +164,9 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 	return nil
 }
 
-// checkRecordable refuses to start a run abox could not record: on a full disk the transcript
-// and netd's logs, the run's audit trail, would be lost while the agent ran.
+// checkRecordable refuses a run abox could not record ([sandbox.CheckRecordable]).
 func checkRecordable(dir string) error {
-	probe := filepath.Join(dir, ".space-check")
-	err := statefs.WriteFile(probe, make([]byte, 64<<10), statefs.PrivateMode)
-	os.Remove(probe)
-	if err != nil {
-		return errorf("free space on the disk that holds "+dir, "cannot record a run: %v", err)
-	}
-	return nil
+	return withHint(sandbox.CheckRecordable(dir), "free space on the disk that holds "+dir)
 }
 
 // printSummary prints what happened in a run to stderr. Every line goes through linef: the

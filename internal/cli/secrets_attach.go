@@ -11,6 +11,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/artifact"
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/secrets"
 	"github.com/aboxhq/abox/internal/termtext"
 )
@@ -91,7 +92,7 @@ func (a *App) storedNames(ctx context.Context) []string {
 }
 
 // warnAttached states what attaching means, with the project's number of allowed domains.
-func (a *App) warnAttached(p *project, attached map[string]string) {
+func (a *App) warnAttached(p *project.Project, attached map[string]string) {
 	if len(attached) == 0 {
 		return
 	}
@@ -100,7 +101,7 @@ func (a *App) warnAttached(p *project, attached map[string]string) {
 		list = append(list, env+"←"+attached[env])
 	}
 	domains := "any allowed domain"
-	if rs, err := artifact.ReadRunSpec(p.state); err == nil {
+	if rs, err := artifact.ReadRunSpec(p.State); err == nil {
 		domains = fmt.Sprintf("any of the %d allowed domains", rs.Egress)
 	}
 	a.warnf(fmt.Sprintf("the agent can read, print and send them to %s — keep the egress list tight (`abox egress list`), "+
@@ -136,7 +137,7 @@ func runSecretsDetach(ctx context.Context, a *App, o secretsDetachOptions, envs 
 	if err != nil {
 		return err
 	}
-	was := p.manifest.EnvSecrets
+	was := p.Manifest.EnvSecrets
 	var gone, absent []string
 	for _, env := range envs {
 		if _, ok := was[env]; ok {

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/aboxhq/abox/internal/approval"
-	"github.com/aboxhq/abox/internal/catalog"
-	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/secrets"
 	"github.com/aboxhq/abox/internal/termtext"
 )
@@ -159,8 +156,8 @@ func runSecretsCheck(ctx context.Context, a *App, o secretsCheckOptions) error {
 	return rowsVerdict(rows, "check")
 }
 
-// requiredSecrets returns what the project at dir requires (see [secrets.Required]); none when
-// dir is in no project.
+// requiredSecrets returns what the project at dir requires ([project.RequiredSecrets]); none
+// when dir is in no project.
 func (a *App) requiredSecrets(dir string) ([]secrets.Need, error) {
 	ws, err := manifest.Find(dir)
 	if errors.Is(err, manifest.ErrNotFound) {
@@ -169,28 +166,10 @@ func (a *App) requiredSecrets(dir string) ([]secrets.Need, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfgPaths, err := a.Paths()
+	ps, err := a.Paths()
 	if err != nil {
 		return nil, err
 	}
-	m, _, err := manifest.Load(filepath.Join(ws, manifest.FileName))
-	if err != nil {
-		return nil, withHint(err, "edit agentbox.yaml, then run `abox render`")
-	}
-	var approved *manifest.Manifest
-	switch ap, err := approval.Load(cfgPaths.Project(ws)); {
-	case err == nil:
-		approved = ap.Manifest
-	case !errors.Is(err, approval.ErrNotApproved):
-		return nil, err // a corrupt approval is refused, not taken for "nothing approved"
-	}
-	custom, err := config.LoadCustomServers(cfgPaths.CustomServersFile())
-	if err != nil {
-		return nil, withHint(err, "fix "+cfgPaths.CustomServersFile())
-	}
-	cat, err := catalog.Load(a.mcpHome(), custom)
-	if err != nil {
-		return nil, err
-	}
-	return secrets.Required(m, approved, cat), nil
+	need, err := project.RequiredSecrets(ws, ps, a.mcpHome())
+	return need, explainLoad(err)
 }

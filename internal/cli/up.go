@@ -11,7 +11,8 @@ import (
 
 	"github.com/aboxhq/abox/internal/approval"
 	"github.com/aboxhq/abox/internal/artifact"
-	"github.com/aboxhq/abox/internal/docker"
+	"github.com/aboxhq/abox/internal/project"
+	"github.com/aboxhq/abox/internal/sandbox"
 )
 
 type upOptions struct {
@@ -60,7 +61,7 @@ func runUp(ctx context.Context, a *App, opts upOptions) error {
 	if err := a.requireDaemon(ctx); err != nil {
 		return err
 	}
-	unlock, err := p.lock()
+	unlock, err := p.Lock()
 	if err != nil {
 		return err
 	}
@@ -68,25 +69,21 @@ func runUp(ctx context.Context, a *App, opts upOptions) error {
 	if err := a.approve(p, opts.yes); err != nil {
 		return err
 	}
-	p.approvedHere = true
-	if _, err := a.renderProject(p); err != nil {
+	if _, err := a.renderProject(p, true); err != nil {
 		return err
 	}
-	rs, err := artifact.ReadRunSpec(p.state)
+	rs, err := artifact.ReadRunSpec(p.State)
 	if err != nil {
 		return err
 	}
-	if err := a.ensureNetwork(ctx, p.cfg.Network); err != nil {
+	if err := a.ensureNetwork(ctx, p.Config.Network); err != nil {
 		return err
 	}
-	_, verr := a.docker().VolumeInspect(ctx, rs.ClaudeVol)
-	if verr != nil && !errors.Is(verr, docker.ErrNotFound) {
-		return fmt.Errorf("inspecting volume %s: %w", rs.ClaudeVol, verr)
-	}
-	if err := a.docker().VolumeCreate(ctx, rs.ClaudeVol, map[string]string{
-		"abox.managed": "true", "abox.project": p.manifest.Project, "abox.hash": p.state.Hash,
-	}); err != nil {
-		return fmt.Errorf("creating volume %s: %w", rs.ClaudeVol, err)
+	existed, err := sandbox.CreateClaudeVolume(ctx, a.docker(), rs, map[string]string{
+		"abox.managed": "true", "abox.project": p.Manifest.Project, "abox.hash": p.State.Hash,
+	})
+	if err != nil {
+		return err
 	}
 	if !opts.noBuild {
 		// The agent image first: its Claude Code download is what most often needs the network,
@@ -99,7 +96,7 @@ func runUp(ctx context.Context, a *App, opts upOptions) error {
 			return err
 		}
 	}
-	if err := a.ensureClaudeVolume(ctx, p, rs, verr == nil); err != nil {
+	if err := a.ensureClaudeVolume(ctx, p, rs, existed); err != nil {
 		return err
 	}
 	if err := a.upGateway(ctx, p, opts.forceGateway); err != nil {
@@ -108,10 +105,10 @@ func runUp(ctx context.Context, a *App, opts upOptions) error {
 	if err := a.recordBaseline(p, rs); err != nil {
 		return err
 	}
-	if err := approval.Record(p.state, p.raw); err != nil {
+	if err := approval.Record(p.State, p.Raw); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.Out, "%s is up: images %s, %s; network %s\n", p.manifest.Project, rs.Agent.Image, rs.Netd.Image, p.cfg.Network)
+	fmt.Fprintf(a.Out, "%s is up: images %s, %s; network %s\n", p.Manifest.Project, rs.Agent.Image, rs.Netd.Image, p.Config.Network)
 	fmt.Fprintf(a.Out, "next: `abox shell` once to log Claude Code in, then `abox run \"<prompt>\"`\n")
 	return nil
 }
@@ -126,8 +123,8 @@ func (a *App) ensureNetwork(ctx context.Context, name string) error {
 //
 // A corrupt approval leaves nothing to compare with, so replacing it is asked like a widening,
 // and refused without a terminal or --yes (exit 3): it is never replaced silently.
-func (a *App) approve(p *project, yes bool) error {
-	prev, err := approval.Load(p.state)
+func (a *App) approve(p *project.Project, yes bool) error {
+	prev, err := approval.Load(p.State)
 	switch {
 	case errors.Is(err, approval.ErrNotApproved):
 		return nil // the first up approves the manifest as written
@@ -136,7 +133,7 @@ func (a *App) approve(p *project, yes bool) error {
 	case err != nil:
 		return err
 	}
-	widen := prev.Widening(p.manifest)
+	widen := prev.Widening(p.Manifest)
 	if len(widen) == 0 || yes {
 		return nil
 	}
@@ -180,16 +177,16 @@ func (a *App) confirm(question string) bool {
 
 // upGateway binds the project, which `abox up` has just approved, and reconciles its profile's
 // gateway when it declares a server.
-func (a *App) upGateway(ctx context.Context, p *project, force bool) error {
+func (a *App) upGateway(ctx context.Context, p *project.Project, force bool) error {
 	if err := a.bindProject(p, true); err != nil {
 		return err
 	}
-	if len(p.manifest.DeclaredServers()) == 0 {
+	if len(p.Manifest.DeclaredServers()) == 0 {
 		return nil
 	}
 	prefer := ""
-	if rs, err := artifact.ReadRunSpec(p.state); err == nil {
+	if rs, err := artifact.ReadRunSpec(p.State); err == nil {
 		prefer = rs.Netd.Image
 	}
-	return a.reconcileGateway(ctx, p.manifest.Profile, force, prefer)
+	return a.reconcileGateway(ctx, p.Manifest.Profile, force, prefer)
 }

@@ -32,7 +32,7 @@ var allowed = map[string]map[string]string{
 	"internal/approval": {
 		"internal/manifest": "the approved manifest is parsed, compared and diffed as a manifest",
 		"internal/paths":    "approved.yaml lives in the project's state directory",
-		"internal/statefs":  "it is recorded atomically and privately",
+		"internal/statefs":  "it is recorded atomically and privately, and an edit writes agentbox.yaml atomically",
 		"internal/wsfile":   "it is read as a regular file only, never through a symlink",
 	},
 	"internal/artifact": {
@@ -132,6 +132,20 @@ var allowed = map[string]map[string]string{
 	"internal/paths": {},
 	"internal/policy": {
 		"internal/egress": "the ruleset's sets hold the ports of egress entries",
+	},
+	"internal/project": {
+		// Loading a project and building its render spec, by one rule for every command,
+		// doctor's re-render and the preflight's currency check (see its doc).
+		"internal/approval": "the secrets a project requires include what its approved manifest needs, read by the approval's one rule",
+		"internal/catalog":  "the spec holds the catalog the servers are looked up in",
+		"internal/config":   "config.yaml and custom-servers.yaml are half of a project",
+		"internal/images":   "the CA certificates and the npm registry the spec names are read as the image build reads them",
+		"internal/manifest": "agentbox.yaml is the other half",
+		"internal/owner":    "the agent runs as the workspace's owner, or config.yaml's agent.uid and agent.gid",
+		"internal/paths":    "the project's state layout",
+		"internal/render":   "the result is a render.Spec",
+		"internal/secrets":  "the secrets a project requires are secrets.Required of its manifests",
+		"internal/statefs":  "the project's lock",
 	},
 	"internal/render": {
 		// DESIGN §9: pure, manifest+config → artifacts; never docker (STYLE §3.1).

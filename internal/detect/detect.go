@@ -9,6 +9,7 @@ package detect
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -288,4 +289,30 @@ func remoteHost(raw string) (host string, port int) {
 		h = h[at+1:]
 	}
 	return h, 22
+}
+
+// RegistryProbe is what [HostRegistries] asks of the host's tools; hostprobe.System answers it.
+type RegistryProbe interface {
+	NPMRegistry(ctx context.Context) (string, error)
+	GoEnv(ctx context.Context, names ...string) ([]string, error)
+}
+
+// HostRegistries asks the host's go and npm which registries they use; a tool that is absent
+// or fails leaves its fields empty, and [Egress] then suggests the public defaults.
+func HostRegistries(ctx context.Context, p RegistryProbe) Registries {
+	var reg Registries
+	if vals, err := p.GoEnv(ctx, "GOPROXY", "GOSUMDB"); err == nil && len(vals) == 2 {
+		reg.GoProxy, reg.GoSumDB = vals[0], vals[1]
+	}
+	reg.NPM, _ = p.NPMRegistry(ctx)
+	return reg
+}
+
+// SuggestEgress returns, for each toolchain, the hosts [Egress] suggests for it alone.
+func SuggestEgress(toolchains []string, reg Registries) map[string][]string {
+	out := map[string][]string{}
+	for _, t := range toolchains {
+		out[t] = Egress([]string{t}, reg)
+	}
+	return out
 }

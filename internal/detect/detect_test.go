@@ -1,8 +1,11 @@
 package detect
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -343,5 +346,43 @@ func TestGitRemotesMissing(t *testing.T) {
 	ws := workspace(t, map[string]string{".git": "gitdir: /elsewhere/.git/worktrees/x\n"})
 	if got := GitRemotes(ws); got != nil {
 		t.Errorf("GitRemotes(.git file) = %q, want nil", got)
+	}
+}
+
+type registryProbe struct {
+	npm    string
+	goEnv  []string
+	absent bool
+}
+
+func (p registryProbe) NPMRegistry(context.Context) (string, error) {
+	if p.absent {
+		return "", errors.New("npm: not found")
+	}
+	return p.npm, nil
+}
+
+func (p registryProbe) GoEnv(_ context.Context, names ...string) ([]string, error) {
+	if p.absent {
+		return nil, errors.New("go: not found")
+	}
+	return p.goEnv, nil
+}
+
+func TestHostRegistries(t *testing.T) {
+	got := HostRegistries(context.Background(), registryProbe{npm: "https://npm.mirror.example/", goEnv: []string{"https://proxy.mirror.example,direct", "off"}})
+	want := Registries{GoProxy: "https://proxy.mirror.example,direct", GoSumDB: "off", NPM: "https://npm.mirror.example/"}
+	if got != want {
+		t.Errorf("HostRegistries = %+v, want %+v", got, want)
+	}
+	if got := HostRegistries(context.Background(), registryProbe{absent: true}); got != (Registries{}) {
+		t.Errorf("HostRegistries(no tools) = %+v, want none", got)
+	}
+	if got := HostRegistries(context.Background(), registryProbe{goEnv: []string{"only one"}}); got.GoProxy != "" {
+		t.Errorf("HostRegistries(short go env) = %+v, want no GOPROXY", got)
+	}
+	s := SuggestEgress([]string{"go", "node"}, want)
+	if !slices.Contains(s["go"], "proxy.mirror.example") || !slices.Contains(s["node"], "npm.mirror.example") || slices.Contains(s["go"], "npm.mirror.example") {
+		t.Errorf("SuggestEgress = %v, want each toolchain's own mirror", s)
 	}
 }

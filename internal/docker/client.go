@@ -171,3 +171,22 @@ func (c *Client) Runtimes(ctx context.Context) (map[string]Runtime, error) {
 	}
 	return rts, nil
 }
+
+// OperatingSystem is what the daemon says it runs on (`docker info`): "Docker Desktop" on
+// Docker Desktop, the distribution's name on Docker Engine.
+func (c *Client) OperatingSystem(ctx context.Context) (string, error) {
+	out, err := c.output(ctx, "info", "--format", "{{.OperatingSystem}}")
+	return strings.TrimSpace(string(out)), err
+}
+
+// MCPOAuth runs Docker Desktop's `docker mcp oauth`: ls, or authorize provider when it is not
+// "". It talks to the user (a browser opens), so it streams to out and errw, on a terminal
+// when tty is set.
+func (c *Client) MCPOAuth(ctx context.Context, provider string, tty bool, out, errw io.Writer) error {
+	argv := []string{"mcp", "oauth", "ls"}
+	if provider != "" {
+		argv = []string{"mcp", "oauth", "authorize", provider}
+	}
+	_, err := c.Run(ctx, Invocation{Args: argv, TTY: tty, Stdout: out, Stderr: errw, StreamOnly: true})
+	return err
+}

@@ -384,3 +384,24 @@ func TestEnsureNetwork(t *testing.T) {
 		t.Errorf("inspect failure: %v, %d creates; want an error, 0", err, creates(f))
 	}
 }
+
+func TestOperatingSystemAndMCPOAuth(t *testing.T) {
+	f, c := newFake(t)
+	f.On("info --format {{.OperatingSystem}}", docker.Result{Stdout: []byte("Docker Desktop\n")})
+	f.On("mcp oauth ls", docker.Result{})
+	f.On("mcp oauth authorize github", docker.Result{})
+	ctx := context.Background()
+	if os, err := c.OperatingSystem(ctx); err != nil || os != "Docker Desktop" {
+		t.Errorf("OperatingSystem = %q, %v", os, err)
+	}
+	var out, errw bytes.Buffer
+	if err := c.MCPOAuth(ctx, "", false, &out, &errw); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.MCPOAuth(ctx, "github", true, &out, &errw); err != nil {
+		t.Fatal(err)
+	}
+	if calls := f.Calls(); len(calls) != 3 || !calls[2].TTY || calls[1].TTY {
+		t.Errorf("calls = %+v, want the authorize on a terminal only", calls)
+	}
+}

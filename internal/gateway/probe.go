@@ -1,13 +1,17 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -134,4 +138,37 @@ func scrub(s, secret string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, secret, "«gateway-token»")
+}
+
+// maxTokenLine bounds what [ProbeCommand] reads of its stdin.
+const maxTokenLine = 4096
+
+// ProbeCommand is `abox mcp-probe URL`, run by abox inside the netd image on the gateway's
+// network (the gateway publishes nothing, so the host cannot reach it): the token is the first
+// line of stdin, never in an argv. A URL that is not http(s) or a missing token is a result with
+// OK false, as every failure of [Probe] is; timeout bounds the probe, from when it starts.
+func ProbeCommand(ctx context.Context, rawURL string, stdin io.Reader, timeout time.Duration) *ProbeResult {
+	res := &ProbeResult{Tools: []json.RawMessage{}}
+	token, err := readTokenLine(stdin)
+	u, uerr := url.Parse(rawURL)
+	switch {
+	case uerr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		res.Error = "not an http(s) URL: " + rawURL
+	case err != nil || token == "":
+		res.Error = "no token on stdin"
+	default:
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		res = Probe(ctx, rawURL, token)
+	}
+	return res
+}
+
+// readTokenLine reads the first line of r, at most maxTokenLine bytes.
+func readTokenLine(r io.Reader) (string, error) {
+	line, err := bufio.NewReader(io.LimitReader(r, maxTokenLine)).ReadString('\n')
+	if err != nil && err != io.EOF {
+		return "", err
+	}
+	return strings.TrimSpace(line), nil
 }

@@ -151,3 +151,25 @@ func TestParseProbe(t *testing.T) {
 		t.Errorf("ParseProbe = %+v, %v", r, err)
 	}
 }
+
+// TestProbeCommand: the token comes from the first line of stdin; a URL that is not http(s),
+// or no token, is a failed result without a request.
+func TestProbeCommand(t *testing.T) {
+	ts := stubGateway(t, testToken)
+	ctx := context.Background()
+	res := ProbeCommand(ctx, ts.URL+"/mcp", strings.NewReader(testToken+"\nignored\n"), 10*time.Second)
+	if !res.OK || strings.Join(res.ToolNames(), ",") != "get_issue,now" {
+		t.Fatalf("ProbeCommand = %+v", res)
+	}
+	for _, c := range []struct{ url, stdin, want string }{
+		{"file:///etc/passwd", testToken, "not an http(s) URL: file:///etc/passwd"},
+		{"http://", testToken, "not an http(s) URL: http://"},
+		{ts.URL + "/mcp", "", "no token on stdin"},
+		{ts.URL + "/mcp", "\n" + testToken, "no token on stdin"},
+	} {
+		res := ProbeCommand(ctx, c.url, strings.NewReader(c.stdin), time.Second)
+		if res.OK || res.Error != c.want || res.Tools == nil {
+			t.Errorf("ProbeCommand(%q, %q) = %+v, want error %q and an empty tool list", c.url, c.stdin, res, c.want)
+		}
+	}
+}

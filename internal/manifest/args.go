@@ -72,3 +72,89 @@ func ParseEnvSecretArgs(source string, args []string) ([]EnvSecret, error) {
 	}
 	return pairs, nil
 }
+
+// ParseRemoteArgs builds the remote server that `abox mcp add-remote` declares from its flags:
+// headers as "Name: value", secrets as "name=ENV". A malformed flag is reported with its flag;
+// the manifest's validation then checks every value in place.
+func ParseRemoteArgs(source string, r RemoteServer, headers, secrets []string) (RemoteServer, error) {
+	var ps []Problem
+	for _, h := range headers {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			ps = append(ps, Problem{Loc: "--header", Msg: fmt.Sprintf("%q is not 'Name: value'", termtext.Line(h)),
+				Hint: "write --header 'Authorization: Bearer ${TOKEN}'"})
+			continue
+		}
+		if r.Headers == nil {
+			r.Headers = map[string]string{}
+		}
+		r.Headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	for _, s := range secrets {
+		name, env, ok := strings.Cut(s, "=")
+		if !ok || name == "" || env == "" {
+			ps = append(ps, Problem{Loc: "--secret", Msg: fmt.Sprintf("%q is not name=ENV", termtext.Line(s)),
+				Hint: "write --secret docs.token=DOCS_TOKEN"})
+			continue
+		}
+		r.Secrets = append(r.Secrets, SecretEnv{Name: name, Env: env})
+	}
+	if len(ps) > 0 {
+		return r, &Error{Source: source, Problems: ps}
+	}
+	return r, nil
+}
+
+// InitArgs are the values `abox init` takes from its flags.
+type InitArgs struct {
+	Project, Profile, PermissionMode string
+	Servers, Egress, Toolchains      []string
+	Masks                            []string
+}
+
+// CheckInitArgs checks every value init's flags give, by the manifest's own rules, before
+// anything is read or written; each bad one is reported with its flag.
+func CheckInitArgs(source string, o InitArgs) error {
+	var ps []Problem
+	bad := func(flag, msg, hint string) { ps = append(ps, Problem{Loc: flag, Msg: msg, Hint: hint}) }
+	if o.Project != "" && !IsProjectName(o.Project) {
+		bad("--project", fmt.Sprintf("%q is not a valid project name", o.Project), "use 1–64 of a-z 0-9 . _ -, starting with a letter or digit")
+	}
+	if o.Profile != "" && !IsProjectName(o.Profile) {
+		bad("--profile", fmt.Sprintf("%q is not a valid profile name", o.Profile), "use 1–64 of a-z 0-9 . _ -")
+	}
+	for _, s := range o.Servers {
+		if !IsServerName(s) {
+			bad("--server", fmt.Sprintf("%q is not a valid server name", s), "server names are letters, digits, . _ -")
+		}
+	}
+	for _, h := range o.Egress {
+		if _, err := egress.Parse(h); err != nil {
+			var ee *egress.Error
+			hint := "write a host name such as example.com, *.example.com or github.com:22"
+			if errors.As(err, &ee) && ee.Hint != "" {
+				hint = ee.Hint
+			}
+			bad("--egress", err.Error(), hint)
+		}
+	}
+	for _, t := range o.Toolchains {
+		if r, ok := Uninstallable[t]; ok {
+			bad("--toolchain", r.Why, r.Hint)
+		} else if !slices.Contains(Toolchains, t) {
+			bad("--toolchain", fmt.Sprintf("%q is not a known toolchain", t), "choose from "+strings.Join(Installable(), ", "))
+		}
+	}
+	for _, m := range o.Masks {
+		if err := CheckRelGlob(m); err != nil {
+			bad("--mask", err.Error(), "write a path relative to the project, e.g. .env or secrets/")
+		}
+	}
+	if o.PermissionMode != "" && !slices.Contains(PermissionModes, o.PermissionMode) {
+		bad("--permission-mode", fmt.Sprintf("%q is not a permission mode", o.PermissionMode), "choose from "+strings.Join(PermissionModes, ", "))
+	}
+	if len(ps) > 0 {
+		return &Error{Source: source, Problems: ps}
+	}
+	return nil
+}

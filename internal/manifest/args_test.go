@@ -56,3 +56,57 @@ func TestParseEnvSecretArgs(t *testing.T) {
 		}
 	}
 }
+
+func TestParseRemoteArgs(t *testing.T) {
+	base := RemoteServer{URL: "https://mcp.example.com/mcp", Transport: DefaultTransport}
+	got, err := ParseRemoteArgs("abox mcp add-remote", base,
+		[]string{" Authorization : Bearer ${DOCS_TOKEN} ", "X-A:b"}, []string{"docs.token=DOCS_TOKEN"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := base
+	want.Headers = map[string]string{"Authorization": "Bearer ${DOCS_TOKEN}", "X-A": "b"}
+	want.Secrets = []SecretEnv{{Name: "docs.token", Env: "DOCS_TOKEN"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ParseRemoteArgs (-want +got):\n%s", diff)
+	}
+	_, err = ParseRemoteArgs("abox mcp add-remote", base, []string{"no colon", ": v"}, []string{"name", "=ENV", "ok=OK"})
+	var me *Error
+	if !errors.As(err, &me) || me.Source != "abox mcp add-remote" || len(me.Problems) != 4 {
+		t.Fatalf("ParseRemoteArgs(four bad) = %v, want a located error with all four", err)
+	}
+	for _, p := range me.Problems {
+		if (p.Loc != "--header" && p.Loc != "--secret") || p.Hint == "" {
+			t.Errorf("problem %+v: want its flag and a hint", p)
+		}
+	}
+}
+
+func TestCheckInitArgs(t *testing.T) {
+	good := InitArgs{Project: "web", Profile: "dev", PermissionMode: PermissionModes[0], Servers: []string{"github"},
+		Egress: []string{"example.com", "*.cdn.example.com"}, Toolchains: []string{"go"}, Masks: []string{".env", "secrets/"}}
+	if err := CheckInitArgs("abox init", good); err != nil {
+		t.Fatalf("CheckInitArgs(good) = %v", err)
+	}
+	if err := CheckInitArgs("abox init", InitArgs{}); err != nil {
+		t.Fatalf("CheckInitArgs(none) = %v", err)
+	}
+	bad := InitArgs{Project: "-web", Profile: "a b", PermissionMode: "yolo", Servers: []string{"a/b"},
+		Egress: []string{"http://x"}, Toolchains: []string{"cobol", "dotnet"}, Masks: []string{"/etc/passwd"}}
+	err := CheckInitArgs("abox init", bad)
+	var me *Error
+	if !errors.As(err, &me) || me.Source != "abox init" {
+		t.Fatalf("CheckInitArgs(bad) = %v, want a located error", err)
+	}
+	var locs []string
+	for _, p := range me.Problems {
+		locs = append(locs, p.Loc)
+		if p.Hint == "" {
+			t.Errorf("problem %+v has no hint", p)
+		}
+	}
+	want := "--project --profile --server --egress --toolchain --toolchain --mask --permission-mode"
+	if got := strings.Join(locs, " "); got != want {
+		t.Errorf("problems at %s, want %s", got, want)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/aboxhq/abox/internal/egress"
@@ -248,3 +249,21 @@ func (p *Netd) Marshal() []byte {
 	}
 	return append(b, '\n')
 }
+
+// Check says whether the policy allows host on port (0: [egress.DefaultPort]), as netd decides
+// it, and on which ports it allows host at all. It returns the port checked.
+func (p *Netd) Check(host string, port int) (allowed bool, checked int, ports []int, err error) {
+	list, err := p.List()
+	if err != nil {
+		return false, 0, nil, err
+	}
+	if port == 0 {
+		port = egress.DefaultPort
+	}
+	ports = list.Ports(host)
+	return slices.Contains(ports, port), port, ports, nil
+}
+
+// IsMandatory reports whether host is an entry abox added to the allowlist itself, which the
+// manifest's edits can neither remove nor ignore.
+func (p *Netd) IsMandatory(host string) bool { return slices.Contains(p.Mandatory, host) }

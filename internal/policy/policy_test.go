@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -56,5 +57,35 @@ func TestCredentialKind(t *testing.T) {
 	if CredentialKind("sk-ant-oat01-abc") != CredentialOAuth || CredentialKind("sk-ant-api03-abc") != CredentialAPIKey ||
 		CredentialKind("corp-key") != CredentialAPIKey || CredentialKind(CredentialPlaceholder) != CredentialAPIKey {
 		t.Error("credential kinds told apart wrongly")
+	}
+}
+
+func TestNetdCheck(t *testing.T) {
+	p := Netd{Version: Version, Project: "p", Egress: []string{"api.example.com", "git.example.com:22", "claude.ai"},
+		DefaultPorts: []int{443}, Mandatory: []string{"claude.ai"}}
+	for _, c := range []struct {
+		host      string
+		port      int
+		ok        bool
+		checked   int
+		portsWant string
+	}{
+		{"api.example.com", 0, true, 443, "[443]"},
+		{"api.example.com", 80, false, 80, "[443]"},
+		{"git.example.com", 0, false, 443, "[22]"},
+		{"git.example.com", 22, true, 22, "[22]"},
+		{"other.example.com", 0, false, 443, "[]"},
+	} {
+		ok, checked, ports, err := p.Check(c.host, c.port)
+		if err != nil || ok != c.ok || checked != c.checked || fmt.Sprint(ports) != c.portsWant {
+			t.Errorf("Check(%s, %d) = %v, %d, %v, %v; want %v, %d, %s", c.host, c.port, ok, checked, ports, err, c.ok, c.checked, c.portsWant)
+		}
+	}
+	if !p.IsMandatory("claude.ai") || p.IsMandatory("api.example.com") {
+		t.Error("IsMandatory does not follow Mandatory")
+	}
+	bad := Netd{Egress: []string{"a.example.com"}, DefaultPorts: []int{0}}
+	if _, _, _, err := bad.Check("a.example.com", 0); err == nil {
+		t.Error("Check accepted a default port of 0")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/statefs"
@@ -156,4 +157,47 @@ func ScrubGatewayFiles(gatewaysDir, name string) error {
 		}
 	}
 	return nil
+}
+
+// GatewayFileError is a gateway's secrets file that could not be rendered from the store.
+type GatewayFileError struct {
+	Profile string
+	Err     error
+}
+
+func (e *GatewayFileError) Error() string {
+	return fmt.Sprintf("rendering the %s gateway's secrets: %v", e.Profile, e.Err)
+}
+func (e *GatewayFileError) Unwrap() error { return e.Err }
+
+// ForGateway renders the secrets file of the gateway serving u: the secrets its servers and
+// remote servers declare, from the store open returns, and its salted digest (salt at saltPath)
+// for the fingerprint. It writes nothing ([gateway.Manager.Up] does), and calls open, which asks
+// the daemon which store the host has, only when some server declares a secret. A store that
+// fails to render the file is a [*GatewayFileError].
+func ForGateway(ctx context.Context, open func(context.Context) (Store, error), saltPath string, u *gateway.Union, cat *catalog.Catalog) (gateway.Secrets, error) {
+	needs := GatewayNeeds(u, cat)
+	if len(needs) == 0 {
+		return gateway.Secrets{}, nil
+	}
+	st, err := open(ctx)
+	if err != nil {
+		return gateway.Secrets{}, err
+	}
+	data, missing, err := GatewayFile(ctx, st, needs)
+	if err != nil {
+		return gateway.Secrets{}, &GatewayFileError{Profile: u.Profile, Err: err}
+	}
+	out := gateway.Secrets{Data: data}
+	for _, n := range missing {
+		out.Missing = append(out.Missing, fmt.Sprintf("%s (%s)", n.Secret, n))
+	}
+	if len(data) > 0 {
+		salt, err := LoadSalt(saltPath)
+		if err != nil {
+			return gateway.Secrets{}, err
+		}
+		out.Digest = NewDigester(salt, 0).Digest(data)
+	}
+	return out, nil
 }

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aboxhq/abox/internal/policy"
@@ -37,6 +38,12 @@ type modelForwarder struct {
 	log    *jsonl
 	now    func() time.Time
 	slots  chan struct{} // requests in flight; a flood beyond is answered 429
+	// bodies are the request bytes held in memory, all requests together: a request whose body
+	// would take them past maxModelBuffered is answered 429 before it is read.
+	bodies struct {
+		sync.Mutex
+		held int64
+	}
 }
 
 // Limits of the model forwarder.
@@ -45,6 +52,10 @@ const (
 	// maxModelRequests bounds the requests in flight: Claude Code runs a few at once (its
 	// subagents too), and a flood beyond is refused rather than buffered.
 	maxModelRequests = 32
+	// maxModelBuffered bounds the request bodies held at once, all requests together. netd's
+	// container has 256 MiB (render's netd memory), which 32 requests of 32 MiB would overrun
+	// at once, and the OOM killer would end netd, its logs with it, in the middle of the run.
+	maxModelBuffered = 64 << 20
 	// maxUsageLine bounds one server-sent event line the usage reader looks into; a longer line
 	// is forwarded all the same, unread.
 	maxUsageLine = 1 << 20
@@ -154,7 +165,24 @@ func (f *modelForwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.Status = modelError(w, http.StatusForbidden, "abox netd: "+reason)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxModelRequest+1))
+	if r.ContentLength > maxModelRequest {
+		rec.Verdict, rec.Reason = policy.Denied, "request body over 32 MiB"
+		rec.Status = modelError(w, http.StatusRequestEntityTooLarge, "abox netd: "+rec.Reason)
+		return
+	}
+	// A body of unknown length (chunked) holds a place for the largest one.
+	want := r.ContentLength
+	if want < 0 {
+		want = maxModelRequest
+	}
+	if !f.holdBody(want) {
+		rec.Verdict, rec.Reason = policy.Denied, "too many request bytes in flight"
+		w.Header().Set("Retry-After", "1")
+		rec.Status = modelError(w, http.StatusTooManyRequests, "abox netd: "+rec.Reason)
+		return
+	}
+	defer f.releaseBody(want)
+	body, err := readBody(r.Body, r.ContentLength)
 	if err != nil || len(body) > maxModelRequest {
 		rec.Verdict, rec.Reason = policy.Denied, "request body unreadable or over 32 MiB"
 		rec.Status = modelError(w, http.StatusRequestEntityTooLarge, "abox netd: "+rec.Reason)
@@ -199,6 +227,37 @@ func (f *modelForwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.InputTokens, rec.OutputTokens = u.usage.InputTokens, u.usage.OutputTokens
 	rec.CacheReadTokens, rec.CacheCreationTokens = u.usage.CacheReadInputTokens, u.usage.CacheCreationInputTokens
+}
+
+// holdBody takes n bytes of the forwarder's body budget, or reports false when they would take it
+// past maxModelBuffered.
+func (f *modelForwarder) holdBody(n int64) bool {
+	f.bodies.Lock()
+	defer f.bodies.Unlock()
+	if f.bodies.held+n > maxModelBuffered {
+		return false
+	}
+	f.bodies.held += n
+	return true
+}
+
+func (f *modelForwarder) releaseBody(n int64) {
+	f.bodies.Lock()
+	defer f.bodies.Unlock()
+	f.bodies.held -= n
+}
+
+// readBody reads a request body of length n (-1: unknown) into one buffer of that size, so that
+// what it holds is what the budget counts; an unknown length is read up to maxModelRequest+1.
+func readBody(r io.Reader, n int64) ([]byte, error) {
+	if n < 0 {
+		return io.ReadAll(io.LimitReader(r, maxModelRequest+1))
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return nil, err
+	}
+	return body, nil
 }
 
 // modelRefusal says why a request is not forwarded, or "" when it is: a method and path of the

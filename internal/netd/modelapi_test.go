@@ -443,3 +443,89 @@ func TestModelTLSRoots(t *testing.T) {
 		t.Errorf("a junk CA file: %v, want an error naming it", err)
 	}
 }
+
+// TestModelForwarderBoundsHeldBodies: request bodies netd holds, all requests together, stay
+// within maxModelBuffered. Two requests announcing 32 MiB each and sending them slowly take the
+// whole budget; a third is answered 429 at once, before a byte of it is read, and so is a chunked
+// one (it holds a place for the largest body); a body announced over 32 MiB is refused 413
+// unread. Once the slow ones end, the budget is back. Without the budget netd reads them all,
+// and 32 such requests exceed netd's 256 MiB.
+func TestModelForwarderBoundsHeldBodies(t *testing.T) {
+	up := newModelUpstream(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "{}") })
+	base, log := modelTestForwarder(t, up.srv.URL, testAPIKey, up.trusting())
+	addr := strings.TrimPrefix(base, "http://")
+	var slow []net.Conn
+	for i := 0; i < maxModelBuffered/maxModelRequest; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"model\":", maxModelRequest)
+		slow = append(slow, c)
+	}
+	client := &http.Client{Timeout: 3 * time.Second}
+	post := func(body io.Reader, length int64) (int, error) {
+		req, _ := http.NewRequest("POST", base+"/v1/messages", body)
+		req.ContentLength = length
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	// The slow requests hold the budget once the forwarder has taken them in.
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		code, err := post(strings.NewReader(`{"model":"m"}`), int64(len(`{"model":"m"}`)))
+		if err != nil {
+			t.Fatalf("a small request beside the slow ones: %v (the forwarder reads it instead of refusing it)", err)
+		}
+		if code == http.StatusTooManyRequests {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a small request beside %d slow 32 MiB ones: status %d, want 429", len(slow), code)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if code, err := post(io.MultiReader(strings.NewReader("{}")), -1); err != nil || code != http.StatusTooManyRequests {
+		t.Errorf("a chunked request beside the slow ones: status %d, %v; want 429", code, err)
+	}
+	big, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer big.Close()
+	fmt.Fprintf(big, "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n{", maxModelRequest+1)
+	big.SetReadDeadline(time.Now().Add(3 * time.Second))
+	if resp, err := http.ReadResponse(bufio.NewReader(big), nil); err != nil || resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a request announcing more than 32 MiB: %v, %v; want 413 unread", resp, err)
+	}
+	for _, c := range slow {
+		c.Close()
+	}
+	deadline = time.Now().Add(3 * time.Second)
+	for {
+		code, err := post(strings.NewReader(`{"model":"m"}`), int64(len(`{"model":"m"}`)))
+		if err == nil && code == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the slow requests ended: status %d, %v; want 200", code, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var refused int
+	for _, r := range modelRecords(t, log) {
+		if r.Status == http.StatusTooManyRequests && r.Verdict == policy.Denied && r.Reason == "too many request bytes in flight" {
+			refused++
+		}
+	}
+	if refused < 2 {
+		t.Errorf("%d refusals logged for the bytes in flight, want the small and the chunked one", refused)
+	}
+}

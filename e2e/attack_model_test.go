@@ -11,9 +11,9 @@ import (
 	"github.com/aboxhq/abox/e2e/harness"
 )
 
-// upInjectedStandin is a project in injected-credential mode with the stand-in claude (the
+// upInjectedStandin is a project, with manifest's extra lines, in injected-credential mode with the stand-in claude (the
 // adversary's script) and the Messages API stand-in as api.anthropic.com.
-func upInjectedStandin(t *testing.T, project string) (*harness.H, *harness.MessagesAPI) {
+func upInjectedStandin(t *testing.T, project, manifest string) (*harness.H, *harness.MessagesAPI) {
 	t.Helper()
 	h := harness.Setup(t)
 	api := h.StartMessagesAPI("api.anthropic.com")
@@ -27,7 +27,7 @@ func upInjectedStandin(t *testing.T, project string) (*harness.H, *harness.Messa
 	}
 	mustAbox(t, h, "secrets", "set", "claude-key", "--file", file)
 	os.Remove(file)
-	h.WriteManifest("version: 1\nproject: " + project + "\nprofile: " + h.Profile + "\n")
+	h.WriteManifest("version: 1\nproject: " + project + "\nprofile: " + h.Profile + "\n" + manifest)
 	mustAbox(t, h, "up", "--yes")
 	return h, api
 }
@@ -39,7 +39,7 @@ func upInjectedStandin(t *testing.T, project string) (*harness.H, *harness.Messa
 // cannot hold 32 such bodies) and the run with it, its in-flight requests never logged.
 func TestAttackModelForwarderMemory(t *testing.T) {
 	t.Parallel()
-	h, api := upInjectedStandin(t, "modelmem")
+	h, api := upInjectedStandin(t, "modelmem", "")
 	script := `head -c 33000000 /dev/zero | tr '\0' a > /tmp/big; ` +
 		`for round in 1 2 3; do for i in $(seq 32); do curl -s -o /dev/null -w 'code %{http_code}\n' -m 60 -H 'content-type: application/json' ` +
 		`$([ $((i % 2)) = 0 ] && echo -H transfer-encoding:chunked) --data-binary @/tmp/big http://127.0.0.1:15480/v1/messages & done; wait; done | sort | uniq -c; ` +
@@ -67,5 +67,33 @@ func TestAttackModelForwarderMemory(t *testing.T) {
 	}
 	if !strings.Contains(res.Stderr, "model API: 97 requests") {
 		t.Errorf("the run summary does not count all 97 requests:\n%s", res.Stderr)
+	}
+}
+
+// TestAttackModelHostThroughWildcard: in injected mode the project's own allowlist names the
+// model API's host, by a wildcard (*.anthropic.com, for the docs) and by name on another port.
+// netd still withholds the host from the agent: its name does not resolve and TLS to it is
+// refused, so the agent cannot reach the API with a key of its own; the forwarder still reaches
+// it. Without the withholding the agent's own key arrives at the API.
+func TestAttackModelHostThroughWildcard(t *testing.T) {
+	t.Parallel()
+	h, api := upInjectedStandin(t, "modelwild", "egress: [\"*.anthropic.com\", \"api.anthropic.com:8443\"]\n")
+	res := h.Abox("run", `echo "direct $(curl -s -m 10 -o /dev/null -w '%{http_code}' https://api.anthropic.com/v1/models -H 'x-api-key: agents-own-key')"; `+
+		`echo "dns $(getent hosts api.anthropic.com | wc -l)"; `+
+		`echo "forwarder $(curl -s -m 10 -o /dev/null -w '%{http_code}' http://127.0.0.1:15480/v1/models)"`)
+	out := agentOutput(res.Stdout)
+	if !res.OK() {
+		t.Fatalf("abox run: %s", res)
+	}
+	for _, r := range api.Requests(t) {
+		if r.Headers["x-api-key"] == fingerprint("agents-own-key") {
+			t.Errorf("the agent reached the API directly with its own key: %+v\n%s", r, out)
+		}
+	}
+	if !strings.Contains(out, "direct 000") || !strings.Contains(out, "dns 0") {
+		t.Errorf("the agent reached or resolved the API's host:\n%s", out)
+	}
+	if !strings.Contains(out, "forwarder 404") {
+		t.Errorf("the forwarder no longer reaches the API (the stand-in answers the model list 404):\n%s", out)
 	}
 }

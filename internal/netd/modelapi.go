@@ -56,6 +56,9 @@ const (
 	// container has 256 MiB (render's netd memory), which 32 requests of 32 MiB would overrun
 	// at once, and the OOM killer would end netd, its logs with it, in the middle of the run.
 	maxModelBuffered = 64 << 20
+	// maxModelRecord bounds the log line of a forwarded request: its path, model and reason
+	// are bounded (200, 100 and 300 bytes before JSON escapes them, at most 6-fold).
+	maxModelRecord = 8 << 10
 	// maxUsageLine bounds one server-sent event line the usage reader looks into; a longer line
 	// is forwarded all the same, unread.
 	maxUsageLine = 1 << 20
@@ -139,9 +142,14 @@ func newModelForwarder(cfg *current, dial func(ctx context.Context, name string,
 func (f *modelForwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := f.now()
 	rec := policy.ModelRecord{TS: policy.Timestamp(start), Method: r.Method, Path: cleanLogPath(r.URL.Path)}
+	promised := false // the log keeps room for this request's record
 	defer func() {
 		rec.DurMS = f.now().Sub(start).Milliseconds()
-		f.log.write(rec)
+		if promised {
+			f.log.writePromised(rec, maxModelRecord)
+		} else {
+			f.log.write(rec)
+		}
 	}()
 	select {
 	case f.slots <- struct{}{}:
@@ -188,6 +196,14 @@ func (f *modelForwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.Status = modelError(w, http.StatusRequestEntityTooLarge, "abox netd: "+rec.Reason)
 		return
 	}
+	// What netd forwards is spent: it goes only with room in the log for its usage, which a
+	// flood of refused requests filling the log would otherwise push out.
+	if !f.log.promise(maxModelRecord) {
+		rec.Verdict, rec.Reason = policy.Denied, "the model log is full: the request's usage could not be logged"
+		rec.Status = modelError(w, http.StatusServiceUnavailable, "abox netd: "+rec.Reason)
+		return
+	}
+	promised = true
 	rec.BytesUp = int64(len(body))
 	rec.Model, rec.Stream = requestModel(body)
 	up := *cfg.modelUpstream

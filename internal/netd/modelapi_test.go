@@ -73,6 +73,12 @@ func (s *modelUpstreamStub) trusting() *tls.Config {
 // returns its base URL and its log.
 func modelTestForwarder(t *testing.T, upstream, credential string, tc *tls.Config) (string, *syncBuffer) {
 	t.Helper()
+	return modelTestForwarderLimit(t, upstream, credential, tc, policy.DefaultLogLimit)
+}
+
+// modelTestForwarderLimit is modelTestForwarder with the model log capped at limit bytes.
+func modelTestForwarderLimit(t *testing.T, upstream, credential string, tc *tls.Config, limit int64) (string, *syncBuffer) {
+	t.Helper()
 	p := policy.Netd{Version: policy.Version, Project: "test"}
 	if upstream != "" {
 		p.Model = &policy.ModelAPI{Upstream: upstream}
@@ -85,7 +91,7 @@ func modelTestForwarder(t *testing.T, upstream, credential string, tc *tls.Confi
 	cur.set(cfg)
 	log := &syncBuffer{}
 	dial := &upstreamDialer{timeout: 5 * time.Second} // loopback literals: no resolver, no set
-	f := newModelForwarder(&cur, dial.dial, tc, newJSONL(log, policy.DefaultLogLimit))
+	f := newModelForwarder(&cur, dial.dial, tc, newJSONL(log, limit))
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	return srv.URL, log
@@ -478,7 +484,7 @@ func TestModelForwarderBoundsHeldBodies(t *testing.T) {
 		return resp.StatusCode, nil
 	}
 	// The slow requests hold the budget once the forwarder has taken them in.
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		code, err := post(strings.NewReader(`{"model":"m"}`), int64(len(`{"model":"m"}`)))
 		if err != nil {
@@ -488,7 +494,7 @@ func TestModelForwarderBoundsHeldBodies(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("a small request beside %d slow 32 MiB ones: status %d, want 429", len(slow), code)
+			t.Fatalf("a small request beside %d slow 32 MiB ones: status %d, want 429\n%s", len(slow), code, log.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -508,7 +514,7 @@ func TestModelForwarderBoundsHeldBodies(t *testing.T) {
 	for _, c := range slow {
 		c.Close()
 	}
-	deadline = time.Now().Add(3 * time.Second)
+	deadline = time.Now().Add(10 * time.Second)
 	for {
 		code, err := post(strings.NewReader(`{"model":"m"}`), int64(len(`{"model":"m"}`)))
 		if err == nil && code == http.StatusOK {
@@ -527,5 +533,48 @@ func TestModelForwarderBoundsHeldBodies(t *testing.T) {
 	}
 	if refused < 2 {
 		t.Errorf("%d refusals logged for the bytes in flight, want the small and the chunked one", refused)
+	}
+}
+
+// TestModelForwarderNeverSpendsUnlogged: the agent fills the model log to its cap with refused
+// requests (cheap: nothing reaches the upstream), with 200-byte paths, and then asks for a real
+// completion. Either its usage is in the log or the upstream never saw it: netd keeps room in the
+// cap for every request it forwards, and refuses to forward when there is none. Without that the
+// completion is forwarded, spent, and its record dropped by the full log.
+func TestModelForwarderNeverSpendsUnlogged(t *testing.T) {
+	up := newModelUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, streamedReply)
+	})
+	base, log := modelTestForwarderLimit(t, up.srv.URL, testAPIKey, up.trusting(), policy.MinLogLimit)
+	long := "/v1/" + strings.Repeat("x", 250)
+	for i := 0; len(log.String()) < policy.MinLogLimit-1024 && i < 10000; i++ {
+		resp, err := http.Post(base+long, "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if !strings.Contains(log.String(), `"truncated":true`) && len(log.String()) < policy.MinLogLimit-1024 {
+		t.Fatalf("the flood left the log at %d bytes: the test proves nothing", len(log.String()))
+	}
+	for i := 0; i < 3; i++ {
+		resp := agentRequest(t, "POST", base+"/v1/messages", `{"model":"claude-test-1","stream":true}`)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			t.Errorf("a completion after the log filled: status %d, want 503", resp.StatusCode)
+		}
+	}
+	forwarded := len(up.requests())
+	logged := 0
+	for _, r := range modelRecords(t, log) {
+		if r.Verdict == policy.Allowed && r.InputTokens == 123 {
+			logged++
+		}
+	}
+	if forwarded != logged {
+		t.Errorf("the upstream served %d completions after the flood, the log holds %d of them", forwarded, logged)
 	}
 }

@@ -73,11 +73,13 @@ func (s *modelUpstreamStub) trusting() *tls.Config {
 // returns its base URL and its log.
 func modelTestForwarder(t *testing.T, upstream, credential string, tc *tls.Config) (string, *syncBuffer) {
 	t.Helper()
-	return modelTestForwarderLimit(t, upstream, credential, tc, policy.DefaultLogLimit)
+	base, log, _ := modelTestForwarderLimit(t, upstream, credential, tc, policy.DefaultLogLimit)
+	return base, log
 }
 
-// modelTestForwarderLimit is modelTestForwarder with the model log capped at limit bytes.
-func modelTestForwarderLimit(t *testing.T, upstream, credential string, tc *tls.Config, limit int64) (string, *syncBuffer) {
+// modelTestForwarderLimit is modelTestForwarder with the model log capped at limit bytes; it
+// returns the forwarder too.
+func modelTestForwarderLimit(t *testing.T, upstream, credential string, tc *tls.Config, limit int64) (string, *syncBuffer, *modelForwarder) {
 	t.Helper()
 	p := policy.Netd{Version: policy.Version, Project: "test"}
 	if upstream != "" {
@@ -94,7 +96,7 @@ func modelTestForwarderLimit(t *testing.T, upstream, credential string, tc *tls.
 	f := newModelForwarder(&cur, dial.dial, tc, newJSONL(log, limit))
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	return srv.URL, log
+	return srv.URL, log, f
 }
 
 // modelRecords parses the forwarder's log.
@@ -458,7 +460,7 @@ func TestModelTLSRoots(t *testing.T) {
 // and 32 such requests exceed netd's 256 MiB.
 func TestModelForwarderBoundsHeldBodies(t *testing.T) {
 	up := newModelUpstream(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "{}") })
-	base, log := modelTestForwarder(t, up.srv.URL, testAPIKey, up.trusting())
+	base, log, f := modelTestForwarderLimit(t, up.srv.URL, testAPIKey, up.trusting(), policy.DefaultLogLimit)
 	addr := strings.TrimPrefix(base, "http://")
 	var slow []net.Conn
 	for i := 0; i < maxModelBuffered/maxModelRequest; i++ {
@@ -483,20 +485,21 @@ func TestModelForwarderBoundsHeldBodies(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode, nil
 	}
-	// The slow requests hold the budget once the forwarder has taken them in.
+	// The slow requests are in once the forwarder counts their bodies.
+	held := func() int64 {
+		f.bodies.Lock()
+		defer f.bodies.Unlock()
+		return f.bodies.held
+	}
 	deadline := time.Now().Add(10 * time.Second)
-	for {
-		code, err := post(strings.NewReader(`{"model":"m"}`), int64(len(`{"model":"m"}`)))
-		if err != nil {
-			t.Fatalf("a small request beside the slow ones: %v (the forwarder reads it instead of refusing it)", err)
-		}
-		if code == http.StatusTooManyRequests {
-			break
-		}
+	for held() < int64(len(slow))*maxModelRequest {
 		if time.Now().After(deadline) {
-			t.Fatalf("a small request beside %d slow 32 MiB ones: status %d, want 429\n%s", len(slow), code, log.String())
+			t.Fatalf("the forwarder holds %d bytes for the %d slow requests", held(), len(slow))
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
+	}
+	if code, err := post(strings.NewReader(`{"model":"m"}`), int64(len(`{"model":"m"}`))); err != nil || code != http.StatusTooManyRequests {
+		t.Fatalf("a small request beside %d slow 32 MiB ones: status %d, %v; want 429", len(slow), code, err)
 	}
 	if code, err := post(io.MultiReader(strings.NewReader("{}")), -1); err != nil || code != http.StatusTooManyRequests {
 		t.Errorf("a chunked request beside the slow ones: status %d, %v; want 429", code, err)
@@ -546,7 +549,7 @@ func TestModelForwarderNeverSpendsUnlogged(t *testing.T) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, streamedReply)
 	})
-	base, log := modelTestForwarderLimit(t, up.srv.URL, testAPIKey, up.trusting(), policy.MinLogLimit)
+	base, log, _ := modelTestForwarderLimit(t, up.srv.URL, testAPIKey, up.trusting(), policy.MinLogLimit)
 	long := "/v1/" + strings.Repeat("x", 250)
 	for i := 0; len(log.String()) < policy.MinLogLimit-1024 && i < 10000; i++ {
 		resp, err := http.Post(base+long, "application/json", strings.NewReader("{}"))

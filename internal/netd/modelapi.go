@@ -234,8 +234,14 @@ func (f *modelForwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	u := newUsageReader(resp.Header.Get("Content-Type"))
 	n, err := copyFlushing(w, io.TeeReader(resp.Body, u))
 	rec.BytesDown = n
-	if err != nil && !errors.Is(err, context.Canceled) {
-		rec.Reason = "response cut: " + oneLineErr(err)
+	// A cut stream lacks its closing message_delta, the only event with the output tokens, while
+	// the upstream was generating them: the record says so, whoever cut it (the agent hanging up
+	// cancels the request), so that its output count is known to be a floor.
+	switch {
+	case errors.Is(err, context.Canceled):
+		rec.Reason = policy.ModelResponseCut + ": the agent hung up"
+	case err != nil:
+		rec.Reason = policy.ModelResponseCut + ": " + oneLineErr(err)
 	}
 	u.finish()
 	if u.model != "" {

@@ -581,3 +581,48 @@ func TestModelForwarderNeverSpendsUnlogged(t *testing.T) {
 		t.Errorf("the upstream served %d completions after the flood, the log holds %d of them", forwarded, logged)
 	}
 }
+
+// TestModelForwarderMarksCutResponses: the agent reads a streamed completion up to its first
+// delta and hangs up before the closing message_delta, which alone carries the output tokens.
+// The upstream was spending meanwhile; the record says the response was cut, so the run's
+// accounting can tell its output count is a floor, not the spend. Without the mark the record
+// looks like a complete answer of 1 output token.
+func TestModelForwarderMarksCutResponses(t *testing.T) {
+	release := make(chan struct{})
+	up := newModelUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		head, _, _ := strings.Cut(streamedReply, "event: message_delta")
+		io.WriteString(w, head)
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		io.WriteString(w, "event: message_delta"+strings.SplitN(streamedReply, "event: message_delta", 2)[1])
+	})
+	defer close(release)
+	base, log := modelTestForwarder(t, up.srv.URL, testAPIKey, up.trusting())
+	resp := agentRequest(t, "POST", base+"/v1/messages", `{"model":"claude-test-1","stream":true}`)
+	br := bufio.NewReader(resp.Body)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(line, "content_block_delta") && strings.HasPrefix(line, "data:") {
+			break
+		}
+	}
+	resp.Body.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(modelRecords(t, log)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no record of the cut request")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	r := modelRecords(t, log)[0]
+	if !strings.HasPrefix(r.Reason, "response cut") || r.InputTokens != 123 {
+		t.Errorf("record %+v: want the input tokens and the reason \"response cut…\"", r)
+	}
+}

@@ -267,7 +267,7 @@ func TestAttackNamespaceSockets(t *testing.T) {
 		port  int
 		proto string
 	}{{"netd-dns", policy.DNSPort, "udp"}, {"netd-dns-tcp", policy.DNSPort, "tcp"}, {"netd-sni", policy.SNIPort, "tcp"},
-		{"netd-http", policy.HTTPPort, "tcp"}, {"netd-mcp", policy.MCPPort, "tcp"}} {
+		{"netd-http", policy.HTTPPort, "tcp"}, {"netd-mcp", policy.MCPPort, "tcp"}, {"netd-model", policy.ModelPort, "tcp"}} {
 		add("bind-"+p.name, bind("bind-"+p.name, fmt.Sprintf("127.0.0.1:%d", p.port), p.proto, ""))
 		add("reuse-"+p.name, bind("reuse-"+p.name, fmt.Sprintf("127.0.0.1:%d", p.port), p.proto, "reuse"))
 		add("any-"+p.name, bind("any-"+p.name, fmt.Sprintf("0.0.0.0:%d", p.port), p.proto, "reuse"))

@@ -12,6 +12,7 @@ type List struct {
 	defaults []int
 	exact    map[string][]int // host -> sorted ports
 	wild     map[string][]int // wildcard base -> sorted ports
+	withheld map[string]bool  // names no entry covers, whatever it says ([List.Without])
 }
 
 // NewList builds a list from entries. defaultPorts are the ports an entry without a port is
@@ -74,7 +75,7 @@ func (l *List) Ports(name string) []int {
 		return nil
 	}
 	n, ok := NormalizeName(name)
-	if !ok {
+	if !ok || l.withheld[n] {
 		return nil
 	}
 	var ports []int
@@ -89,6 +90,22 @@ func (l *List) Ports(name string) []int {
 		return nil
 	}
 	return sortedUnique(ports)
+}
+
+// Without returns a copy of the list that allows none of names, whatever its entries say: an
+// exact entry for one, a wildcard covering it. Entries and the other names are unchanged.
+func (l *List) Without(names ...string) *List {
+	out := *l
+	out.withheld = map[string]bool{}
+	for n := range l.withheld {
+		out.withheld[n] = true
+	}
+	for _, name := range names {
+		if n, ok := NormalizeName(name); ok {
+			out.withheld[n] = true
+		}
+	}
+	return &out
 }
 
 // AllowsName reports whether name may be resolved: some entry covers it on some port.

@@ -57,6 +57,9 @@ type jsonl struct {
 	repeats     map[repeatKey]*repeat
 	denied      map[string]int64
 	deniedBytes int64
+	// promised is room of the cap kept for records written later ([jsonl.promise]): no other
+	// line may take it.
+	promised int64
 }
 
 func newJSONL(w io.Writer, limit int64) *jsonl {
@@ -175,7 +178,7 @@ func (j *jsonl) put(v any, denied bool, n int64) bool {
 	if denied {
 		room = j.st.Limit - markerRoom
 	}
-	if j.st.Bytes+int64(len(b)) > room {
+	if j.st.Bytes+j.promised+int64(len(b)) > room {
 		j.truncate()
 		j.st.Dropped += n
 		if denied {
@@ -188,6 +191,37 @@ func (j *jsonl) put(v any, denied bool, n int64) bool {
 		return false
 	}
 	return true
+}
+
+// promise keeps n bytes of the cap for one record to be written later with [jsonl.writePromised],
+// and reports false when the part of the cap not kept for denials has no such room left. The
+// model forwarder promises before it forwards a request, so that no spending goes unlogged.
+// A nil *jsonl keeps every promise.
+func (j *jsonl) promise(n int64) bool {
+	if j == nil {
+		return true
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.st.Bytes+j.promised+n > j.st.Limit-j.st.Limit/deniedShare {
+		j.truncate()
+		return false
+	}
+	j.promised += n
+	return true
+}
+
+// writePromised writes v into the n bytes promised for it: it may use the whole cap, as a
+// denial may, since the promise kept its room from every other line.
+func (j *jsonl) writePromised(v any, n int64) {
+	if j == nil {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.promised -= n
+	j.st.Decisions++
+	j.put(v, true, 1)
 }
 
 // truncate writes the truncation line, once.

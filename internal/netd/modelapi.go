@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aboxhq/abox/internal/policy"
@@ -37,6 +38,12 @@ type modelForwarder struct {
 	log    *jsonl
 	now    func() time.Time
 	slots  chan struct{} // requests in flight; a flood beyond is answered 429
+	// bodies are the request bytes held in memory, all requests together: a request whose body
+	// would take them past maxModelBuffered is answered 429 before it is read.
+	bodies struct {
+		sync.Mutex
+		held int64
+	}
 }
 
 // Limits of the model forwarder.
@@ -45,6 +52,13 @@ const (
 	// maxModelRequests bounds the requests in flight: Claude Code runs a few at once (its
 	// subagents too), and a flood beyond is refused rather than buffered.
 	maxModelRequests = 32
+	// maxModelBuffered bounds the request bodies held at once, all requests together. netd's
+	// container has 256 MiB (render's netd memory), which 32 requests of 32 MiB would overrun
+	// at once, and the OOM killer would end netd, its logs with it, in the middle of the run.
+	maxModelBuffered = 64 << 20
+	// maxModelRecord bounds the log line of a forwarded request: its path, model and reason
+	// are bounded (200, 100 and 300 bytes before JSON escapes them, at most 6-fold).
+	maxModelRecord = 8 << 10
 	// maxUsageLine bounds one server-sent event line the usage reader looks into; a longer line
 	// is forwarded all the same, unread.
 	maxUsageLine = 1 << 20
@@ -128,9 +142,14 @@ func newModelForwarder(cfg *current, dial func(ctx context.Context, name string,
 func (f *modelForwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := f.now()
 	rec := policy.ModelRecord{TS: policy.Timestamp(start), Method: r.Method, Path: cleanLogPath(r.URL.Path)}
+	promised := false // the log keeps room for this request's record
 	defer func() {
 		rec.DurMS = f.now().Sub(start).Milliseconds()
-		f.log.write(rec)
+		if promised {
+			f.log.writePromised(rec, maxModelRecord)
+		} else {
+			f.log.write(rec)
+		}
 	}()
 	select {
 	case f.slots <- struct{}{}:
@@ -154,12 +173,37 @@ func (f *modelForwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.Status = modelError(w, http.StatusForbidden, "abox netd: "+reason)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxModelRequest+1))
+	if r.ContentLength > maxModelRequest {
+		rec.Verdict, rec.Reason = policy.Denied, "request body over 32 MiB"
+		rec.Status = modelError(w, http.StatusRequestEntityTooLarge, "abox netd: "+rec.Reason)
+		return
+	}
+	// A body of unknown length (chunked) holds a place for the largest one.
+	want := r.ContentLength
+	if want < 0 {
+		want = maxModelRequest
+	}
+	if !f.holdBody(want) {
+		rec.Verdict, rec.Reason = policy.Denied, "too many request bytes in flight"
+		w.Header().Set("Retry-After", "1")
+		rec.Status = modelError(w, http.StatusTooManyRequests, "abox netd: "+rec.Reason)
+		return
+	}
+	defer f.releaseBody(want)
+	body, err := readBody(r.Body, r.ContentLength)
 	if err != nil || len(body) > maxModelRequest {
 		rec.Verdict, rec.Reason = policy.Denied, "request body unreadable or over 32 MiB"
 		rec.Status = modelError(w, http.StatusRequestEntityTooLarge, "abox netd: "+rec.Reason)
 		return
 	}
+	// What netd forwards is spent: it goes only with room in the log for its usage, which a
+	// flood of refused requests filling the log would otherwise push out.
+	if !f.log.promise(maxModelRecord) {
+		rec.Verdict, rec.Reason = policy.Denied, "the model log is full: the request's usage could not be logged"
+		rec.Status = modelError(w, http.StatusServiceUnavailable, "abox netd: "+rec.Reason)
+		return
+	}
+	promised = true
 	rec.BytesUp = int64(len(body))
 	rec.Model, rec.Stream = requestModel(body)
 	up := *cfg.modelUpstream
@@ -190,8 +234,14 @@ func (f *modelForwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	u := newUsageReader(resp.Header.Get("Content-Type"))
 	n, err := copyFlushing(w, io.TeeReader(resp.Body, u))
 	rec.BytesDown = n
-	if err != nil && !errors.Is(err, context.Canceled) {
-		rec.Reason = "response cut: " + oneLineErr(err)
+	// A cut stream lacks its closing message_delta, the only event with the output tokens, while
+	// the upstream was generating them: the record says so, whoever cut it (the agent hanging up
+	// cancels the request), so that its output count is known to be a floor.
+	switch {
+	case errors.Is(err, context.Canceled):
+		rec.Reason = policy.ModelResponseCut + ": the agent hung up"
+	case err != nil:
+		rec.Reason = policy.ModelResponseCut + ": " + oneLineErr(err)
 	}
 	u.finish()
 	if u.model != "" {
@@ -199,6 +249,37 @@ func (f *modelForwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.InputTokens, rec.OutputTokens = u.usage.InputTokens, u.usage.OutputTokens
 	rec.CacheReadTokens, rec.CacheCreationTokens = u.usage.CacheReadInputTokens, u.usage.CacheCreationInputTokens
+}
+
+// holdBody takes n bytes of the forwarder's body budget, or reports false when they would take it
+// past maxModelBuffered.
+func (f *modelForwarder) holdBody(n int64) bool {
+	f.bodies.Lock()
+	defer f.bodies.Unlock()
+	if f.bodies.held+n > maxModelBuffered {
+		return false
+	}
+	f.bodies.held += n
+	return true
+}
+
+func (f *modelForwarder) releaseBody(n int64) {
+	f.bodies.Lock()
+	defer f.bodies.Unlock()
+	f.bodies.held -= n
+}
+
+// readBody reads a request body of length n (-1: unknown) into one buffer of that size, so that
+// what it holds is what the budget counts; an unknown length is read up to maxModelRequest+1.
+func readBody(r io.Reader, n int64) ([]byte, error) {
+	if n < 0 {
+		return io.ReadAll(io.LimitReader(r, maxModelRequest+1))
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return nil, err
+	}
+	return body, nil
 }
 
 // modelRefusal says why a request is not forwarded, or "" when it is: a method and path of the

@@ -73,6 +73,14 @@ func (s *modelUpstreamStub) trusting() *tls.Config {
 // returns its base URL and its log.
 func modelTestForwarder(t *testing.T, upstream, credential string, tc *tls.Config) (string, *syncBuffer) {
 	t.Helper()
+	base, log, _ := modelTestForwarderLimit(t, upstream, credential, tc, policy.DefaultLogLimit)
+	return base, log
+}
+
+// modelTestForwarderLimit is modelTestForwarder with the model log capped at limit bytes; it
+// returns the forwarder too.
+func modelTestForwarderLimit(t *testing.T, upstream, credential string, tc *tls.Config, limit int64) (string, *syncBuffer, *modelForwarder) {
+	t.Helper()
 	p := policy.Netd{Version: policy.Version, Project: "test"}
 	if upstream != "" {
 		p.Model = &policy.ModelAPI{Upstream: upstream}
@@ -85,10 +93,10 @@ func modelTestForwarder(t *testing.T, upstream, credential string, tc *tls.Confi
 	cur.set(cfg)
 	log := &syncBuffer{}
 	dial := &upstreamDialer{timeout: 5 * time.Second} // loopback literals: no resolver, no set
-	f := newModelForwarder(&cur, dial.dial, tc, newJSONL(log, policy.DefaultLogLimit))
+	f := newModelForwarder(&cur, dial.dial, tc, newJSONL(log, limit))
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	return srv.URL, log
+	return srv.URL, log, f
 }
 
 // modelRecords parses the forwarder's log.
@@ -441,5 +449,180 @@ func TestModelTLSRoots(t *testing.T) {
 	}
 	if _, err := modelTLS(dir); err == nil || !strings.Contains(err.Error(), "01-junk.crt") {
 		t.Errorf("a junk CA file: %v, want an error naming it", err)
+	}
+}
+
+// TestModelForwarderBoundsHeldBodies: request bodies netd holds, all requests together, stay
+// within maxModelBuffered. Two requests announcing 32 MiB each and sending them slowly take the
+// whole budget; a third is answered 429 at once, before a byte of it is read, and so is a chunked
+// one (it holds a place for the largest body); a body announced over 32 MiB is refused 413
+// unread. Once the slow ones end, the budget is back. Without the budget netd reads them all,
+// and 32 such requests exceed netd's 256 MiB.
+func TestModelForwarderBoundsHeldBodies(t *testing.T) {
+	up := newModelUpstream(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "{}") })
+	base, log, f := modelTestForwarderLimit(t, up.srv.URL, testAPIKey, up.trusting(), policy.DefaultLogLimit)
+	addr := strings.TrimPrefix(base, "http://")
+	var slow []net.Conn
+	for i := 0; i < maxModelBuffered/maxModelRequest; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"model\":", maxModelRequest)
+		slow = append(slow, c)
+	}
+	client := &http.Client{Timeout: 3 * time.Second}
+	post := func(body io.Reader, length int64) (int, error) {
+		req, _ := http.NewRequest("POST", base+"/v1/messages", body)
+		req.ContentLength = length
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	// The slow requests are in once the forwarder counts their bodies.
+	held := func() int64 {
+		f.bodies.Lock()
+		defer f.bodies.Unlock()
+		return f.bodies.held
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for held() < int64(len(slow))*maxModelRequest {
+		if time.Now().After(deadline) {
+			t.Fatalf("the forwarder holds %d bytes for the %d slow requests", held(), len(slow))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if code, err := post(strings.NewReader(`{"model":"m"}`), int64(len(`{"model":"m"}`))); err != nil || code != http.StatusTooManyRequests {
+		t.Fatalf("a small request beside %d slow 32 MiB ones: status %d, %v; want 429", len(slow), code, err)
+	}
+	if code, err := post(io.MultiReader(strings.NewReader("{}")), -1); err != nil || code != http.StatusTooManyRequests {
+		t.Errorf("a chunked request beside the slow ones: status %d, %v; want 429", code, err)
+	}
+	big, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer big.Close()
+	fmt.Fprintf(big, "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n{", maxModelRequest+1)
+	big.SetReadDeadline(time.Now().Add(3 * time.Second))
+	if resp, err := http.ReadResponse(bufio.NewReader(big), nil); err != nil || resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a request announcing more than 32 MiB: %v, %v; want 413 unread", resp, err)
+	}
+	for _, c := range slow {
+		c.Close()
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		code, err := post(strings.NewReader(`{"model":"m"}`), int64(len(`{"model":"m"}`)))
+		if err == nil && code == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the slow requests ended: status %d, %v; want 200", code, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var refused int
+	for _, r := range modelRecords(t, log) {
+		if r.Status == http.StatusTooManyRequests && r.Verdict == policy.Denied && r.Reason == "too many request bytes in flight" {
+			refused++
+		}
+	}
+	if refused < 2 {
+		t.Errorf("%d refusals logged for the bytes in flight, want the small and the chunked one", refused)
+	}
+}
+
+// TestModelForwarderNeverSpendsUnlogged: the agent fills the model log to its cap with refused
+// requests (cheap: nothing reaches the upstream), with 200-byte paths, and then asks for a real
+// completion. Either its usage is in the log or the upstream never saw it: netd keeps room in the
+// cap for every request it forwards, and refuses to forward when there is none. Without that the
+// completion is forwarded, spent, and its record dropped by the full log.
+func TestModelForwarderNeverSpendsUnlogged(t *testing.T) {
+	up := newModelUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, streamedReply)
+	})
+	base, log, _ := modelTestForwarderLimit(t, up.srv.URL, testAPIKey, up.trusting(), policy.MinLogLimit)
+	long := "/v1/" + strings.Repeat("x", 250)
+	for i := 0; len(log.String()) < policy.MinLogLimit-1024 && i < 10000; i++ {
+		resp, err := http.Post(base+long, "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if !strings.Contains(log.String(), `"truncated":true`) && len(log.String()) < policy.MinLogLimit-1024 {
+		t.Fatalf("the flood left the log at %d bytes: the test proves nothing", len(log.String()))
+	}
+	for i := 0; i < 3; i++ {
+		resp := agentRequest(t, "POST", base+"/v1/messages", `{"model":"claude-test-1","stream":true}`)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			t.Errorf("a completion after the log filled: status %d, want 503", resp.StatusCode)
+		}
+	}
+	forwarded := len(up.requests())
+	logged := 0
+	for _, r := range modelRecords(t, log) {
+		if r.Verdict == policy.Allowed && r.InputTokens == 123 {
+			logged++
+		}
+	}
+	if forwarded != logged {
+		t.Errorf("the upstream served %d completions after the flood, the log holds %d of them", forwarded, logged)
+	}
+}
+
+// TestModelForwarderMarksCutResponses: the agent reads a streamed completion up to its first
+// delta and hangs up before the closing message_delta, which alone carries the output tokens.
+// The upstream was spending meanwhile; the record says the response was cut, so the run's
+// accounting can tell its output count is a floor, not the spend. Without the mark the record
+// looks like a complete answer of 1 output token.
+func TestModelForwarderMarksCutResponses(t *testing.T) {
+	release := make(chan struct{})
+	up := newModelUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		head, _, _ := strings.Cut(streamedReply, "event: message_delta")
+		io.WriteString(w, head)
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		io.WriteString(w, "event: message_delta"+strings.SplitN(streamedReply, "event: message_delta", 2)[1])
+	})
+	defer close(release)
+	base, log := modelTestForwarder(t, up.srv.URL, testAPIKey, up.trusting())
+	resp := agentRequest(t, "POST", base+"/v1/messages", `{"model":"claude-test-1","stream":true}`)
+	br := bufio.NewReader(resp.Body)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(line, "content_block_delta") && strings.HasPrefix(line, "data:") {
+			break
+		}
+	}
+	resp.Body.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(modelRecords(t, log)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no record of the cut request")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	r := modelRecords(t, log)[0]
+	if !strings.HasPrefix(r.Reason, "response cut") || r.InputTokens != 123 {
+		t.Errorf("record %+v: want the input tokens and the reason \"response cut…\"", r)
 	}
 }

@@ -51,6 +51,19 @@ func CredentialKind(v string) string {
 	return CredentialAPIKey
 }
 
+// MaxCredentialLen bounds the credential netd reads (netd's bound on its secret files).
+const MaxCredentialLen = 4096
+
+// CheckCredential reports whether v, the credential file's content with surrounding white space
+// trimmed, is what netd accepts: one line of printable ASCII without spaces, at most
+// [MaxCredentialLen] bytes. netd refuses to start with anything else.
+func CheckCredential(v string) error {
+	if v == "" || len(v) > MaxCredentialLen || strings.IndexFunc(v, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0 {
+		return fmt.Errorf("the credential is not one line of printable ASCII without spaces (at most %d bytes), as an API key or a setup-token is", MaxCredentialLen)
+	}
+	return nil
+}
+
 // ModelAPI is the model-API forwarder's part of the policy: where netd sends the agent's model
 // requests. It holds no secret; the credential comes from [CredentialFile].
 type ModelAPI struct {

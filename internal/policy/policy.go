@@ -213,14 +213,26 @@ func (p *Netd) ServingUID() int {
 	return p.NetdUID
 }
 
-// List returns the allowlist the policy describes.
+// List returns the allowlist the policy describes; in injected-credential mode it withholds the
+// model API's host from every entry.
 func (p *Netd) List() (*egress.List, error) {
 	for _, port := range p.DefaultPorts {
 		if port < 1 || port > 65535 {
 			return nil, fmt.Errorf("default port %d outside 1–65535", port)
 		}
 	}
-	return egress.ParseList(p.Egress, p.DefaultPorts)
+	list, err := egress.ParseList(p.Egress, p.DefaultPorts)
+	if err != nil || p.Model == nil {
+		return list, err
+	}
+	// In injected-credential mode the model API's host is netd's alone, whatever the project's
+	// entries say (*.anthropic.com for the docs, say): the agent reaches the API through the
+	// forwarder only, never with a key of its own.
+	u, err := ModelUpstream(p.Model.Upstream)
+	if err != nil {
+		return nil, err
+	}
+	return list.Without(u.Hostname()), nil
 }
 
 // ResolverAddrs parses Resolvers: each must be a public or private IPv4 unicast address with

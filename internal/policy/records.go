@@ -128,6 +128,10 @@ type ModelRecord struct {
 	DurMS               int64 `json:"dur_ms"`
 }
 
+// ModelResponseCut starts the reason of a [ModelRecord] whose response ended early: its
+// output tokens are a floor of what the upstream generated.
+const ModelResponseCut = "response cut"
+
 // Truncation is the line netd writes into a decision log when the log first reaches its cap:
 // from TS on, only denials are written, into the part of the cap kept for them, and everything
 // else is counted in [LogStats] and dropped.

@@ -3,9 +3,13 @@ package secrets
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/aboxhq/abox/internal/policy"
 )
 
 // ErrCredentialMissing is a Claude credential (claude_code.credential) that abox's file store
@@ -35,6 +39,19 @@ func CredentialFile(dir, name string) (string, error) {
 		return "", fmt.Errorf("%s has mode %04o: group or others may read the credential", path, st.Mode().Perm())
 	case st.Size() == 0:
 		return "", fmt.Errorf("%w: %s is empty", ErrCredentialMissing, path)
+	}
+	// netd refuses to start with a value it cannot send in a header; say so before it does.
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, policy.MaxCredentialLen+2))
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", path, err)
+	}
+	if err := policy.CheckCredential(strings.TrimSpace(string(b))); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
 	}
 	return path, nil
 }

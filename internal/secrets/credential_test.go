@@ -22,6 +22,9 @@ func TestCredentialFile(t *testing.T) {
 	write("good", "sk-ant-api03-x\n", 0o600)
 	write("open", "sk-ant-api03-x\n", 0o644)
 	write("empty", "", 0o600)
+	write("spaced", "sk-ant-api03-x X-Evil: 1\n", 0o600)
+	write("blank", " \n\n", 0o600)
+	write("huge", strings.Repeat("k", 4097), 0o600)
 	if err := os.Symlink(filepath.Join(dir, "good"), filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
@@ -34,6 +37,7 @@ func TestCredentialFile(t *testing.T) {
 	for name, want := range map[string]string{
 		"missing": "does not exist", "empty": "is empty", "open": "mode 0644", "link": "not a regular file",
 		"adir": "not a regular file", "../etc": "not a valid secret name",
+		"spaced": "not one line of printable ASCII", "blank": "not one line of printable ASCII", "huge": "not one line of printable ASCII",
 	} {
 		_, err := CredentialFile(dir, name)
 		if err == nil || !strings.Contains(err.Error(), want) {

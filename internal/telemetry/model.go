@@ -16,14 +16,17 @@ type ModelUsage struct {
 	Requests int `json:"requests"`
 	// Statuses counts the requests by HTTP status, as a string ("200", "429"); netd's own
 	// refusals count under their status too and in Refused.
-	Statuses            map[string]int `json:"statuses"`
-	Refused             int            `json:"refused"` // not forwarded: another path, a flood
-	Failed              int            `json:"failed"`  // the upstream could not be reached
-	InputTokens         int64          `json:"input_tokens"`
-	OutputTokens        int64          `json:"output_tokens"`
-	CacheReadTokens     int64          `json:"cache_read_tokens"`
-	CacheCreationTokens int64          `json:"cache_creation_tokens"`
-	Models              []string       `json:"models"`
+	Statuses map[string]int `json:"statuses"`
+	Refused  int            `json:"refused"` // not forwarded: another path, a flood
+	Failed   int            `json:"failed"`  // the upstream could not be reached
+	// Cut counts the responses that ended early (the agent hung up, the stream broke): their
+	// output tokens are a floor of what the upstream generated.
+	Cut                 int      `json:"cut"`
+	InputTokens         int64    `json:"input_tokens"`
+	OutputTokens        int64    `json:"output_tokens"`
+	CacheReadTokens     int64    `json:"cache_read_tokens"`
+	CacheCreationTokens int64    `json:"cache_creation_tokens"`
+	Models              []string `json:"models"`
 }
 
 // ModelUsage sums the run's model requests; nil when netd forwarded none (login-volume mode).
@@ -42,6 +45,9 @@ func (h *Harvest) ModelUsage() *ModelUsage {
 			u.Refused++
 		case policy.Error:
 			u.Failed++
+		}
+		if r.Verdict == policy.Allowed && strings.HasPrefix(r.Reason, policy.ModelResponseCut) {
+			u.Cut++
 		}
 		u.InputTokens += r.InputTokens
 		u.OutputTokens += r.OutputTokens
@@ -85,6 +91,9 @@ func (u *ModelUsage) String() string {
 	}
 	if u.Failed > 0 {
 		s += fmt.Sprintf(" · %d failed upstream", u.Failed)
+	}
+	if u.Cut > 0 {
+		s += fmt.Sprintf(" · %d cut short (output tokens at least those counted)", u.Cut)
 	}
 	return s
 }

@@ -19,6 +19,7 @@ func TestModelUsage(t *testing.T) {
 {"ts":"2026-12-02T10:00:02.000Z","method":"POST","path":"/v1/messages","verdict":"allowed","status":429,"model":"claude-a","bytes_up":10,"bytes_down":20,"dur_ms":5}
 {"ts":"2026-12-02T10:00:03.000Z","method":"GET","path":"/api/oauth/profile","verdict":"denied","reason":"path not forwarded","status":403,"bytes_up":0,"bytes_down":0,"dur_ms":0}
 {"ts":"2026-12-02T10:00:04.000Z","method":"POST","path":"/v1/messages","verdict":"error","reason":"upstream: x","status":502,"model":"claude-z","bytes_up":1,"bytes_down":0,"dur_ms":0}
+{"ts":"2026-12-02T10:00:05.000Z","method":"POST","path":"/v1/messages","verdict":"allowed","reason":"response cut: the agent hung up","status":200,"model":"claude-a","stream":true,"input_tokens":10,"output_tokens":1,"bytes_up":10,"bytes_down":20,"dur_ms":5}
 `
 	if err := os.WriteFile(filepath.Join(dir, policy.ModelLog), []byte(log), 0o644); err != nil {
 		t.Fatal(err)
@@ -27,12 +28,12 @@ func TestModelUsage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &ModelUsage{Requests: 5, Statuses: map[string]int{"200": 2, "429": 1, "403": 1, "502": 1}, Refused: 1, Failed: 1,
-		InputTokens: 107, OutputTokens: 23, CacheReadTokens: 50, Models: []string{"claude-a", "claude-b"}}
+	want := &ModelUsage{Requests: 6, Statuses: map[string]int{"200": 3, "429": 1, "403": 1, "502": 1}, Refused: 1, Failed: 1, Cut: 1,
+		InputTokens: 117, OutputTokens: 24, CacheReadTokens: 50, Models: []string{"claude-a", "claude-b"}}
 	if diff := cmp.Diff(want, h.ModelUsage()); diff != "" {
 		t.Errorf("usage (-want +got):\n%s", diff)
 	}
-	const line = "5 requests (200×2, 403×1, 429×1, 502×1) · 107 tokens in, 23 out, 50 cache read, 0 cache written · claude-a, claude-b · 1 refused by netd · 1 failed upstream"
+	const line = "6 requests (200×3, 403×1, 429×1, 502×1) · 117 tokens in, 24 out, 50 cache read, 0 cache written · claude-a, claude-b · 1 refused by netd · 1 failed upstream · 1 cut short (output tokens at least those counted)"
 	if got := h.ModelUsage().String(); got != line {
 		t.Errorf("String() = %q\nwant       %q", got, line)
 	}

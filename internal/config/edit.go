@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/statefs"
 )
 
@@ -37,16 +37,7 @@ func ParseDoc(data []byte, source string) (*Doc, error) {
 }
 
 // Bytes encodes the document with two-space indentation.
-func (d *Doc) Bytes() []byte {
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(d.root); err != nil {
-		panic(err) // a node tree built from valid YAML always encodes
-	}
-	enc.Close()
-	return buf.Bytes()
-}
+func (d *Doc) Bytes() []byte { return manifest.EncodeNode(d.root) }
 
 // child returns the value of key in the mapping m, adding an empty mapping when the key is
 // missing or null; nil when m is not a mapping.

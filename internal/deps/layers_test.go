@@ -179,6 +179,7 @@ var allowed = map[string]map[string]string{
 		"internal/gateway":  "values are delivered to gateway profiles; the reverse index reads their registries",
 		"internal/manifest": "which secrets a project's manifest needs",
 		"internal/paths":    "the store, salt and state locations",
+		"internal/policy":   "the Claude credential is checked by the rule netd reads it with (CheckCredential)",
 		"internal/statefs":  "the store and digests are written atomically and privately",
 		"internal/termtext": "names from files are made safe to print",
 	},

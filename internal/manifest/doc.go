@@ -73,11 +73,15 @@ func NewDoc(m *Manifest) (*Doc, error) {
 }
 
 // Bytes encodes the document with two-space indentation.
-func (d *Doc) Bytes() []byte {
+func (d *Doc) Bytes() []byte { return EncodeNode(d.root) }
+
+// EncodeNode encodes a YAML node tree with two-space indentation, as abox writes the YAML files
+// it edits (agentbox.yaml here, config.yaml in config).
+func EncodeNode(root *yaml.Node) []byte {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
-	if err := enc.Encode(d.root); err != nil {
+	if err := enc.Encode(root); err != nil {
 		panic(err) // a node tree built from valid YAML always encodes
 	}
 	enc.Close()

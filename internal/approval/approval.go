@@ -63,6 +63,48 @@ func Load(p paths.Project) (*Approval, error) {
 	return &Approval{Raw: raw, Manifest: m}, nil
 }
 
+// Approved returns the approved manifest of p, or nil when `abox up` has approved none. A
+// corrupt approval is the [*CorruptError] of [Load], never taken for "nothing approved": the
+// one rule every reader that falls back to the workspace's manifest (binding a project to its
+// gateway, the secrets it requires) follows.
+func Approved(p paths.Project) (*manifest.Manifest, error) {
+	a, err := Load(p)
+	switch {
+	case errors.Is(err, ErrNotApproved):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return a.Manifest, nil
+}
+
+// Review is what approving a manifest would replace ([ReviewOf]).
+type Review struct {
+	// Corrupt is the [*CorruptError] of an approval that cannot be trusted: there is nothing
+	// to compare with, so replacing it needs a person's consent like a widening, and is never
+	// done silently.
+	Corrupt error
+	// Widening lists how the manifest reaches further than the approved one
+	// ([manifest.Widening]); none on the first approval.
+	Widening []string
+}
+
+// ReviewOf compares m with the approved manifest of p, for `abox up`: the first approval has
+// nothing to review, a corrupt one is reported in Corrupt, and a sound one lists the widening.
+// An error is returned only for what [Load] cannot classify.
+func ReviewOf(p paths.Project, m *manifest.Manifest) (Review, error) {
+	prev, err := Load(p)
+	switch {
+	case errors.Is(err, ErrNotApproved):
+		return Review{}, nil
+	case errors.Is(err, ErrCorrupt):
+		return Review{Corrupt: err}, nil
+	case err != nil:
+		return Review{}, err
+	}
+	return Review{Widening: prev.Widening(m)}, nil
+}
+
 // Record writes raw as the approved manifest of p, atomically and privately. The caller has
 // validated raw (it is the manifest just rendered from) and a person has approved it.
 func Record(p paths.Project, raw []byte) error {

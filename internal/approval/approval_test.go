@@ -146,3 +146,48 @@ func write(t *testing.T, path, data string) {
 		t.Fatal(err)
 	}
 }
+
+// TestApproved: no approval is nil without an error; a good one is its manifest; a corrupt one
+// is refused, never taken for none.
+func TestApproved(t *testing.T) {
+	p := project(t)
+	if m, err := Approved(p); m != nil || err != nil {
+		t.Fatalf("Approved(none) = %v, %v; want nil, nil", m, err)
+	}
+	write(t, p.Approved(), good)
+	m, err := Approved(p)
+	if err != nil || m == nil || m.Project != "p" {
+		t.Fatalf("Approved(good) = %+v, %v; want project p", m, err)
+	}
+	write(t, p.Approved(), "version: [1\n\t:::")
+	m, err = Approved(p)
+	var ce *CorruptError
+	if m != nil || !errors.As(err, &ce) {
+		t.Fatalf("Approved(corrupt) = %v, %v; want nil and a *CorruptError", m, err)
+	}
+}
+
+// TestReviewOf: the first approval and an unchanged manifest have nothing to review; a wider
+// one lists how; a corrupt approval is reported, never taken for none.
+func TestReviewOf(t *testing.T) {
+	p := project(t)
+	same := parse(t, good)
+	if r, err := ReviewOf(p, same); err != nil || r.Corrupt != nil || r.Widening != nil {
+		t.Errorf("ReviewOf(first) = %+v, %v; want nothing", r, err)
+	}
+	write(t, p.Approved(), good)
+	if r, err := ReviewOf(p, same); err != nil || r.Corrupt != nil || len(r.Widening) != 0 {
+		t.Errorf("ReviewOf(unchanged) = %+v, %v; want nothing", r, err)
+	}
+	wider := parse(t, good+"  - b.example.com\n")
+	r, err := ReviewOf(p, wider)
+	if err != nil || r.Corrupt != nil || len(r.Widening) != 1 || !strings.Contains(r.Widening[0], "b.example.com") {
+		t.Errorf("ReviewOf(wider) = %+v, %v; want the new egress entry", r, err)
+	}
+	write(t, p.Approved(), "version: [1\n\t:::")
+	r, err = ReviewOf(p, same)
+	var ce *CorruptError
+	if err != nil || !errors.As(r.Corrupt, &ce) || r.Widening != nil {
+		t.Errorf("ReviewOf(corrupt) = %+v, %v; want the CorruptError", r, err)
+	}
+}

@@ -233,6 +233,16 @@ func ReadRunSpec(p paths.Project) (*render.RunSpec, error) {
 	return &rs, nil
 }
 
+// NetdImage is the netd image the runspec.json of p names, "" when it cannot be read: a
+// project's netd image is where a gateway's health probe can run, and only a hint of it.
+func NetdImage(p paths.Project) string {
+	rs, err := ReadRunSpec(p)
+	if err != nil {
+		return ""
+	}
+	return rs.Netd.Image
+}
+
 // Mismatch is one artifact that differs from artifacts.json.
 type Mismatch struct {
 	Name   string
@@ -325,13 +335,25 @@ func Describe(ms []Mismatch) string {
 	return strings.Join(parts, ", ")
 }
 
+// ErrNoNetdPolicy is matched (errors.Is) by the error of [ReadNetdPolicy] when netd.json cannot
+// be read: the project was never rendered, or the file is gone or unreadable. Rendering again
+// fixes it; a policy that does not parse is another error.
+var ErrNoNetdPolicy = errors.New("no readable netd policy")
+
+// noNetdPolicy is the file system's error, which is its text, marked as [ErrNoNetdPolicy].
+type noNetdPolicy struct{ err error }
+
+func (e noNetdPolicy) Error() string   { return e.err.Error() }
+func (e noNetdPolicy) Unwrap() []error { return []error{e.err, ErrNoNetdPolicy} }
+
 // ReadNetdPolicy reads the rendered netd policy (netd.json) in the artifacts directory dir:
-// what netd enforces, so what the agent can reach and see. A missing file is an error that
-// wraps [fs.ErrNotExist]; one that does not parse is refused, never read as an empty policy.
+// what netd enforces, so what the agent can reach and see. A file that cannot be read is an
+// [ErrNoNetdPolicy] that wraps the file system's error ([fs.ErrNotExist] when it is missing);
+// one that does not parse is refused, never read as an empty policy.
 func ReadNetdPolicy(dir string) (*policy.Netd, error) {
 	data, err := os.ReadFile(filepath.Join(dir, render.NetdDir, policy.File))
 	if err != nil {
-		return nil, err
+		return nil, noNetdPolicy{err}
 	}
 	return policy.Parse(data)
 }

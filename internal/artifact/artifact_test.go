@@ -445,6 +445,33 @@ func TestReadCorrupt(t *testing.T) {
 	}
 }
 
+// TestNetdImage: the image runspec.json names, and "" when there is no runspec.json or it is
+// corrupt.
+func TestNetdImage(t *testing.T) {
+	e := newEnv(t)
+	if got := artifact.NetdImage(e.p); got != "" {
+		t.Errorf("NetdImage(not rendered) = %q, want \"\"", got)
+	}
+	e.write(t, e.render(t))
+	rs, err := artifact.ReadRunSpec(e.p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := artifact.NetdImage(e.p); got == "" || got != rs.Netd.Image {
+		t.Errorf("NetdImage = %q, want runspec.json's %q", got, rs.Netd.Image)
+	}
+	path := filepath.Join(e.p.Artifacts(), render.RunSpecFile)
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := artifact.NetdImage(e.p); got != "" {
+		t.Errorf("NetdImage(corrupt) = %q, want \"\"", got)
+	}
+}
+
 func TestReadRunSpec(t *testing.T) {
 	e := newEnv(t)
 	e.write(t, e.render(t))
@@ -480,8 +507,13 @@ func TestWriteReviewFileBlocked(t *testing.T) {
 
 func TestReadNetdPolicy(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := artifact.ReadNetdPolicy(dir); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("ReadNetdPolicy() without a policy = %v, want fs.ErrNotExist", err)
+	_, err := artifact.ReadNetdPolicy(dir)
+	if !errors.Is(err, fs.ErrNotExist) || !errors.Is(err, artifact.ErrNoNetdPolicy) {
+		t.Errorf("ReadNetdPolicy() without a policy = %v, want fs.ErrNotExist and ErrNoNetdPolicy", err)
+	}
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || err.Error() != pe.Error() {
+		t.Errorf("ReadNetdPolicy() without a policy = %q, want the file system's error %v itself", err, pe)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, render.NetdDir), 0o700); err != nil {
 		t.Fatal(err)
@@ -493,7 +525,7 @@ func TestReadNetdPolicy(t *testing.T) {
 		t.Errorf("ReadNetdPolicy() = %+v, %v; want the one entry", pol, err)
 	}
 	os.WriteFile(file, []byte(`{"version":1,"egress":["a.example.com"],"surprise":true}`), 0o600)
-	if pol, err := artifact.ReadNetdPolicy(dir); err == nil || errors.Is(err, fs.ErrNotExist) {
+	if pol, err := artifact.ReadNetdPolicy(dir); err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, artifact.ErrNoNetdPolicy) {
 		t.Errorf("ReadNetdPolicy() of a policy with an unknown field = %+v, %v; want it refused", pol, err)
 	}
 }

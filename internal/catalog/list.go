@@ -63,3 +63,35 @@ func (c *Catalog) Servers() []Server {
 	}
 	return rows
 }
+
+// Endpoint says where the server runs, as `abox mcp list` shows it: its image, shortened to
+// the start of its repository and the end of its digest, and marked when it is local (never
+// pulled) or unpinned; else its URL; "-" when it has neither. A server without a network says
+// so.
+func (s Server) Endpoint() string {
+	where := s.URL
+	if s.Image != "" {
+		where = elide(s.Image)
+		switch {
+		case s.Local:
+			where += " (local, never pulled)"
+		case !s.Pinned:
+			where += " (unpinned)"
+		}
+	}
+	if where == "" {
+		where = "-"
+	}
+	if s.Network == "none" {
+		where += " (no network)"
+	}
+	return where
+}
+
+// elide shortens a long image reference to its repository's start and its digest's end.
+func elide(s string) string {
+	if len(s) < 54 {
+		return s
+	}
+	return s[:26] + "…" + s[len(s)-24:]
+}

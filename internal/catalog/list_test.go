@@ -53,3 +53,24 @@ func TestUnknown(t *testing.T) {
 		t.Errorf("Unknown(github) = %v, want none", got)
 	}
 }
+
+func TestEndpoint(t *testing.T) {
+	long := "ghcr.io/github/github-mcp-server@sha256:" + sixtyFour
+	tests := []struct {
+		s    Server
+		want string
+	}{
+		{Server{Image: long, Pinned: true}, "ghcr.io/github/github-mcp-…" + sixtyFour[40:]},
+		{Server{Image: "mine:dev", Pinned: true, Local: true}, "mine:dev (local, never pulled)"},
+		{Server{Image: "mcp/fetch:latest"}, "mcp/fetch:latest (unpinned)"},
+		{Server{URL: "https://docs.example.com/mcp", Pinned: true}, "https://docs.example.com/mcp"},
+		{Server{Kind: "unknown"}, "-"},
+		{Server{Image: "mine:dev", Pinned: true, Local: true, Network: "none"}, "mine:dev (local, never pulled) (no network)"},
+		{Server{Network: "none"}, "- (no network)"},
+	}
+	for _, tc := range tests {
+		if got := tc.s.Endpoint(); got != tc.want {
+			t.Errorf("%+v.Endpoint() = %q, want %q", tc.s, got, tc.want)
+		}
+	}
+}

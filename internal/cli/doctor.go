@@ -4,18 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/doctor"
 	"github.com/aboxhq/abox/internal/hostprobe"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/project"
-	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/termtext"
 )
 
@@ -83,9 +79,9 @@ func runDoctor(ctx context.Context, a *App, opts doctorOptions) error {
 	if opts.probe {
 		checks = append(checks, doctor.Probes()...)
 	}
-	skip, err := skipSet(opts.skip, checks)
+	skip, err := doctor.SkipSet(opts.skip, checks)
 	if err != nil {
-		return err
+		return withHint(err, "`abox doctor --json` lists the check ids")
 	}
 	if opts.probe {
 		a.progressf("probing: a throwaway sandbox tries each escape route as the agent user")
@@ -105,21 +101,7 @@ func runDoctor(ctx context.Context, a *App, opts doctorOptions) error {
 	return nil
 }
 
-// skipSet validates --skip ids against the checks.
-func skipSet(ids []string, checks []doctor.Check) (map[string]bool, error) {
-	set := map[string]bool{}
-	for _, id := range ids {
-		known := slices.ContainsFunc(checks, func(c doctor.Check) bool { return c.ID == id })
-		if !known {
-			return nil, errorf("`abox doctor --json` lists the check ids", "--skip %q: no such check", id)
-		}
-		set[id] = true
-	}
-	return set, nil
-}
-
-// doctorEnv gathers what doctor looks at. It needs only a workspace: a manifest or
-// configuration that does not load is reported by manifest.schema, not returned as an error.
+// doctorEnv gathers what doctor looks at in the workspace at or above dir ([doctor.Load]).
 func (a *App) doctorEnv(dir string) (*doctor.Env, error) {
 	ws, err := manifest.Find(dir)
 	if errors.Is(err, manifest.ErrNotFound) {
@@ -128,51 +110,29 @@ func (a *App) doctorEnv(dir string) (*doctor.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	ps, err := a.Paths()
+	h, err := a.doctorHost()
 	if err != nil {
 		return nil, err
 	}
-	env := &doctor.Env{
-		Docker: a.docker(), LookPath: hostprobe.LookPath, Paths: ps, Project: ps.Project(ws),
-		Home: a.getenv("HOME"), Now: a.Now, Progress: a.Err,
-	}
-	env.BinarySHA256 = a.binarySHA256()
-	cfg, custom, _, cfgErr := a.loadConfig()
-	env.Config, env.ConfigErr = cfg, cfgErr
-	m, raw, mErr := manifest.Load(filepath.Join(ws, manifest.FileName))
-	env.Manifest, env.ManifestRaw, env.ManifestErr = m, raw, mErr
-	if cfgErr != nil {
-		return env, nil
-	}
-	env.Catalog, env.CatalogErr = catalog.Load(a.mcpHome(), custom)
-	if m != nil {
-		if _, ok := cfg.Profiles[m.Profile]; ok {
-			a.setRender(env, &project.Project{Workspace: ws, Manifest: m, Raw: raw, Config: cfg, Custom: custom, Paths: ps, State: env.Project})
-		}
-	}
-	return env, nil
+	return doctor.Load(ws, h), nil
 }
 
-// setRender lets artifacts.current render p as `abox render` would.
-func (a *App) setRender(env *doctor.Env, p *project.Project) {
-	env.Render = func() ([]render.Artifact, error) {
-		spec, err := a.spec(p)
-		if err != nil {
-			return nil, err
-		}
-		return render.Render(spec)
+// doctorHost is what doctor takes of this machine.
+func (a *App) doctorHost() (doctor.Host, error) {
+	ps, err := a.Paths()
+	if err != nil {
+		return doctor.Host{}, err
 	}
+	return doctor.Host{
+		Docker: a.docker(), LookPath: hostprobe.LookPath, Paths: ps, Home: a.getenv("HOME"), MCPHome: a.mcpHome(),
+		Now: a.Now, Progress: a.Err, BinarySHA256: a.binarySHA256(), Spec: a.spec,
+	}, nil
 }
 
-// checkBoundary refuses bypassPermissions unless every boundary check passes. The boundary
-// checks read only abox's state, so no docker client is given.
+// checkBoundary refuses bypassPermissions unless every boundary check passes
+// ([doctor.BoundaryFailures]).
 func (a *App) checkBoundary(ctx context.Context, p *project.Project) error {
-	env := &doctor.Env{
-		Paths: p.Paths, Project: p.State, Home: a.getenv("HOME"), Now: a.Now,
-		Manifest: p.Manifest, ManifestRaw: p.Raw, Config: p.Config,
-	}
-	a.setRender(env, p)
-	failed := doctor.Failed(doctor.Boundary(ctx, env))
+	failed := doctor.BoundaryFailures(ctx, p, doctor.Host{Home: a.getenv("HOME"), Now: a.Now, Spec: a.spec})
 	if len(failed) == 0 {
 		return nil
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -77,6 +76,13 @@ func egressEdit(a *App, use, short string, fn egressEditFunc) *cobra.Command {
 				// The allowlist changed: say whether running sandboxes have it, since a
 				// sandbox that was not reloaded still reaches what rm just removed.
 				fmt.Fprintln(a.Out, termtext.Line(reload.String()))
+				if name == "rm" && reload.Skipped != nil {
+					// Docker could not say what runs: a sandbox it did not list may still reach
+					// what was removed. Not knowing is not success.
+					return errorf("check that Docker answers (`docker ps`), then stop this project's running sandboxes or reload each with `docker kill --signal HUP <name>`",
+						"%s removed from agentbox.yaml, but running sandboxes could not be listed to reload them: %s",
+						strings.Join(hosts, ", "), termtext.Line(reload.Skipped.Error()))
+				}
 				if name == "rm" && len(reload.Failed) > 0 {
 					// The removal is saved, but a sandbox that did not get it still reaches
 					// what was removed: the command did not do what it was asked.
@@ -99,82 +105,28 @@ func egressAdd(a *App, d *manifest.Doc, _ *project.Project, hosts []string) (str
 		}
 	}
 	add, err := d.AllowEgress(hosts)
-	if err != nil {
-		return "", err
-	}
-	if len(add) == 0 {
-		return "already allowed: " + strings.Join(hosts, ", "), nil
-	}
-	return "allowed: " + strings.Join(add, ", "), nil
+	return manifest.AllowedMessage(hosts, add), err
 }
 
 func egressRemove(a *App, d *manifest.Doc, p *project.Project, hosts []string) (string, error) {
-	removed := d.RemoveEgress(hosts)
-	gone := map[string]bool{}
-	for _, r := range removed {
-		gone[manifest.Canon(r)] = true
-	}
-	var mandatory, absent []string
-	for _, h := range hosts {
-		switch {
-		case gone[h]:
-		case a.isMandatory(p, h):
-			mandatory = append(mandatory, h)
-		default:
-			absent = append(absent, h)
-		}
-	}
-	var msgs []string
-	if len(removed) > 0 {
-		msgs = append(msgs, "removed: "+strings.Join(removed, ", "))
-	}
-	if len(mandatory) > 0 {
-		msgs = append(msgs, "kept: "+strings.Join(mandatory, ", ")+" (mandatory: abox adds it to every allowlist; see defaults.egress_mandatory in config.yaml)")
-	}
-	if len(absent) > 0 {
-		msgs = append(msgs, "not in the allowlist: "+strings.Join(absent, ", "))
-	}
-	return strings.Join(msgs, "\n"), nil
+	return d.RemoveEgressHosts(hosts, a.mandatory(p)).Message(), nil
 }
 
-// isMandatory reports whether the rendered policy of p has host as an entry abox added itself.
-func (a *App) isMandatory(p *project.Project, host string) bool {
+// mandatory reports whether the rendered policy of p has a host as an entry abox added itself;
+// no host is, when there is no readable policy.
+func (a *App) mandatory(p *project.Project) func(string) bool {
 	pol, err := a.currentPolicy(p)
-	return err == nil && pol.IsMandatory(host)
+	return func(host string) bool { return err == nil && pol.IsMandatory(host) }
 }
 
 func egressIgnore(a *App, d *manifest.Doc, p *project.Project, hosts []string) (string, error) {
-	var ignore, mandatory []string
-	for _, h := range hosts {
-		if a.isMandatory(p, h) {
-			mandatory = append(mandatory, h)
-		} else {
-			ignore = append(ignore, h)
-		}
-	}
-	var msgs []string
-	if len(ignore) > 0 {
-		if err := d.IgnoreEgress(ignore); err != nil {
-			return "", err
-		}
-		msgs = append(msgs, "ignored: "+strings.Join(ignore, ", ")+" (still blocked, no longer in the review queue)")
-	}
-	if len(mandatory) > 0 {
-		msgs = append(msgs, "not ignored: "+strings.Join(mandatory, ", ")+" (mandatory: abox allows it in every sandbox; see defaults.egress_mandatory in config.yaml)")
-	}
-	return strings.Join(msgs, "\n"), nil
+	ignore, mandatory, err := d.IgnoreEgressHosts(hosts, a.mandatory(p))
+	return manifest.IgnoredMessage(ignore, mandatory), err
 }
 
 func egressUnignore(_ *App, d *manifest.Doc, _ *project.Project, hosts []string) (string, error) {
-	removed := d.UnignoreEgress(hosts)
-	if len(removed) == 0 {
-		return "not ignored: " + strings.Join(hosts, ", "), nil
-	}
-	return "unignored: " + strings.Join(removed, ", ") + " (blocked, and back in the review queue when seen)", nil
+	return manifest.UnignoredMessage(hosts, d.UnignoreEgress(hosts)), nil
 }
-
-// egressReport is `abox egress list --json`.
-type egressReport = telemetry.Review
 
 func runEgressList(a *App, dir string, jsonOut bool) error {
 	p, err := a.loadProject(dir)
@@ -195,50 +147,15 @@ func runEgressList(a *App, dir string, jsonOut bool) error {
 	if jsonOut {
 		return a.writeJSON(rep)
 	}
-	a.printEgress(rep)
+	rep.WriteText(a.Out)
 	return nil
-}
-
-func (a *App) printEgress(rep *egressReport) {
-	fmt.Fprintln(a.Out, "allowed:")
-	for _, h := range rep.Allowed {
-		mark := ""
-		if h.Mandatory {
-			mark = "  (mandatory)"
-		}
-		linef(a.Out, "  %s%s", h.Entry, mark)
-	}
-	fmt.Fprintln(a.Out, "ignored:")
-	for _, h := range rep.Ignored {
-		linef(a.Out, "  %s", h) // agentbox.yaml is in the workspace, which the agent writes
-	}
-	if len(rep.Ignored) == 0 {
-		fmt.Fprintln(a.Out, "  none")
-	}
-	fmt.Fprintln(a.Out, "review queue (denied, newest first):")
-	if len(rep.Queue) == 0 {
-		fmt.Fprintln(a.Out, "  empty")
-		return
-	}
-	rows := [][]string{{"  NAME", "SEEN AS", "COUNT", "RUNS", "LAST SEEN"}}
-	for _, q := range rep.Queue {
-		kind := "looked up"
-		if q.Kind == telemetry.DeniedConn {
-			kind = "connected to"
-		}
-		// Queue names come from the agent (a TLS server name may hold any byte): escape them.
-		rows = append(rows, []string{"  " + termtext.Line(q.Name), kind, fmt.Sprint(q.Count), fmt.Sprint(q.Runs), q.LastSeen})
-	}
-	table(a.Out, rows)
-	fmt.Fprintln(a.Out, "  ↳ allow with `abox egress add <host>`, or silence with `abox egress ignore <host>`")
 }
 
 // currentPolicy reads the rendered netd policy: what netd enforces.
 func (a *App) currentPolicy(p *project.Project) (*policy.Netd, error) {
 	pol, err := artifact.ReadNetdPolicy(p.State.Artifacts())
-	var pe *fs.PathError
 	switch {
-	case errors.As(err, &pe):
+	case errors.Is(err, artifact.ErrNoNetdPolicy):
 		return nil, errorf("run `abox render`", "the project has no rendered policy: %v", err)
 	case err != nil:
 		return nil, withHint(err, "run `abox render` to write it again")
@@ -273,26 +190,13 @@ func runEgressCheck(_ context.Context, a *App, dir, arg string) error {
 	if err != nil {
 		return err
 	}
-	ok, port, ports, err := pol.Check(e.Host, e.Port)
+	v, err := pol.Verdict(e.Host, e.Port)
 	if err != nil {
 		return err
 	}
-	switch {
-	case ok:
-		fmt.Fprintf(a.Out, "allowed: %s:%d\n", e.Host, port)
+	fmt.Fprintln(a.Out, v)
+	if v.Allowed {
 		return nil
-	case len(ports) > 0:
-		fmt.Fprintf(a.Out, "denied: %s:%d (allowed only on port %s)\n", e.Host, port, joinInts(ports))
-	default:
-		fmt.Fprintf(a.Out, "denied: %s:%d (not in the allowlist)\n", e.Host, port)
 	}
 	return silentExit(ExitError)
-}
-
-func joinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, n := range v {
-		s[i] = fmt.Sprint(n)
-	}
-	return strings.Join(s, ", ")
 }

@@ -2,14 +2,11 @@ package cli
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/project"
@@ -110,38 +107,5 @@ func TestExecVerdict(t *testing.T) {
 		if code := report(&b, err); code != tc.want || !strings.Contains(b.String(), "run.on_exec_change is fail") || !strings.Contains(b.String(), "↳ ") {
 			t.Errorf("%s: exit %d, printed %q; want %d with the error and its hint", tc.name, code, b.String(), tc.want)
 		}
-	}
-}
-
-func TestPrintExec(t *testing.T) {
-	var cs []watch.ExecChange
-	for i := 0; i < maxExecLines+2; i++ {
-		cs = append(cs, watch.ExecChange{Area: watch.AreaFile, Name: fmt.Sprintf(".claude/f%02d", i), Change: "added", New: "sha256:1"})
-	}
-	cs[0] = watch.ExecChange{Area: watch.AreaFile, Name: ".github/workflows/ci.yml", Change: "added", New: "symlink:/etc/shadow"}
-	var b bytes.Buffer
-	printExec(&b, &sandbox.ExecReport{Changes: cs, Capped: []watch.Capped{{Pattern: ".claude/", Reason: "more than 500 entries"}}}, "fail")
-	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
-	want := []string{
-		"  execution-adjacent changes: 22 — these run outside the sandbox (CI, make, an editor, git, the host's Claude Code)",
-		"    added .github/workflows/ci.yml (a symlink → /etc/shadow)",
-		"    added .claude/f01",
-	}
-	if diff := cmp.Diff(want, lines[:3]); diff != "" {
-		t.Errorf("printExec head (-want +got):\n%s", diff)
-	}
-	tail := []string{
-		"    and 2 more (`abox logs --runs --json` lists them all)",
-		"  ↳ review them; `abox doctor` reports them until `abox doctor --accept-watch` (files) or `--accept-git` (git) accepts them",
-		"  ↳ run.on_exec_change is fail: abox exits 4",
-		"  watch capped: .claude/: more than 500 entries; what lies beyond was not compared",
-	}
-	if diff := cmp.Diff(tail, lines[len(lines)-4:]); diff != "" {
-		t.Errorf("printExec tail (-want +got):\n%s", diff)
-	}
-	b.Reset()
-	printExec(&b, &sandbox.ExecReport{Changes: []watch.ExecChange{}}, "fail")
-	if b.Len() != 0 {
-		t.Errorf("a run that changed nothing printed %q", b.String())
 	}
 }

@@ -51,9 +51,7 @@ func runGatewayUp(ctx context.Context, a *App, o gatewayUpOptions, args []string
 	}
 	prefer := ""
 	if p != nil {
-		if rs, err := artifact.ReadRunSpec(p.State); err == nil {
-			prefer = rs.Netd.Image
-		}
+		prefer = artifact.NetdImage(p.State)
 	}
 	return a.reconcileGateway(ctx, profile, o.force, prefer)
 }

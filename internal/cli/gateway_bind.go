@@ -22,11 +22,12 @@ import (
 func (a *App) bindProject(p *project.Project, approved bool) error {
 	m := p.Manifest
 	if !approved {
-		switch ap, err := approval.Load(p.State); {
-		case err == nil:
-			m = ap.Manifest
-		case !errors.Is(err, approval.ErrNotApproved):
+		ap, err := approval.Approved(p.State)
+		if err != nil {
 			return err // a corrupt approval binds nothing and is refused (exit 3)
+		}
+		if ap != nil {
+			m = ap
 		}
 	}
 	left, err := gateway.BindProject(p.Paths.GatewaysDir(), p.Workspace, p.State.Hash, m, p.Custom)
@@ -92,11 +93,7 @@ func (a *App) reconcileGateway(ctx context.Context, profile string, force bool, 
 	if err != nil {
 		return a.explainGateway(err, profile)
 	}
-	if res.Removed {
-		fmt.Fprintf(a.Out, "removed %s: no project on profile %s declares an MCP server\n", gateway.Name(profile), profile)
-		return nil
-	}
-	a.reportGateway(res.Plan, res.Outcome)
+	fmt.Fprintln(a.Out, res)
 	return nil
 }
 
@@ -170,18 +167,4 @@ func findingHint(k catalog.Kind) string {
 	default:
 		return "install the Docker MCP Toolkit catalog, or set ABOX_DOCKER_MCP_HOME to where it is"
 	}
-}
-
-// reportGateway prints the result of a reconciliation on stdout.
-func (a *App) reportGateway(plan *gateway.Plan, out *gateway.Outcome) {
-	what := map[string]string{gateway.Created: "started", gateway.Kept: "unchanged", gateway.Recreated: "recreated"}[out.Action]
-	if len(out.Reasons) > 0 {
-		what += " (" + strings.Join(out.Reasons, "; ") + ")"
-	}
-	health := "not probed"
-	if out.Probe != nil {
-		health = "healthy, " + plural(len(out.Probe.Tools), "tool", "tools")
-	}
-	fmt.Fprintf(a.Out, "gateway %s: %s; %s; %s at %s\n", gateway.Name(plan.Profile), what,
-		plural(len(plan.Container.Servers), "server", "servers"), health, plan.URL())
 }

@@ -2,13 +2,10 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/gateway"
-	"github.com/aboxhq/abox/internal/termtext"
 )
 
 type gatewayStatusOptions struct {
@@ -39,67 +36,23 @@ func runGatewayStatus(ctx context.Context, a *App, o gatewayStatusOptions, args 
 	if err != nil {
 		return err
 	}
-	profiles := cfg.ProfileNames()
-	if len(args) == 1 {
-		if _, ok := cfg.Profiles[args[0]]; !ok {
-			return errorf("known profiles: "+strings.Join(profiles, ", "), "profile %q is not configured in %s", args[0], ps.ConfigFile())
-		}
-		profiles = args
+	env := a.gatewayEnv(cfg, custom, ps)
+	profiles, err := env.Profiles(args)
+	if err != nil {
+		return a.explainGateway(err, "")
 	}
 	if err := a.requireDaemon(ctx); err != nil {
 		return err
 	}
-	env := a.gatewayEnv(cfg, custom, ps)
-	var out []gateway.Status
-	for _, prof := range profiles {
-		st, err := gateway.ProfileStatus(ctx, env, prof, o.tools)
-		if err != nil {
-			return a.explainGateway(err, prof)
-		}
-		out = append(out, st)
+	out, err := gateway.Statuses(ctx, env, profiles, o.tools)
+	if err != nil {
+		return a.explainGateway(err, "")
 	}
 	if o.json {
 		return a.writeJSON(out)
 	}
 	for _, st := range out {
-		a.printStatus(st)
+		st.WriteText(a.Out, a.paint)
 	}
 	return nil
-}
-
-func (a *App) printStatus(st gateway.Status) {
-	state := a.paint("red", st.State)
-	switch {
-	case st.State == "running" && st.Health == "healthy":
-		state = a.paint("green", "running, healthy")
-	case st.State == "running":
-		state = a.paint("yellow", "running, "+st.Health)
-	}
-	fmt.Fprintf(a.Out, "%s  %s  %s\n", st.Profile, st.Container, state)
-	line := func(label, v string) { fmt.Fprintf(a.Out, "  %-10s %s\n", label+":", v) }
-	if st.Detail != "" {
-		line("detail", st.Detail)
-	}
-	if st.State != "missing" {
-		line("url", st.URL)
-	}
-	line("projects", listOrNone(st.Projects))
-	if st.State != "missing" {
-		line("servers", listOrNone(st.Servers))
-	}
-	if len(st.Remote) > 0 {
-		line("remote", strings.Join(st.Remote, ", ")+" (proxied by the gateway)")
-	}
-	if st.Tools != nil {
-		line(fmt.Sprintf("tools (%d)", len(st.Tools)), termtext.Line(listOrNone(st.Tools)))
-	}
-	if len(st.PublishedPorts) > 0 {
-		line("published", a.paint("red", strings.Join(st.PublishedPorts, ", ")+": the gateway must publish nothing; recreate it with `abox gateway up --force "+st.Profile+"`"))
-	}
-	if st.State != "missing" && !st.Current {
-		line("drift", a.paint("yellow", "differs from what its projects declare now; `abox gateway up "+st.Profile+"` reconciles it"))
-	}
-	if st.State == "missing" && len(st.Projects) > 0 {
-		line("next", "`abox gateway up "+st.Profile+"` starts it")
-	}
 }

@@ -2,17 +2,15 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/config"
+	"github.com/aboxhq/abox/internal/gateway"
 )
-
-// defaultGatewayTag is the tag `gateway update` re-resolves. It moves on every merge upstream,
-// which is why abox runs the digest, never the tag.
-const defaultGatewayTag = "docker/mcp-gateway:v2"
 
 type gatewayUpdateOptions struct {
 	tag string
@@ -24,20 +22,20 @@ func newGatewayUpdateCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "update",
 		Short: "Re-resolve the gateway image tag to a digest and pin it",
-		Long: `Update pulls the gateway image tag (default ` + defaultGatewayTag + `), reads the digest the
+		Long: `Update pulls the gateway image tag (default ` + gateway.DefaultImageTag + `), reads the digest the
 registry gave it, shows the change and, once confirmed, pins gateway.image in config.yaml to
 that digest. Running gateways keep their image until ` + "`abox gateway up --force`" + `.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runGatewayUpdate(c.Context(), a, opts) },
 	}
-	cmd.Flags().StringVar(&opts.tag, "tag", defaultGatewayTag, "the image tag to resolve")
+	cmd.Flags().StringVar(&opts.tag, "tag", gateway.DefaultImageTag, "the image tag to resolve")
 	cmd.Flags().BoolVarP(&opts.yes, "yes", "y", false, "pin without asking")
 	return cmd
 }
 
 func runGatewayUpdate(ctx context.Context, a *App, o gatewayUpdateOptions) error {
 	if !config.IsImageRef(o.tag) || strings.HasPrefix(o.tag, "sha256:") {
-		return errorf("pass a tag such as "+defaultGatewayTag, "--tag %q is not an image reference", o.tag)
+		return errorf("pass a tag such as "+gateway.DefaultImageTag, "--tag %q is not an image reference", o.tag)
 	}
 	cfg, _, ps, err := a.loadConfig()
 	if err != nil {
@@ -46,17 +44,16 @@ func runGatewayUpdate(ctx context.Context, a *App, o gatewayUpdateOptions) error
 	if err := a.requireDaemon(ctx); err != nil {
 		return err
 	}
-	a.progressf("pulling %s", o.tag)
-	if err := a.docker().Pull(ctx, o.tag); err != nil {
+	pinned, err := a.gatewayManager().ResolveImage(ctx, o.tag)
+	var pe *gateway.PullError
+	var nd *gateway.NoDigestError
+	switch {
+	case errors.As(err, &pe):
 		return withHint(err, "check the tag and that the registry is reachable")
-	}
-	img, err := a.docker().ImageInspect(ctx, o.tag)
-	if err != nil {
+	case errors.As(err, &nd):
+		return withHint(err, "pass a tag that comes from a registry")
+	case err != nil:
 		return err
-	}
-	pinned := config.RepoDigest(o.tag, img.RepoDigests)
-	if pinned == "" {
-		return errorf("pass a tag that comes from a registry", "%s has no registry digest", o.tag)
 	}
 	old := cfg.Gateway.Image
 	if old == pinned {

@@ -156,7 +156,7 @@ var hostileJSON = []struct {
 		return out
 	}},
 	{"logs --dns --json", []string{"logs", "--dns", "--json"}, func(t *testing.T, data []byte) []string {
-		var lines []dnsLine
+		var lines []telemetry.DNSLine
 		decodeJSON(t, data, &lines)
 		var out []string
 		for _, l := range lines {
@@ -165,7 +165,7 @@ var hostileJSON = []struct {
 		return out
 	}},
 	{"logs --gateway --json", []string{"logs", "--gateway", "--json"}, func(t *testing.T, data []byte) []string {
-		var lines []mcpLine
+		var lines []telemetry.MCPLine
 		decodeJSON(t, data, &lines)
 		var out []string
 		for _, l := range lines {
@@ -174,7 +174,7 @@ var hostileJSON = []struct {
 		return out
 	}},
 	{"egress list --json", []string{"egress", "list", "--json"}, func(t *testing.T, data []byte) []string {
-		var rep egressReport
+		var rep telemetry.Review
 		decodeJSON(t, data, &rep)
 		var out []string
 		for _, q := range rep.Queue {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,10 +12,11 @@ import (
 
 	"github.com/charmbracelet/huh"
 
-	"github.com/aboxhq/abox/internal/catalog"
+	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/egress"
 	"github.com/aboxhq/abox/internal/manifest"
-	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/secrets"
+	"github.com/aboxhq/abox/internal/setup"
 )
 
 // newProfileChoice is the profile option that asks for a new name.
@@ -29,8 +31,20 @@ type picker struct {
 	accessible bool
 }
 
-func (p *picker) run(fields ...huh.Field) error {
+func (p *picker) run(fields ...huh.Field) (err error) {
 	form := huh.NewForm(huh.NewGroup(fields...)).WithAccessible(p.accessible).WithInput(p.in).WithOutput(p.out)
+	// huh's accessible select indexes its options with the number it read, 0 when the input
+	// ended, and panics: scripted answers that run out end init with an error instead.
+	if br, ok := p.in.(*byteReader); ok {
+		defer func() {
+			if r := recover(); r != nil {
+				if !br.eof {
+					panic(r)
+				}
+				err = errorf("give one answer per line, as the prompts ask", "init's input ended before every question was answered; nothing was written")
+			}
+		}()
+	}
 	if err := form.RunWithContext(p.ctx); err != nil {
 		if errors.Is(err, huh.ErrUserAborted) {
 			return errorf("run `abox init` again when ready", "init cancelled; nothing was written")
@@ -41,7 +55,7 @@ func (p *picker) run(fields ...huh.Field) error {
 }
 
 // pickInit asks for every answer, starting from ans.
-func (a *App) pickInit(ctx context.Context, st *initState, ans initAnswers, accessible bool) (initAnswers, error) {
+func (a *App) pickInit(ctx context.Context, st *setup.State, ans setup.Answers, accessible bool) (setup.Answers, error) {
 	in := a.In
 	if accessible {
 		in = &byteReader{r: a.In} // huh reads each answer with a fresh scanner: never read ahead
@@ -51,8 +65,8 @@ func (a *App) pickInit(ctx context.Context, st *initState, ans initAnswers, acce
 		out = a.Out
 	}
 	p := &picker{ctx: ctx, in: in, out: out, accessible: accessible}
-	steps := []func(*picker, *initState, *initAnswers) error{
-		pickProfile, pickServers, pickTools, pickToolchains, pickEgress, pickContext, pickMode, confirmInit,
+	steps := []func(*picker, *setup.State, *setup.Answers) error{
+		pickProfile, pickServers, pickTools, pickToolchains, pickEgress, pickContext, pickMode, pickCredential, confirmInit,
 	}
 	for _, step := range steps {
 		if err := step(p, st, &ans); err != nil {
@@ -62,71 +76,47 @@ func (a *App) pickInit(ctx context.Context, st *initState, ans initAnswers, acce
 	return ans, nil
 }
 
-func pickProfile(p *picker, st *initState, ans *initAnswers) error {
+func pickProfile(p *picker, st *setup.State, ans *setup.Answers) error {
 	opts := []huh.Option[string]{}
-	for _, name := range st.cfg.ProfileNames() {
-		opts = append(opts, huh.NewOption(fmt.Sprintf("%s (gateway port %d)", name, st.cfg.Profiles[name].Port), name))
+	for _, name := range st.Config.ProfileNames() {
+		opts = append(opts, huh.NewOption(fmt.Sprintf("%s (gateway port %d)", name, st.Config.Profiles[name].Port), name))
 	}
 	opts = append(opts, huh.NewOption(newProfileChoice, newProfileChoice))
-	choice := ans.profile
+	choice := ans.Profile
 	if err := p.run(huh.NewSelect[string]().Title("Gateway profile").Options(opts...).Value(&choice)); err != nil {
 		return err
 	}
 	if choice == newProfileChoice {
 		choice = ""
-		if err := p.run(huh.NewInput().Title("New profile name").Value(&choice).Validate(validProfileName)); err != nil {
+		valid := func(s string) error { _, err := config.ParseProfileName(s); return err }
+		if err := p.run(huh.NewInput().Title("New profile name").Value(&choice).Validate(valid)); err != nil {
 			return err
 		}
 	}
-	ans.profile = strings.TrimSpace(choice)
-	return validProfileName(ans.profile)
+	var err error
+	ans.Profile, err = config.ParseProfileName(choice)
+	return err
 }
 
-func validProfileName(s string) error {
-	if !manifest.IsProjectName(strings.TrimSpace(s)) {
-		return fmt.Errorf("%q is not a valid profile name (a-z 0-9 . _ -)", s)
-	}
-	return nil
-}
-
-func pickServers(p *picker, st *initState, ans *initAnswers) error {
-	names := st.cat.Names()
+func pickServers(p *picker, st *setup.State, ans *setup.Answers) error {
+	names := st.Catalog.Names()
 	if len(names) == 0 {
 		fmt.Fprintln(p.out, "MCP servers: none known (no Docker MCP Toolkit catalog, no custom-servers.yaml); skipped")
 		return nil
 	}
-	var opts []huh.Option[string]
-	for _, n := range names {
-		e, _ := st.cat.Lookup(n)
-		opts = append(opts, huh.NewOption(serverLabel(e), n).Selected(slices.Contains(ans.servers, n)))
+	opts := choices(names, ans.Servers)
+	for i, n := range names {
+		e, _ := st.Catalog.Lookup(n)
+		opts[i].Key = setup.ServerLabel(e)
 	}
-	return p.run(huh.NewMultiSelect[string]().Title("MCP servers (behind the gateway)").Options(opts...).Value(&ans.servers))
-}
-
-// serverLabel shows a server with what it needs: secrets, and whether its image is pinned.
-func serverLabel(e catalog.Entry) string {
-	label := e.Name
-	var notes []string
-	for _, s := range e.Secrets {
-		notes = append(notes, "secret "+s.Name)
-	}
-	if !e.Pinned() {
-		notes = append(notes, "unpinned image")
-	}
-	if e.Type == "remote" {
-		notes = append(notes, "remote")
-	}
-	if len(notes) > 0 {
-		label += " (" + strings.Join(notes, ", ") + ")"
-	}
-	return label
+	return p.run(huh.NewMultiSelect[string]().Title("MCP servers (behind the gateway)").Options(opts...).Value(&ans.Servers))
 }
 
 // pickTools offers tool narrowing for each chosen server whose tools are known. Keeping every
 // tool ticked, or none, means no narrowing.
-func pickTools(p *picker, st *initState, ans *initAnswers) error {
-	for _, s := range ans.servers {
-		e, ok := st.cat.Lookup(s)
+func pickTools(p *picker, st *setup.State, ans *setup.Answers) error {
+	for _, s := range ans.Servers {
+		e, ok := st.Catalog.Lookup(s)
 		if !ok || len(e.Tools) == 0 {
 			continue
 		}
@@ -138,83 +128,42 @@ func pickTools(p *picker, st *initState, ans *initAnswers) error {
 			continue
 		}
 		var chosen []string
-		var opts []huh.Option[string]
-		for _, t := range e.Tools {
-			opts = append(opts, huh.NewOption(t, t))
-		}
-		if err := p.run(huh.NewMultiSelect[string]().Title("Tools of " + s).Options(opts...).Value(&chosen)); err != nil {
+		if err := p.run(huh.NewMultiSelect[string]().Title("Tools of " + s).Options(choices(e.Tools, nil)...).Value(&chosen)); err != nil {
 			return err
 		}
-		if len(chosen) > 0 && len(chosen) < len(e.Tools) {
-			if ans.tools == nil {
-				ans.tools = map[string][]string{}
-			}
-			ans.tools[s] = chosen
-		}
+		ans.Narrow(s, chosen, len(e.Tools))
 	}
 	return nil
 }
 
-func pickToolchains(p *picker, _ *initState, ans *initAnswers) error {
-	var opts []huh.Option[string]
-	for _, t := range manifest.Installable() {
-		opts = append(opts, huh.NewOption(t, t).Selected(slices.Contains(ans.toolchains, t)))
-	}
-	return p.run(huh.NewMultiSelect[string]().Title("Toolchains").Options(opts...).Value(&ans.toolchains))
+func pickToolchains(p *picker, _ *setup.State, ans *setup.Answers) error {
+	opts := choices(manifest.Installable(), ans.Toolchains)
+	return p.run(huh.NewMultiSelect[string]().Title("Toolchains").Options(opts...).Value(&ans.Toolchains))
 }
 
-func pickEgress(p *picker, st *initState, ans *initAnswers) error {
-	candidates := append([]string{}, ans.egress...)
-	for _, t := range ans.toolchains {
-		candidates = manifest.Union(candidates, st.suggested[t])
-	}
-	candidates = manifest.Union(candidates, st.remotes)
+func pickEgress(p *picker, st *setup.State, ans *setup.Answers) error {
+	candidates := st.EgressCandidates(*ans)
 	if len(candidates) > 0 {
-		var opts []huh.Option[string]
-		for _, h := range candidates {
-			opts = append(opts, huh.NewOption(h, h).Selected(slices.Contains(ans.egress, h)))
-		}
-		if err := p.run(huh.NewMultiSelect[string]().Title("Egress allowlist").Options(opts...).Value(&ans.egress)); err != nil {
+		opts := choices(candidates, ans.Egress)
+		if err := p.run(huh.NewMultiSelect[string]().Title("Egress allowlist").Options(opts...).Value(&ans.Egress)); err != nil {
 			return err
 		}
 	}
 	var extra string
 	field := huh.NewInput().Title("More hosts (space-separated; *.example.com, host:port)").Value(&extra).
-		Validate(func(s string) error { _, err := parseHosts(s); return err })
+		Validate(func(s string) error { _, err := egress.ParseHosts(s); return err })
 	if err := p.run(field); err != nil {
 		return err
 	}
-	hosts, err := parseHosts(extra)
-	ans.egress = manifest.Union(ans.egress, hosts)
+	hosts, err := egress.ParseHosts(extra)
+	ans.Egress = manifest.Union(ans.Egress, hosts)
 	return err
 }
 
-func parseHosts(s string) ([]string, error) {
-	var out []string
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' }) {
-		e, err := egress.Parse(f)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e.String())
-	}
-	return out, nil
-}
-
-func pickContext(p *picker, st *initState, ans *initAnswers) error {
-	text := strings.Join(ans.context, " ")
+func pickContext(p *picker, st *setup.State, ans *setup.Answers) error {
+	text := strings.Join(ans.Context, " ")
 	home := os.Getenv("HOME")
-	check := func(s string) error {
-		for _, d := range strings.Fields(s) {
-			if !strings.HasPrefix(d, "/") && !strings.HasPrefix(d, "~") {
-				return fmt.Errorf("%s: write an absolute path or one starting with ~/", d)
-			}
-			if fi, err := os.Stat(paths.ExpandHome(d, home)); err != nil || !fi.IsDir() {
-				return fmt.Errorf("%s is not a directory", d)
-			}
-		}
-		return nil
-	}
+	check := func(s string) error { return setup.CheckContextDirs(s, home) }
 	field := huh.NewInput().Title("Read-only context directories (space-separated, optional)").Value(&text).Validate(check)
 	if err := p.run(field); err != nil {
 		return err
@@ -222,23 +171,63 @@ func pickContext(p *picker, st *initState, ans *initAnswers) error {
 	if err := check(text); err != nil {
 		return err
 	}
-	ans.context = strings.Fields(text)
+	ans.Context = strings.Fields(text)
 	return nil
 }
 
-func pickMode(p *picker, _ *initState, ans *initAnswers) error {
-	var opts []huh.Option[string]
-	for _, m := range manifest.PermissionModes {
-		opts = append(opts, huh.NewOption(m, m))
-	}
-	return p.run(huh.NewSelect[string]().Title("Claude Code permission mode").Options(opts...).Value(&ans.permissionMode))
+func pickMode(p *picker, _ *setup.State, ans *setup.Answers) error {
+	opts := choices(manifest.PermissionModes, nil)
+	return p.run(huh.NewSelect[string]().Title("Claude Code permission mode").Options(opts...).Value(&ans.PermissionMode))
 }
 
-func confirmInit(p *picker, _ *initState, ans *initAnswers) error {
-	summary := fmt.Sprintf("project %s · profile %s · servers %s · toolchains %s · egress %s · mode %s",
-		ans.project, ans.profile, listOrNone(ans.servers), listOrNone(ans.toolchains), listOrNone(ans.egress), ans.permissionMode)
+// choices are options named by their values, those in selected ticked.
+func choices(values, selected []string) []huh.Option[string] {
+	opts := make([]huh.Option[string], len(values))
+	for i, v := range values {
+		opts[i] = huh.NewOption(v, v).Selected(slices.Contains(selected, v))
+	}
+	return opts
+}
+
+// Credential choices of the picker.
+const (
+	loginVolumeChoice = "login"
+	injectedChoice    = "injected"
+)
+
+// pickCredential asks how Claude Code gets its credential, config.yaml's choice for every
+// project: the login volume, or a secret netd injects. It asks for the secret's name only,
+// never its value; writeInit names the command that stores it.
+func pickCredential(p *picker, _ *setup.State, ans *setup.Answers) error {
+	choice := loginVolumeChoice
+	if ans.Credential != "" {
+		choice = injectedChoice
+	}
+	sel := huh.NewSelect[string]().Title("Claude credential (config.yaml, every project)").Options(
+		huh.NewOption("login volume (claude.ai subscription; run `abox shell` once to log in)", loginVolumeChoice),
+		huh.NewOption("injected credential (API key or `claude setup-token` token, stored with `abox secrets set <name>`; the agent never holds it)", injectedChoice),
+	).Value(&choice)
+	if err := p.run(sel); err != nil {
+		return err
+	}
+	if choice == loginVolumeChoice {
+		ans.Credential = ""
+		return nil
+	}
+	name := cmp.Or(ans.Credential, "claude")
+	valid := func(s string) error { _, err := secrets.ParseName(s); return err }
+	field := huh.NewInput().Title("Secret name (the value is stored with `abox secrets set <name>`, not here)").Value(&name).Validate(valid)
+	if err := p.run(field); err != nil {
+		return err
+	}
+	var err error
+	ans.Credential, err = secrets.ParseName(name)
+	return err
+}
+
+func confirmInit(p *picker, _ *setup.State, ans *setup.Answers) error {
 	ok := true
-	if err := p.run(huh.NewConfirm().Title("Write agentbox.yaml?").Description(summary).Value(&ok)); err != nil {
+	if err := p.run(huh.NewConfirm().Title("Write agentbox.yaml?").Description(ans.Summary()).Value(&ok)); err != nil {
 		return err
 	}
 	if !ok {
@@ -248,11 +237,18 @@ func confirmInit(p *picker, _ *initState, ans *initAnswers) error {
 }
 
 // byteReader reads one byte at a time, so that each prompt's scanner consumes exactly one line.
-type byteReader struct{ r io.Reader }
+type byteReader struct {
+	r   io.Reader
+	eof bool // the input has ended
+}
 
 func (b *byteReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	return b.r.Read(p[:1])
+	n, err := b.r.Read(p[:1])
+	if err == io.EOF {
+		b.eof = true
+	}
+	return n, err
 }

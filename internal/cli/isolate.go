@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/isolate"
-	"github.com/aboxhq/abox/internal/termtext"
+	"github.com/aboxhq/abox/internal/project"
 )
 
 // The review commands of isolated runs (issue 21): the run's branch is in the user's
@@ -76,8 +75,13 @@ func (a *App) isolateRepo(dir string) (*isolate.Repo, error) {
 	if err != nil {
 		return nil, err
 	}
+	return isolateRepoOf(p), nil
+}
+
+// isolateRepoOf is p's isolated runs, with the project's watched patterns.
+func isolateRepoOf(p *project.Project) *isolate.Repo {
 	watch := append(append([]string{}, p.Config.Defaults.Watch...), p.Manifest.Mounts.Watch...)
-	return &isolate.Repo{Project: p.State, Watch: watch}, nil
+	return &isolate.Repo{Project: p.State, Watch: watch}
 }
 
 func isolateHint(err error, id string) error {
@@ -104,41 +108,7 @@ func runDiff(ctx context.Context, a *App, o isolateOptions, id string) error {
 	if o.json {
 		return a.writeJSON(d)
 	}
-	linef(a.Out, "run %s: branch %s, base %s, %s", d.Run.ID, d.Run.Branch, d.Run.Base[:12], d.Run.State)
-	for _, f := range d.Files {
-		mark, notes := " ", []string{}
-		if f.Exec {
-			mark = "!"
-			notes = append(notes, "execution-adjacent")
-		}
-		if f.Big {
-			mark = "✖"
-			notes = append(notes, fmt.Sprintf("%d bytes, over the bound", f.Size))
-		}
-		if f.Link != "" {
-			notes = append(notes, "-> "+f.Link)
-		}
-		if f.Out {
-			mark = "✖"
-			notes = append(notes, "leads out of the repository")
-		}
-		line := fmt.Sprintf("%s %s %s", mark, f.Status, f.Path)
-		if len(notes) > 0 {
-			line += "  (" + strings.Join(notes, "; ") + ")"
-		}
-		linef(a.Out, "%s", line)
-	}
-	for _, b := range d.LeftOut {
-		what := fmt.Sprintf("%d bytes", b.Size)
-		if b.Type != "" {
-			what = "a " + b.Type
-		}
-		linef(a.Out, "left out of the run's last commit: %s (%s)", b.Path, what)
-	}
-	fmt.Fprint(a.Out, termtext.Text(d.Stat))
-	if o.patch {
-		fmt.Fprint(a.Out, termtext.Text(d.Patch))
-	}
+	d.WriteText(a.Out)
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/isolate"
 	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/telemetry"
 )
 
 // TestIsolateScripts runs the scripts of abox diff, merge and discard in testdata/isolate. Until
@@ -20,7 +21,7 @@ func TestIsolateScripts(t *testing.T) {
 		Dir:                 filepath.Join("testdata", "isolate"),
 		RequireExplicitExec: true,
 		UpdateScripts:       *update,
-		Cmds:                map[string]func(ts *testscript.TestScript, neg bool, args []string){"isolated": cmdIsolated},
+		Cmds:                map[string]func(ts *testscript.TestScript, neg bool, args []string){"isolated": cmdIsolated, "recorded": cmdRecorded},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("ABOX_CONFIG_HOME", filepath.Join(env.WorkDir, "config"))
@@ -53,4 +54,19 @@ func cmdIsolated(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(p, []byte(args[3]+"\n"), 0o644))
 	_, err = r.Collect(context.Background(), args[1])
 	ts.Check(err)
+}
+
+// cmdRecorded appends the record of isolated run ID to the project's runs.jsonl, as abox run
+// writes it:
+//
+//	recorded DIR ID
+func cmdRecorded(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: recorded DIR ID")
+	}
+	ws, err := filepath.EvalSymlinks(ts.MkAbs(args[0]))
+	ts.Check(err)
+	proj := paths.Paths{State: ts.Getenv("ABOX_STATE_HOME")}.Project(ws)
+	ts.Check(telemetry.AppendRun(proj.RunsIndex(), telemetry.RunRecord{ID: args[1], TS: "2026-12-02T00:00:00Z",
+		Kind: "run", Outcome: "exited", DroppedPackets: -1, Workspace: "isolated", Branch: "abox/" + args[1]}))
 }

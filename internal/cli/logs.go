@@ -2,17 +2,13 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/gateway"
-	"github.com/aboxhq/abox/internal/policy"
+	"github.com/aboxhq/abox/internal/isolate"
 	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/telemetry"
 )
@@ -69,203 +65,54 @@ func runLogs(ctx context.Context, a *App, o logsOptions) error {
 		a.warnf("the line is skipped; remove it to silence this warning", "corrupt line in %s", b)
 	}
 	if o.transcript != "" {
-		return a.showTranscript(runs, o)
+		path := telemetry.FindTranscript(runs, o.transcript)
+		if path == "" {
+			return errorf("list runs with `abox logs --runs`", "no transcript for run %q", o.transcript)
+		}
+		return telemetry.WriteTranscript(a.Out, path, o.jsonl)
 	}
-	any := false
 	if o.dns {
-		any = true
-		if err := a.showDNS(runs, o); err != nil {
+		rep := telemetry.NewDNSReport(runs, o.limit)
+		if err := a.writeLogs(o.jsonl, rep.Lines, rep.WriteText); err != nil {
 			return err
 		}
 	}
 	if o.gateway {
-		any = true
-		if err := a.showMCP(ctx, p, runs, o); err != nil {
+		rep := telemetry.NewMCPReport(runs, o.limit)
+		if err := a.writeLogs(o.jsonl, rep.Lines, rep.WriteText); err != nil {
 			return err
 		}
+		if !o.jsonl {
+			a.showGatewayLog(ctx, p, o.limit)
+		}
 	}
-	if o.runs || !any {
-		return a.showRuns(runs, o)
+	if o.runs || !o.dns && !o.gateway {
+		rep := telemetry.NewRunsReport(runs, o.limit, &isolate.Repo{Project: p.State})
+		return a.writeLogs(o.jsonl, rep.Rows, rep.WriteText)
 	}
 	return nil
 }
 
-func (a *App) showRuns(runs []telemetry.RunRecord, o logsOptions) error {
-	recent := telemetry.Newest(runs, o.limit)
-	if o.jsonl {
-		if recent == nil {
-			recent = []telemetry.RunRecord{}
-		}
-		return a.writeJSON(recent)
+// writeLogs prints a report of the logs: its JSON form v with --json, else its text.
+func (a *App) writeLogs(asJSON bool, v any, text func(io.Writer)) error {
+	if asJSON {
+		return a.writeJSON(v)
 	}
-	if len(recent) == 0 {
-		fmt.Fprintln(a.Out, "no runs yet; start one with `abox run \"<prompt>\"`")
-		return nil
-	}
-	rows := [][]string{{"RUN", "WHEN", "MODE", "OUTCOME", "EXIT", "SECS", "DENIED", "REFUSED", "DROPPED", "EXEC", "SESSION"}}
-	for _, r := range recent {
-		dropped, exec := "-", "-"
-		if r.DroppedPackets >= 0 {
-			dropped = strconv.FormatInt(r.DroppedPackets, 10)
-		}
-		if r.ExecChanges != nil {
-			exec = strconv.Itoa(len(r.ExecChanges))
-		}
-		rows = append(rows, []string{r.ID, r.TS, r.PermissionMode, r.Outcome, strconv.Itoa(r.ExitCode),
-			fmt.Sprintf("%.1f", r.DurationS), strconv.Itoa(r.DeniedDomains), strconv.Itoa(r.RefusedConns), dropped, exec, r.SessionID})
-	}
-	table(a.Out, rows)
-	for _, r := range recent {
-		if r.Model != nil {
-			linef(a.Out, "run %s: model API: %s", r.ID, r.Model)
-		}
-		for _, c := range r.LogCaps {
-			fmt.Fprintf(a.Out, "run %s: log cap: %s\n", r.ID, c)
-		}
-		for _, e := range r.Masks {
-			linef(a.Out, "run %s: %s", r.ID, e.String())
-		}
-	}
+	text(a.Out)
 	return nil
 }
 
-// printLogCaps says which of a run's decision logs hit a bound of netd's, each on a line of
-// its own after indent, with a hint when any did.
-func printLogCaps(w io.Writer, indent, run string, caps []telemetry.LogCap) {
-	for _, c := range caps {
-		fmt.Fprintf(w, "%slog cap: %s\n", indent, c)
-	}
-	if len(caps) > 0 {
-		fmt.Fprintf(w, "%s↳ the agent's decisions outgrew netd's logs; read what it did with `abox logs --transcript %s`\n", indent, run)
-	}
-}
-
-// dnsLine is one DNS query of a run, as shown and as JSON.
-type dnsLine struct {
-	Run string `json:"run"`
-	policy.DNSRecord
-}
-
-func (a *App) showDNS(runs []telemetry.RunRecord, o logsOptions) error {
-	var lines []dnsLine
-	var denied []string // per run with denials: "run ID: name (xN), …"
-	var caps []string   // per decision log that hit a bound: "run ID: dns.jsonl: …"
-	for _, h := range telemetry.Harvests(telemetry.Newest(runs, o.limit)) {
-		r := h.Run
-		for _, d := range h.DNS {
-			lines = append(lines, dnsLine{Run: r.ID, DNSRecord: d})
-		}
-		if c := h.DeniedNames(); len(c) > 0 {
-			denied = append(denied, fmt.Sprintf("run %s: %s", r.ID, formatCounts(c, 10)))
-		}
-		for _, c := range h.LogCaps() {
-			caps = append(caps, fmt.Sprintf("run %s: %s", r.ID, c))
-		}
-	}
-	if o.jsonl {
-		if lines == nil {
-			lines = []dnsLine{}
-		}
-		return a.writeJSON(lines)
-	}
-	for _, l := range lines {
-		linef(a.Out, "%-7s %s %s (%s) run %s%s", l.Verdict, l.TS, l.Name, l.Type, l.Run, repeats(l.Count, l.Last))
-	}
-	if len(denied) > 0 {
-		fmt.Fprintf(a.Out, "denied names, with their counts:\n")
-		for _, d := range denied {
-			fmt.Fprintf(a.Out, "  %s\n", d)
-		}
-	}
-	if len(caps) > 0 {
-		fmt.Fprintf(a.Out, "netd's logs hit a bound:\n")
-		for _, c := range caps {
-			fmt.Fprintf(a.Out, "  %s\n", c)
-		}
-	}
-	return nil
-}
-
-// repeats describes an aggregate line, which stands for count decisions up to last:
-// " (x40 until <last>)", or "" for a line of one decision.
-func repeats(count int64, last string) string {
-	if count == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" (x%d until %s)", count, last)
-}
-
-type mcpLine struct {
-	Run string `json:"run"`
-	policy.MCPRecord
-}
-
-func (a *App) showMCP(ctx context.Context, p *project.Project, runs []telemetry.RunRecord, o logsOptions) error {
-	var lines []mcpLine
-	for _, h := range telemetry.Harvests(telemetry.Newest(runs, o.limit)) {
-		for _, m := range h.MCP {
-			lines = append(lines, mcpLine{Run: h.Run.ID, MCPRecord: m})
-		}
-	}
-	if o.jsonl {
-		if lines == nil {
-			lines = []mcpLine{}
-		}
-		return a.writeJSON(lines)
-	}
-	for _, l := range lines {
-		target := ""
-		if l.Tool != "" {
-			target = " " + mcpTarget(l.MCPRecord)
-		}
-		linef(a.Out, "%-7s %s %s%s %s run %s%s", l.Verdict, l.TS, l.Method, target,
-			millis(l.DurMS), l.Run, reasonSuffix(l.Reason))
-	}
-	a.showGatewayLog(ctx, p, o.limit)
-	return nil
-}
-
-// showGatewayLog prints the last lines of the profile's gateway's own log when it runs, with
-// the token and every bearer credential removed and control characters replaced. The gateway
-// serves every project of the profile, so its log holds their calls too.
+// showGatewayLog prints the last lines of the profile's gateway's own log when it runs
+// ([gateway.Manager.RunningLog]): the token and every credential removed, control characters
+// escaped. The gateway serves every project of the profile, so its log holds their calls too.
 func (a *App) showGatewayLog(ctx context.Context, p *project.Project, lines int) {
 	profile := p.Manifest.Profile
-	mgr := a.gatewayManager()
-	ct, err := mgr.Inspect(ctx, profile)
-	switch {
-	case errors.Is(err, docker.ErrDaemonUnreachable):
-		return
-	case err != nil:
+	text, err := a.gatewayManager().RunningLog(ctx, profile, p.Paths.Gateway(profile), lines)
+	if err != nil {
 		a.warnf("", "the gateway's own log is not shown: %v", err)
-		return
-	case ct == nil || !ct.State.Running:
-		return
 	}
-	token, _ := gateway.ReadToken(p.Paths.Gateway(profile))
-	text := strings.TrimRight(mgr.LogsTail(ctx, profile, token, lines), "\n")
-	if text == "" {
-		return
+	if text != "" {
+		fmt.Fprintf(a.Out, "\nthe last lines of %s's log (every project of profile %s; credentials redacted):\n%s\n",
+			gateway.Name(profile), profile, text)
 	}
-	fmt.Fprintf(a.Out, "\nthe last lines of %s's log (every project of profile %s; credentials redacted):\n%s\n",
-		gateway.Name(profile), profile, text)
-}
-
-// showTranscript pretty-prints a run's transcript, found by path, id or id prefix; with --json
-// it prints it as JSON lines.
-func (a *App) showTranscript(runs []telemetry.RunRecord, o logsOptions) error {
-	path := telemetry.FindTranscript(runs, o.transcript)
-	if path == "" {
-		return errorf("list runs with `abox logs --runs`", "no transcript for run %q", o.transcript)
-	}
-	var sum telemetry.Summary
-	return telemetry.ScanTranscript(path, func(line []byte) error {
-		if o.jsonl {
-			_, err := a.Out.Write(telemetry.TranscriptJSON(line))
-			return err
-		}
-		if ev, ok := sum.Observe(line); ok {
-			telemetry.Pretty(a.Out, ev)
-		}
-		return nil
-	})
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -53,26 +54,28 @@ func runMCPAdd(ctx context.Context, a *App, o mcpAddOptions, server string) erro
 	if err != nil {
 		return err
 	}
-	e, ok := cat.Lookup(server)
+	d, err := cat.Declarable(p.Manifest, server, o.tools)
+	var bad *catalog.BadNameError
+	var unknown *catalog.UnknownServerError
 	switch {
-	case !manifest.IsServerName(server):
-		return errorf("server names are letters, digits, . _ -", "%q is not a valid server name", server)
-	case !ok:
-		return errorf("list known servers with `abox mcp list --all`, or define it in custom-servers.yaml", "unknown MCP server %q", server)
-	case slices.Contains(p.Manifest.Servers, server) && len(o.tools) == 0:
+	case errors.As(err, &bad):
+		return withHint(err, "server names are letters, digits, . _ -")
+	case errors.As(err, &unknown):
+		return withHint(err, "list known servers with `abox mcp list --all`, or define it in custom-servers.yaml")
+	case err != nil:
+		return err
+	case d.Already:
 		fmt.Fprintf(a.Out, "%s is already declared\n", server)
 		return nil
 	}
-	for _, t := range o.tools {
-		if len(e.Tools) > 0 && !slices.Contains(e.Tools, t) {
-			a.warnf("", "%s's catalog entry does not list a tool %q (it lists %s)", server, t, strings.Join(e.Tools, ", "))
-		}
+	for _, t := range d.Unlisted {
+		a.warnf("", "%s's catalog entry does not list a tool %q (it lists %s)", server, t, strings.Join(d.Entry.Tools, ", "))
 	}
 	if _, err := a.mutate(ctx, p, func(d *manifest.Doc) error { return d.DeclareServer(server, o.tools) }); err != nil {
 		return err
 	}
 	fmt.Fprintln(a.Out, declared(server, o.tools))
-	a.printSecretsNeeded(e)
+	a.printSecretsNeeded(d.Entry)
 	fmt.Fprintln(a.Out, "next: `abox up` starts it in the gateway")
 	return nil
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/manifest"
-	"github.com/aboxhq/abox/internal/termtext"
 )
 
 func newMCPImportCmd(a *App) *cobra.Command {
@@ -51,7 +50,7 @@ func runMCPImport(ctx context.Context, a *App, dir string, apply bool) error {
 		fmt.Fprintln(a.Out, "no MCP servers configured on this host")
 		return nil
 	}
-	table(a.Out, importTable(rows))
+	table(a.Out, catalog.ImportTable(rows)) // the printer escapes each cell
 	todo := catalog.Importable(rows)
 	switch {
 	case len(todo) == 0:
@@ -89,19 +88,4 @@ func (a *App) hostServers(ws string) ([]catalog.HostServer, error) {
 		return nil, withHint(err, "fix or remove the file")
 	}
 	return found, err
-}
-
-func importTable(rows []catalog.HostServer) [][]string {
-	out := [][]string{{"SERVER", "ON THE HOST", "IMPORT"}}
-	for _, r := range rows {
-		answer := r.Import
-		switch r.Import {
-		case catalog.ImportServer, catalog.ImportRemote:
-			answer = "yes, as a " + r.Import
-		case catalog.ImportNo, catalog.ImportHave:
-			answer = r.Import + ": " + r.Reason
-		}
-		out = append(out, []string{termtext.Line(r.Name), r.Where, answer})
-	}
-	return out
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -64,57 +63,6 @@ func runMCPList(a *App, o mcpListOptions) error {
 		fmt.Fprintln(a.Out, "no MCP servers; declare one with `abox mcp add SERVER`")
 		return nil
 	}
-	table(a.Out, textRows(rows, !o.all))
+	table(a.Out, catalog.Table(rows, !o.all))
 	return nil
-}
-
-// textRows renders the table; withTools adds the project's narrowing.
-func textRows(rows []catalog.Server, withTools bool) [][]string {
-	out := [][]string{{"SERVER", "IMAGE / ENDPOINT", "SECRETS", "SOURCE"}}
-	if withTools {
-		out[0] = append(out[0], "TOOLS")
-	}
-	for _, r := range rows {
-		where := r.URL
-		if r.Image != "" {
-			where = elide(r.Image)
-			switch {
-			case r.Local:
-				where += " (local, never pulled)"
-			case !r.Pinned:
-				where += " (unpinned)"
-			}
-		}
-		if where == "" {
-			where = "-"
-		}
-		if r.Network == "none" {
-			where += " (no network)"
-		}
-		tools := "all"
-		if len(r.Tools) > 0 {
-			tools = strings.Join(r.Tools, ", ")
-		}
-		row := []string{r.Server, where, orDash(strings.Join(r.Secrets, ", ")), r.Source}
-		if withTools {
-			row = append(row, tools)
-		}
-		out = append(out, row)
-	}
-	return out
-}
-
-// elide shortens a long image reference to its repository's start and its digest's end.
-func elide(s string) string {
-	if len(s) < 54 {
-		return s
-	}
-	return s[:26] + "…" + s[len(s)-24:]
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aboxhq/abox/internal/isolate"
 	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/sandbox"
@@ -23,7 +24,9 @@ func newNukeCmd(a *App) *cobra.Command {
 		Short: "Remove this project's containers, artifacts, staged files and review copy",
 		Long: `Nuke removes what abox made for this project only: its netd and agent containers (found by
 label, never another project's), its rendered artifacts, staged build files and approval, and
-the generated files of the .devcontainer/ review copy. It unbinds the project from its
+the generated files of the .devcontainer/ review copy, and the clones of isolated runs (a
+branch already collected into your repository stays, and abox merge still lands it), and the
+volumes of its toolchain caches (mounts.caches). It unbinds the project from its
 profile's gateway, which is removed when no project needs it any more. Run history and the
 manifest stay.
 
@@ -54,26 +57,52 @@ func runNuke(ctx context.Context, a *App, o nukeOptions) error {
 			return errorf("nothing was removed", "cancelled")
 		}
 	}
-	unlock, err := p.Lock()
+	removed, err := a.nukeLocked(ctx, p)
 	if err != nil {
-		return err
-	}
-	defer unlock()
-	if err := a.requireDaemon(ctx); err != nil {
-		return err
-	}
-	removed, err := sandbox.RemoveContainers(ctx, a.docker(), p.State.Hash)
-	if err != nil {
-		return err
-	}
-	if err := a.unbindProject(ctx, p); err != nil {
-		return err
-	}
-	if err := sandbox.RemoveState(p.State); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.Out, "removed %s, the artifacts and the review copy of %s\n", plural(removed, "container", "containers"), p.Manifest.Project)
+	// Once the containers are gone, nothing writes a clone any more. (isolate takes the
+	// project lock itself.)
+	clones, err := (&isolate.Repo{Project: p.State}).Sweep()
+	if err != nil {
+		return withHint(err, "remove the clone by hand, or run `abox nuke` again")
+	}
+	if len(clones) > 0 {
+		fmt.Fprintf(a.Out, "removed %s of isolated runs (branches already in your repository stay; `abox merge <run>` still lands one)\n",
+			plural(len(clones), "clone", "clones"))
+	}
 	return a.nukeAuth(ctx, p, o)
+}
+
+// nukeLocked removes the project's containers, gateway binding and state under its lock.
+func (a *App) nukeLocked(ctx context.Context, p *project.Project) (int, error) {
+	unlock, err := p.Lock()
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	if err := a.requireDaemon(ctx); err != nil {
+		return 0, err
+	}
+	// No spare netd starts while nuke lists and removes: one being started is waited for, so
+	// that its container is among those removed.
+	release, err := sandbox.HoldSpares(p.State, sandbox.SpareHoldWait)
+	if err != nil {
+		return 0, withHint(err, "run `abox nuke` again once it started")
+	}
+	defer release()
+	removed, err := sandbox.RemoveContainers(ctx, a.docker(), p.State.Hash)
+	if err != nil {
+		return 0, err
+	}
+	if err := a.unbindProject(ctx, p); err != nil {
+		return 0, err
+	}
+	if err := sandbox.RemoveCaches(ctx, a.docker(), p.State.Hash, p.Manifest.Mounts.Caches); err != nil {
+		return removed, withHint(err, "stop what uses the volume, then run `abox nuke` again")
+	}
+	return removed, sandbox.RemoveState(p.State)
 }
 
 // nukeAuth removes the Claude login volume only when the user says so.

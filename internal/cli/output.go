@@ -18,9 +18,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/aboxhq/abox/internal/termtext"
 )
@@ -38,12 +35,12 @@ func (a *App) progressf(format string, args ...any) {
 	fmt.Fprintln(a.Err, termtext.Text(fmt.Sprintf(format, args...)))
 }
 
-// linef prints one line to w with the whole of it escaped by termtext.Line, for a record whose
-// fields the agent may have chosen: no field can end the line early, forge the next one or
-// drive the terminal.
-func linef(w io.Writer, format string, args ...any) {
-	fmt.Fprintln(w, termtext.Line(fmt.Sprintf(format, args...)))
-}
+// linef and table are termtext's: every line, every cell escaped (the agent may have chosen
+// any field).
+var (
+	linef = termtext.Linef
+	table = termtext.Table
+)
 
 // writeJSON prints v as indented JSON on stdout. encoding/json escapes C0 controls and
 // U+2028/U+2029 in strings whatever SetEscapeHTML says; termtext.JSON escapes what it leaves
@@ -58,20 +55,6 @@ func (a *App) writeJSON(v any) error {
 	}
 	_, err := a.Out.Write(termtext.JSON(b.Bytes()))
 	return err
-}
-
-// table writes aligned columns to w. The first row is the header. Every cell is escaped by
-// termtext.Line: a tab or a newline in a name would move the columns or forge a row.
-func table(w io.Writer, rows [][]string) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, r := range rows {
-		cells := make([]string, len(r))
-		for i, c := range r {
-			cells[i] = termtext.Line(c)
-		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
-	}
-	tw.Flush()
 }
 
 // paint wraps s in an ANSI colour when colour is on.

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/aboxhq/abox/internal/config"
+	"github.com/aboxhq/abox/internal/setup"
 )
 
 // fakeProbe is a host whose tools report fixed answers.
@@ -35,10 +36,10 @@ func TestHostProbeInjected(t *testing.T) {
 	probe := &fakeProbe{npm: "https://npm.mirror.test/", goProxy: "https://proxy.mirror.test/go,direct", goSumDB: "sum.mirror.test", resolvers: []string{"192.0.2.53:53"}}
 	a, p, _ := nativeFixture(t, nativeSum)
 	a.Probe = probe
-	got := a.suggestEgress([]string{"go", "node"})
+	got := setup.SuggestEgress(context.Background(), a.probe(), []string{"go", "node"})
 	want := map[string][]string{"go": {"proxy.mirror.test", "sum.mirror.test"}, "node": {"npm.mirror.test"}}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("suggestEgress (-want +got):\n%s", diff)
+		t.Errorf("setup.SuggestEgress (-want +got):\n%s", diff)
 	}
 
 	p.Config.ClaudeCode = config.ClaudeCode{Source: config.SourceNPM, Version: "2.1.0"}

@@ -3,15 +3,14 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/artifact"
-	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/sandbox"
 )
 
 type renderOptions struct{ dir string }
@@ -46,7 +45,7 @@ func runRender(_ context.Context, a *App, opts renderOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.Out, "rendered %d artifacts for %s\n", countAuthoritative(arts), p.Manifest.Project)
+	fmt.Fprintf(a.Out, "rendered %d artifacts for %s\n", render.Authoritative(arts), p.Manifest.Project)
 	fmt.Fprintf(a.Out, "  artifacts: %s\n", p.State.Artifacts())
 	fmt.Fprintf(a.Out, "  review copy: %s\n", filepath.Join(p.Workspace, render.ReviewDir))
 	return nil
@@ -75,21 +74,8 @@ func (a *App) renderProject(p *project.Project, approved bool) ([]render.Artifac
 	for _, w := range warnings {
 		a.warnf("", "%s", w)
 	}
-	for _, dir := range p.Manifest.Mounts.Context {
-		path := paths.ExpandHome(dir, spec.Home)
-		if st, err := os.Stat(path); err != nil || !st.IsDir() {
-			a.warnf("create it, or remove it from mounts.context", "context directory %s does not exist; runs will fail until it does", path)
-		}
+	for _, path := range sandbox.MissingContext(p.Manifest, spec.Home) {
+		a.warnf("create it, or remove it from mounts.context", "context directory %s does not exist; runs will fail until it does", path)
 	}
 	return arts, nil
-}
-
-func countAuthoritative(arts []render.Artifact) int {
-	n := 0
-	for _, a := range arts {
-		if !a.Review {
-			n++
-		}
-	}
-	return n
 }

@@ -7,15 +7,13 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/aboxhq/abox/internal/catalog"
-	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/docker"
-	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/secrets"
-	"github.com/aboxhq/abox/internal/statefs"
 	"github.com/aboxhq/abox/internal/termtext"
 )
 
@@ -40,123 +38,126 @@ func newSecretsCmd(a *App) *cobra.Command {
 	return c
 }
 
-// secretStore picks the store this host has, with a hint when it cannot tell.
-func (a *App) secretStore(ctx context.Context, ps paths.Paths) (secrets.Choice, error) {
-	c, err := secrets.Detect(ctx, a.docker(), ps.SecretsStore())
-	switch {
-	case errors.Is(err, docker.ErrDaemonUnreachable) || errors.Is(err, secrets.ErrNoDaemon):
-		return c, withHint(err, "start the Docker daemon (or Docker Desktop), then retry")
-	case err != nil:
-		return c, withHint(err, "check that the docker CLI works (`docker version`)")
+// secretsHost is the host as the secrets commands see it, with a no-echo prompt when abox runs
+// on a terminal.
+func (a *App) secretsHost() (*secrets.Host, error) {
+	ps, err := a.Paths()
+	if err != nil {
+		return nil, err
 	}
-	return c, nil
+	return a.secretsHostAt(ps), nil
 }
 
-// secretSources reads values from the host: its environment, its home for ~, op on PATH, and a
-// no-echo prompt when abox runs on a terminal.
-func (a *App) secretSources(allowLoose bool) *secrets.Sources {
-	return &secrets.Sources{Env: a.Env, Home: a.getenv("HOME"), Prompt: a.secretPrompt(), AllowLoosePerms: allowLoose}
+func (a *App) secretsHostAt(ps paths.Paths) *secrets.Host {
+	h := &secrets.Host{Docker: a.docker(), Paths: ps, MCPHome: a.mcpHome(), Env: a.Env, Home: a.getenv("HOME"), Now: a.Now, Warn: a.warnf}
+	if f, ok := a.In.(*os.File); ok && a.TTY {
+		h.Prompt = secrets.TerminalPrompt(int(f.Fd()), a.Err, nil)
+	}
+	return h
 }
 
-// secretPrompt returns a prompt that reads a value without echo, or nil without a terminal.
-func (a *App) secretPrompt() func(string) ([]byte, error) {
-	f, ok := a.In.(*os.File)
-	if !a.TTY || !ok {
-		return nil
-	}
-	return func(label string) ([]byte, error) {
-		fmt.Fprintf(a.Err, "%s (typing is hidden): ", label)
-		v, err := term.ReadPassword(int(f.Fd()))
-		fmt.Fprintln(a.Err)
+// secretsRun is the RunE of a command that works on the secrets store: run gets the host, and
+// its error the hint that names the fix.
+func (a *App) secretsRun(run func(context.Context, *secrets.Host, []string) error) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error {
+		h, err := a.secretsHost()
 		if err != nil {
-			return nil, fmt.Errorf("reading the prompt: %w", err)
+			return err
 		}
-		return v, nil
+		return secretsHint(run(c.Context(), h, args))
 	}
 }
 
-// openSecrets prepares a [secrets.Manager] on the host's store. When lock is set it holds the
-// secrets lock until the returned func is called.
-func (a *App) openSecrets(ctx context.Context, lock, allowLoose bool) (*secrets.Manager, secrets.Choice, func(), error) {
-	noop := func() {}
-	ps, err := a.Paths()
+// secretSources reads values from the host, for doctor ([secrets.Host.Sources]).
+func (a *App) secretSources(allowLoose bool) *secrets.Sources {
+	return a.secretsHostAt(paths.Paths{}).Sources(allowLoose)
+}
+
+// gatewaySecrets renders the secrets file of the gateway serving u ([secrets.Host.GatewaySecrets]).
+func (a *App) gatewaySecrets(ctx context.Context, ps paths.Paths, u *gateway.Union, cat *catalog.Catalog) (gateway.Secrets, error) {
+	out, err := a.secretsHostAt(ps).GatewaySecrets(ctx, u, cat)
+	return out, secretsHint(err)
+}
+
+// attachedEnv reads the secrets attached to the agent ([secrets.Host.AgentEnv]) and states on
+// every run that the agent holds them. nil when none is attached.
+func (a *App) attachedEnv(ctx context.Context, p *project.Project) ([]byte, error) {
+	if len(p.Manifest.EnvSecrets) == 0 {
+		return nil, nil
+	}
+	data, err := a.secretsHostAt(p.Paths).AgentEnv(ctx, p.Manifest.EnvSecrets)
+	var ae *secrets.AttachedError
+	if errors.As(err, &ae) {
+		n := ae.Missing.Needs[0]
+		return nil, withHint(err, fmt.Sprintf("store it with `abox secrets set %s`, or take it back with `abox secrets detach %s`", n.Secret, n.By))
+	}
 	if err != nil {
-		return nil, secrets.Choice{}, noop, err
+		return nil, secretsHint(err)
 	}
-	choice, err := a.secretStore(ctx, ps)
-	if err != nil {
-		return nil, choice, noop, err
+	a.warnAttached(p, p.Manifest.EnvSecrets)
+	return data, nil
+}
+
+// secretsHint names the fix of an error of the secrets commands that has no hint yet.
+func secretsHint(err error) error {
+	if hintOf(err) != "" {
+		return err
 	}
-	unlock := noop
-	if lock {
-		if unlock, err = statefs.Lock(ps.SecretsLock()); err != nil {
-			return nil, choice, noop, err
-		}
-	}
-	m, err := secrets.Open(ps, choice.Store, a.secretSources(allowLoose), a.Now)
-	var oe *secrets.OpenError
+	var (
+		de *secrets.DetectError
+		oe *secrets.OpenError
+		ce *secrets.ConfigError
+		re *secrets.ReadError
+		ae *secrets.AttentionError
+		ue *secrets.UnmappedError
+	)
 	switch {
-	case errors.As(err, &oe) && oe.File == ps.SecretsSalt():
-		unlock()
-		return nil, choice, noop, withHint(err, "move "+ps.SecretsSalt()+" away; `abox secrets sync` then records fresh digests")
-	case err != nil:
-		unlock()
-		return nil, choice, noop, withHint(err, "fix or remove "+ps.SecretsState()+"; `abox secrets sync` rebuilds it")
+	case errors.As(err, &de) && (errors.Is(err, docker.ErrDaemonUnreachable) || errors.Is(err, secrets.ErrNoDaemon)):
+		return withHint(err, "start the Docker daemon (or Docker Desktop), then retry")
+	case errors.As(err, &de):
+		return withHint(err, "check that the docker CLI works (`docker version`)")
+	case errors.As(err, &oe) && oe.Salt:
+		return withHint(err, "move "+oe.File+" away; `abox secrets sync` then records fresh digests")
+	case errors.As(err, &oe):
+		return withHint(err, "fix or remove "+oe.File+"; `abox secrets sync` rebuilds it")
+	case errors.As(err, &ce):
+		return withHint(err, "fix "+ce.File)
+	case errors.As(err, new(*secrets.NameError)):
+		return withHint(err, "use letters, digits, '.', '_' and '-', starting with a letter or digit (for example github.personal_access_token)")
+	case errors.As(err, &re):
+		return withHint(err, readHint(re))
+	case errors.As(err, new(*secrets.PutError)):
+		return withHint(err, "retry with --verbose to see the docker commands")
+	case errors.As(err, &ue):
+		return withHint(err, "map it in secrets.yaml, or store it directly with `abox secrets set "+termtext.Line(ue.Name)+"`")
+	case errors.As(err, new(*secrets.InUseError)):
+		return withHint(err, "detach or undeclare it first (`abox secrets detach ENV`, `abox mcp rm SERVER`), or pass --force")
+	case errors.As(err, &ae):
+		return withHint(err, attentionHint(ae))
+	case errors.As(err, new(*secrets.GatewayFileError)):
+		return withHint(err, "store the value again with `abox secrets set NAME`")
 	}
-	return m, choice, unlock, nil
+	return err
 }
 
-// secretsConfig reads secrets.yaml; a missing file maps nothing.
-func (a *App) secretsConfig() (*config.Secrets, error) {
-	ps, err := a.Paths()
-	if err != nil {
-		return nil, err
+func readHint(re *secrets.ReadError) string {
+	switch {
+	case errors.Is(re, secrets.ErrEmpty):
+		return "an empty secret is refused: the gateway would drop the variable"
+	case errors.Is(re, secrets.ErrLoosePerms):
+		return "`chmod 600 " + re.File + "`, or pass --allow-loose-perms"
+	case errors.Is(re, secrets.ErrNoTerminal):
+		return "pipe the value with `abox secrets set " + re.Name + " --stdin`, or use --file or --env"
 	}
-	s, err := config.LoadSecrets(ps.SecretsFile())
-	if err != nil {
-		return nil, withHint(err, "fix "+ps.SecretsFile())
-	}
-	return s, nil
+	return "nothing was stored; fix the source and retry"
 }
 
-// secretsIndex builds the reverse index over every registered project.
-func (a *App) secretsIndex() (*secrets.Index, error) {
-	cfgPaths, err := a.Paths()
-	if err != nil {
-		return nil, err
+func attentionHint(ae *secrets.AttentionError) string {
+	switch ae.Fix.Status {
+	case secrets.MissingInStore, secrets.Unmapped:
+		return "store it with `abox secrets set " + ae.Fix.Secret + "`, or map it in secrets.yaml and run `abox secrets sync`"
+	case secrets.Drifted:
+		return "run `abox secrets sync` to store the current values"
 	}
-	custom, err := config.LoadCustomServers(cfgPaths.CustomServersFile())
-	if err != nil {
-		return nil, withHint(err, "fix "+cfgPaths.CustomServersFile())
-	}
-	cat, err := catalog.Load(a.mcpHome(), custom)
-	if err != nil {
-		return nil, err
-	}
-	return secrets.BuildIndex(cfgPaths, cat)
-}
-
-// checkSecretName refuses a name the store cannot hold, with the rule.
-func checkSecretName(name string) error {
-	if manifest.IsSecretName(name) {
-		return nil
-	}
-	return errorf("use letters, digits, '.', '_' and '-', starting with a letter or digit (for example github.personal_access_token)",
-		"%q is not a valid secret name", termtext.Line(name))
-}
-
-// secretRowsTable prints sync and check rows as a table.
-func (a *App) secretRowsTable(rows []secrets.Row) {
-	out := [][]string{{"secret", "status", "source", "detail"}}
-	for _, r := range rows {
-		out = append(out, []string{r.Secret, r.Status, orDash(r.Source), orDash(termtext.Line(r.Detail))})
-	}
-	table(a.Out, out)
-}
-
-// usedByServers reports whether any registered project hands name to a server or a remote
-// server, so that a new value needs the gateway recreated.
-func (a *App) usedByServers(names ...string) bool {
-	x, err := a.secretsIndex()
-	return err == nil && x.ServedAny(names...)
+	return "fix the sources named in the detail column, then run `abox secrets " + ae.Verb + "` again"
 }

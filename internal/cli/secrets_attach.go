@@ -3,9 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -13,7 +10,6 @@ import (
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/secrets"
-	"github.com/aboxhq/abox/internal/termtext"
 )
 
 type secretsAttachOptions struct{ dir string }
@@ -47,66 +43,31 @@ func runSecretsAttach(ctx context.Context, a *App, o secretsAttachOptions, args 
 	if err != nil {
 		return err
 	}
-	m, err := a.mutate(ctx, p, func(d *manifest.Doc) error {
-		for _, pr := range pairs {
-			if err := d.AttachSecret(pr.Env, pr.Secret); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	rep, err := a.secretsHostAt(p.Paths).Attach(ctx, pairs, a.editor(ctx, p))
 	if err != nil {
 		return err
 	}
-	stored := a.storedNames(ctx)
-	for _, pr := range pairs {
-		state := "in the store"
-		switch {
-		case stored == nil:
-			state = "the store was not checked"
-		case !slices.Contains(stored, pr.Secret):
-			state = "not in the store yet: `abox secrets set " + pr.Secret + "`"
-		}
-		fmt.Fprintf(a.Out, "attached %s ← %s (%s)\n", pr.Env, pr.Secret, state)
-	}
-	a.warnAttached(p, m.EnvSecrets)
+	rep.WriteText(a.Out)
+	a.warnAttached(p, rep.Attached)
 	fmt.Fprintln(a.Out, "the next `abox run` or `abox shell` starts the agent with them")
 	return nil
 }
 
-// storedNames lists the store, or nil when it cannot be asked (no daemon).
-func (a *App) storedNames(ctx context.Context) []string {
-	ps, err := a.Paths()
-	if err != nil {
-		return nil
-	}
-	c, err := secrets.Detect(ctx, a.docker(), ps.SecretsStore())
-	if err != nil {
-		return nil
-	}
-	names, err := c.Store.List(ctx)
-	if err != nil {
-		return nil
-	}
-	return append([]string{}, names...)
+// editor is [App.mutate] on p, as the secrets package edits a manifest.
+func (a *App) editor(ctx context.Context, p *project.Project) secrets.Edit {
+	return func(edit func(*manifest.Doc) error) (*manifest.Manifest, error) { return a.mutate(ctx, p, edit) }
 }
 
-// warnAttached states what attaching means, with the project's number of allowed domains.
+// warnAttached states what attaching means ([secrets.Exposure]), with the project's number of
+// allowed domains.
 func (a *App) warnAttached(p *project.Project, attached map[string]string) {
-	if len(attached) == 0 {
-		return
-	}
-	var list []string
-	for _, env := range slices.Sorted(maps.Keys(attached)) {
-		list = append(list, env+"←"+attached[env])
-	}
-	domains := "any allowed domain"
+	allowed := -1
 	if rs, err := artifact.ReadRunSpec(p.State); err == nil {
-		domains = fmt.Sprintf("any of the %d allowed domains", rs.Egress)
+		allowed = rs.Egress
 	}
-	a.warnf(fmt.Sprintf("the agent can read, print and send them to %s — keep the egress list tight (`abox egress list`), "+
-		"and expect them in `docker inspect` of the agent container; `abox secrets detach ENV` takes one back", domains),
-		"the agent holds secrets in its environment: %s: %s", plural(len(list), "secret", "secrets"), strings.Join(list, ", "))
+	if warning, hint := secrets.Exposure(attached, allowed); warning != "" {
+		a.warnf(hint, "%s", warning)
+	}
 }
 
 type secretsDetachOptions struct{ dir string }
@@ -126,42 +87,18 @@ The secret stays in the store (abox secrets rm removes it).`,
 }
 
 func runSecretsDetach(ctx context.Context, a *App, o secretsDetachOptions, envs []string) error {
-	for i, env := range envs {
-		if !manifest.IsEnvName(env) {
-			return &manifest.Error{Source: "abox secrets detach", Problems: []manifest.Problem{{
-				Loc: fmt.Sprintf("argument %d", i+1), Msg: fmt.Sprintf("%q is not a valid environment variable name", termtext.Line(env)),
-				Hint: "name the variable only, without =NAME: abox secrets detach API_KEY"}}}
-		}
+	if err := manifest.ParseEnvArgs("abox secrets detach", envs); err != nil {
+		return err
 	}
 	p, err := a.loadProject(o.dir)
 	if err != nil {
 		return err
 	}
-	was := p.Manifest.EnvSecrets
-	var gone, absent []string
-	for _, env := range envs {
-		if _, ok := was[env]; ok {
-			gone = append(gone, env)
-		} else {
-			absent = append(absent, env)
-		}
-	}
-	for _, env := range absent {
-		a.warnf("", "%s is not attached", env)
-	}
-	if len(gone) == 0 {
-		return nil
-	}
-	m, err := a.mutate(ctx, p, func(d *manifest.Doc) error {
-		d.DetachSecrets(gone...)
-		return nil
-	})
-	if err != nil {
+	rep, err := a.secretsHostAt(p.Paths).Detach(p.Manifest, envs, a.editor(ctx, p))
+	if rep == nil || err != nil {
 		return err
 	}
-	for _, env := range gone {
-		fmt.Fprintf(a.Out, "detached %s (was ← %s); the next run starts the agent without it\n", env, was[env])
-	}
-	a.warnAttached(p, m.EnvSecrets)
+	rep.WriteText(a.Out)
+	a.warnAttached(p, rep.Attached)
 	return nil
 }

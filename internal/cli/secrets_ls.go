@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -28,7 +26,7 @@ A project abox has never seen cannot appear. A registered project whose manifest
 longer loads is listed as stale, with the uses its registry entry and approved manifest still
 show. --unused lists secrets nothing uses.`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error { return runSecretsLs(c.Context(), a, opts) },
+		RunE: a.secretsRun(func(ctx context.Context, h *secrets.Host, _ []string) error { return runSecretsLs(ctx, a, h, opts) }),
 	}
 	f := cmd.Flags()
 	f.BoolVarP(&opts.verbose, "wide", "v", false, "also show each secret's reference and last sync (not --verbose, which traces docker)")
@@ -37,82 +35,14 @@ show. --unused lists secrets nothing uses.`,
 	return cmd
 }
 
-type lsReport struct {
-	Store   map[string]string      `json:"store"`
-	Secrets []secrets.Listing      `json:"secrets"`
-	Stale   []secrets.StaleProject `json:"stale"`
-}
-
-func runSecretsLs(ctx context.Context, a *App, o secretsLsOptions) error {
-	cfg, err := a.secretsConfig()
-	if err != nil {
+func runSecretsLs(ctx context.Context, a *App, h *secrets.Host, o secretsLsOptions) error {
+	rep, err := h.List(ctx, o.unused)
+	switch {
+	case err != nil:
 		return err
-	}
-	x, err := a.secretsIndex()
-	if err != nil {
-		return err
-	}
-	m, choice, unlock, err := a.openSecrets(ctx, false, false)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	stored, err := m.Store.List(ctx)
-	if err != nil {
-		return err
-	}
-	rep := lsReport{Store: map[string]string{"kind": choice.Store.Kind(), "why": choice.Why},
-		Secrets: secrets.List(stored, cfg, m.State, x, o.unused), Stale: x.Stale}
-	if o.json {
+	case o.json:
 		return a.writeJSON(rep)
 	}
-	a.printLs(rep, o.verbose)
+	rep.WriteText(a.Out, a.Err, o.verbose)
 	return nil
-}
-
-func (a *App) printLs(rep lsReport, verbose bool) {
-	head := []string{"secret", "store", "source"}
-	if verbose {
-		head = append(head, "reference", "last sync")
-	}
-	rows := [][]string{append(head, "used by")}
-	for _, e := range rep.Secrets {
-		row := []string{e.Name, yesNo(e.Stored), orDash(e.Source)}
-		if verbose {
-			row = append(row, orDash(e.Reference), syncedText(e.SyncedAt))
-		}
-		if len(e.UsedBy) == 0 {
-			rows = append(rows, append(row, "— nothing uses it"))
-			continue
-		}
-		for i, u := range e.UsedBy {
-			if i > 0 {
-				row = make([]string, len(row))
-			}
-			rows = append(rows, append(row, useText(u)))
-		}
-	}
-	if len(rep.Secrets) == 0 {
-		fmt.Fprintln(a.Out, "no secrets")
-	} else {
-		table(a.Out, rows)
-	}
-	for _, s := range rep.Stale {
-		fmt.Fprintf(a.Out, "stale: %s: %s; its uses above come from its registry entry and approved manifest\n", staleName(s), s.Reason)
-	}
-	fmt.Fprintf(a.Err, "store: %s (%s)\n", rep.Store["kind"], rep.Store["why"])
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
-}
-
-func syncedText(t *time.Time) string {
-	if t == nil || t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format(time.RFC3339)
 }

@@ -3,15 +3,13 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/secrets"
-	"github.com/aboxhq/abox/internal/termtext"
 )
 
 type secretsSyncOptions struct {
@@ -33,7 +31,7 @@ are asked only with --interactive. Values are never printed.
 
 Exit status 1 when any secret could not be synced.`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error { return runSecretsSync(c.Context(), a, opts) },
+		RunE: a.secretsRun(func(ctx context.Context, h *secrets.Host, _ []string) error { return runSecretsSync(ctx, a, h, opts) }),
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&opts.only, "only", nil, "sync only this secret (repeatable)")
@@ -43,58 +41,17 @@ Exit status 1 when any secret could not be synced.`,
 	return cmd
 }
 
-func runSecretsSync(ctx context.Context, a *App, o secretsSyncOptions) error {
-	cfg, err := a.secretsConfig()
-	if err != nil {
-		return err
-	}
-	mappings, unmapped := cfg.Select(o.only)
-	if unmapped != "" {
-		return errorf("map it in secrets.yaml, or store it directly with `abox secrets set "+termtext.Line(unmapped)+"`",
-			"--only %q: secrets.yaml does not map it", termtext.Line(unmapped))
-	}
-	if len(mappings) == 0 {
-		ps, _ := a.Paths()
-		fmt.Fprintf(a.Out, "%s maps no secret; nothing to sync\n", ps.SecretsFile())
-		return nil
-	}
-	m, choice, unlock, err := a.openSecrets(ctx, !o.dryRun, o.allowLoose)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	var rows []secrets.Row
-	for _, mp := range mappings {
-		rows = append(rows, m.Sync(ctx, mp, o.interactive, o.dryRun))
-	}
-	a.secretRowsTable(rows)
-	fmt.Fprintf(a.Err, "store: %s (%s)\n", choice.Store.Kind(), choice.Why)
-	if changed := secrets.Changed(rows); len(changed) > 0 && !o.dryRun && a.usedByServers(changed...) {
-		fmt.Fprintln(a.Err, "next: `abox gateway up` (or `abox up`) hands the new values to the gateway")
-	}
-	return rowsVerdict(rows, "sync")
+func runSecretsSync(ctx context.Context, a *App, h *secrets.Host, o secretsSyncOptions) error {
+	return a.writeRows(h.Sync(ctx, o.only, o.interactive, o.dryRun, o.allowLoose))
 }
 
-// rowsVerdict turns the failed rows into an error (exit 1) with the command that fixes them.
-func rowsVerdict(rows []secrets.Row, verb string) error {
-	var bad []string
-	hint := "fix the sources named in the detail column, then run `abox secrets " + verb + "` again"
-	for _, r := range rows {
-		if r.OK() {
-			continue
-		}
-		bad = append(bad, r.Secret+" ("+r.Status+")")
-		switch r.Status {
-		case secrets.MissingInStore, secrets.Unmapped:
-			hint = "store it with `abox secrets set " + r.Secret + "`, or map it in secrets.yaml and run `abox secrets sync`"
-		case secrets.Drifted:
-			hint = "run `abox secrets sync` to store the current values"
-		}
+// writeRows prints a sync or check report, failing (exit 1) when a row needs attention.
+func (a *App) writeRows(rep *secrets.RowsReport, err error) error {
+	if err != nil {
+		return err
 	}
-	if len(bad) == 0 {
-		return nil
-	}
-	return errorf(hint, "%d of %d secrets need attention: %s", len(bad), len(rows), strings.Join(bad, ", "))
+	rep.WriteText(a.Out, a.Err)
+	return rep.Verdict()
 }
 
 type secretsCheckOptions struct{ dir string }
@@ -113,60 +70,23 @@ is exactly what abox doctor checks: a required secret neither mapped nor stored 
 
 Exit status 1 when any secret needs attention.`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error { return runSecretsCheck(c.Context(), a, opts) },
+		RunE: a.secretsRun(func(ctx context.Context, h *secrets.Host, _ []string) error { return runSecretsCheck(ctx, a, h, opts) }),
 	}
 	addDirFlag(cmd, &opts.dir)
 	return cmd
 }
 
-func runSecretsCheck(ctx context.Context, a *App, o secretsCheckOptions) error {
-	cfg, err := a.secretsConfig()
-	if err != nil {
-		return err
-	}
-	required, err := a.requiredSecrets(o.dir)
-	if err != nil {
-		return err
-	}
-	m, choice, unlock, err := a.openSecrets(ctx, false, false)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	var rows []secrets.Row
-	for _, mp := range cfg.Mappings {
-		rows = append(rows, m.Check(ctx, mp))
-	}
-	for _, name := range secrets.Names(required) {
-		if _, ok := cfg.Lookup(name); !ok {
-			rows = append(rows, m.CheckUnmapped(ctx, name))
-		}
-	}
-	for i, r := range rows {
-		if users := secrets.UsersOf(required, r.Secret); users != "" && !r.OK() {
-			rows[i].Detail = strings.TrimPrefix(r.Detail+"; needed by "+users, "; ")
-		}
-	}
-	if len(rows) == 0 {
-		fmt.Fprintln(a.Out, "no secret is mapped in secrets.yaml or required here; nothing to check")
-		return nil
-	}
-	a.secretRowsTable(rows)
-	fmt.Fprintf(a.Err, "store: %s (%s)\n", choice.Store.Kind(), choice.Why)
-	return rowsVerdict(rows, "check")
+func runSecretsCheck(ctx context.Context, a *App, h *secrets.Host, o secretsCheckOptions) error {
+	return a.writeRows(h.Check(ctx, func() ([]secrets.Need, error) { return a.requiredSecrets(h.Paths, o.dir) }))
 }
 
 // requiredSecrets returns what the project at dir requires ([project.RequiredSecrets]); none
 // when dir is in no project.
-func (a *App) requiredSecrets(dir string) ([]secrets.Need, error) {
+func (a *App) requiredSecrets(ps paths.Paths, dir string) ([]secrets.Need, error) {
 	ws, err := manifest.Find(dir)
 	if errors.Is(err, manifest.ErrNotFound) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	ps, err := a.Paths()
 	if err != nil {
 		return nil, err
 	}

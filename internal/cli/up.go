@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -124,19 +123,16 @@ func (a *App) ensureNetwork(ctx context.Context, name string) error {
 // A corrupt approval leaves nothing to compare with, so replacing it is asked like a widening,
 // and refused without a terminal or --yes (exit 3): it is never replaced silently.
 func (a *App) approve(p *project.Project, yes bool) error {
-	prev, err := approval.Load(p.State)
+	rv, err := approval.ReviewOf(p.State, p.Manifest)
 	switch {
-	case errors.Is(err, approval.ErrNotApproved):
-		return nil // the first up approves the manifest as written
-	case errors.Is(err, approval.ErrCorrupt):
-		return a.replaceCorrupt(err, yes)
 	case err != nil:
 		return err
+	case rv.Corrupt != nil:
+		return a.replaceCorrupt(rv.Corrupt, yes)
+	case len(rv.Widening) == 0 || yes:
+		return nil // the first up approves the manifest as written
 	}
-	widen := prev.Widening(p.Manifest)
-	if len(widen) == 0 || yes {
-		return nil
-	}
+	widen := rv.Widening
 	fmt.Fprintf(a.Err, "agentbox.yaml reaches further than the manifest approved at the last `abox up`:\n")
 	for _, l := range widen {
 		linef(a.Err, "  %s", l)
@@ -184,9 +180,5 @@ func (a *App) upGateway(ctx context.Context, p *project.Project, force bool) err
 	if len(p.Manifest.DeclaredServers()) == 0 {
 		return nil
 	}
-	prefer := ""
-	if rs, err := artifact.ReadRunSpec(p.State); err == nil {
-		prefer = rs.Netd.Image
-	}
-	return a.reconcileGateway(ctx, p.Manifest.Profile, force, prefer)
+	return a.reconcileGateway(ctx, p.Manifest.Profile, force, artifact.NetdImage(p.State))
 }

@@ -71,7 +71,21 @@ type ClaudeCode struct {
 	// APIUpstream is where netd forwards model requests in injected mode: an https URL, for a
 	// corporate LLM gateway; empty means [policy.DefaultModelUpstream]. Only netd connects to it.
 	APIUpstream string `yaml:"api_upstream,omitempty" json:",omitempty"`
+	// ServerTools says whether netd forwards, in injected mode, model requests that ask the
+	// API's servers to run tools of their own (web search, web fetch, code execution, MCP
+	// servers), which reach hosts past the allowlist: [ServerToolsAllow], or
+	// [ServerToolsRefuse] (the default, also when empty).
+	ServerTools string `yaml:"server_tools,omitempty" json:",omitempty"`
 }
+
+// Values of claude_code.server_tools.
+const (
+	ServerToolsRefuse = "refuse"
+	ServerToolsAllow  = "allow"
+)
+
+// AllowsServerTools reports whether server-side tools are forwarded in injected mode.
+func (c ClaudeCode) AllowsServerTools() bool { return c.ServerTools == ServerToolsAllow }
 
 // ClaudeCredentialEnv are the variables through which Claude Code takes its credential and API
 // endpoint. In injected mode abox sets the first two to netd's forwarder and a placeholder, and
@@ -140,6 +154,10 @@ type Defaults struct {
 	// runsc (manifest.Runtimes); empty means runc. (Omitted from JSON when empty, so that the
 	// digest of a configuration without it stays what it was.)
 	Runtime string `yaml:"runtime,omitempty" json:",omitempty"`
+	// SpareNetd, when true, has every `abox run` start the project's netd for its next run in the
+	// background once it ended (a spare, used by one run only; see internal/sandbox), so that run
+	// does not wait for netd's start-up. Nothing rendered depends on it (no JSON).
+	SpareNetd bool `yaml:"spare_netd,omitempty" json:"-"`
 }
 
 // Built-in values.

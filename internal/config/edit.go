@@ -106,6 +106,38 @@ func (d *Doc) SetProfile(name string, p Profile) error {
 	return d.set(p, "profiles", name)
 }
 
+// SetCredential turns on injected-credential mode: claude_code.credential names the secret netd
+// injects ([ClaudeCode.Credential]).
+func (d *Doc) SetCredential(name string) error {
+	return d.set(name, "claude_code", "credential")
+}
+
+// ClearCredential turns injected-credential mode off, back to the login volume: it removes
+// claude_code.credential, and api_upstream and server_tools, which are used only with one.
+// It reports whether there was anything to remove.
+func (d *Doc) ClearCredential() bool {
+	m := d.root.Content[0]
+	var cc *yaml.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "claude_code" {
+			cc = m.Content[i+1]
+		}
+	}
+	if cc == nil || cc.Kind != yaml.MappingNode {
+		return false
+	}
+	removed := false
+	for i := 0; i+1 < len(cc.Content); {
+		if k := cc.Content[i].Value; k == "credential" || k == "api_upstream" || k == "server_tools" {
+			cc.Content = append(cc.Content[:i], cc.Content[i+2:]...)
+			removed = true
+			continue
+		}
+		i += 2
+	}
+	return removed
+}
+
 // EditFile applies edit to the config.yaml at path, validates the result as [Parse] does and
 // writes it atomically (see [statefs.WriteFile]), returning the configuration it wrote. Without
 // a file it starts from fallback's [Config.Marshal]. When any step fails, nothing is written.

@@ -99,6 +99,29 @@ profiles:
     description: client work
 `,
 		},
+		{
+			name: "inject a credential, keeping claude_code's comments",
+			in:   "# mine\nclaude_code:\n  source: npm # from the registry\n  version: 2.1.0\n",
+			edit: func(d *Doc) error { return d.SetCredential("claude-key") },
+			want: "# mine\nclaude_code:\n  source: npm # from the registry\n  version: 2.1.0\n  credential: claude-key\n",
+		},
+		{
+			name: "inject a credential into a file without claude_code",
+			in:   "# mine\nnetwork: lab-net\n",
+			edit: func(d *Doc) error { return d.SetCredential("claude-key") },
+			want: "# mine\nnetwork: lab-net\nclaude_code:\n  credential: claude-key\n",
+		},
+		{
+			name: "back to the login volume: credential, api_upstream and server_tools go, the rest stays",
+			in:   "claude_code:\n  source: npm # mine\n  credential: old-key\n  api_upstream: https://llm.example.com\n  server_tools: allow\n  version: 2.1.0\n",
+			edit: func(d *Doc) error {
+				if !d.ClearCredential() {
+					return errors.New("ClearCredential found nothing to remove")
+				}
+				return nil
+			},
+			want: "claude_code:\n  source: npm # mine\n  version: 2.1.0\n",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

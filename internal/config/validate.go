@@ -135,6 +135,15 @@ func (k *checker) claude(cc ClaudeCode) {
 			k.add("claude_code.api_upstream", "set claude_code.credential too, or remove api_upstream", "is used only when the credential is injected")
 		}
 	}
+	switch cc.ServerTools {
+	case "", ServerToolsRefuse:
+	case ServerToolsAllow:
+		if cc.Credential == "" {
+			k.add("claude_code.server_tools", "set claude_code.credential too, or remove server_tools", "is used only when the credential is injected")
+		}
+	default:
+		k.add("claude_code.server_tools", "write refuse (the default) or allow", "%q is neither refuse nor allow", cc.ServerTools)
+	}
 	if cc.SHA256 != "" && !IsSHA256(cc.SHA256) {
 		k.add("claude_code.sha256", "", "is not 64 lower-case hex digits")
 	}

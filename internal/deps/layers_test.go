@@ -73,10 +73,12 @@ var allowed = map[string]map[string]string{
 		"internal/docker":     "evidence comes from docker inspect (STYLE §3.5)",
 		"internal/egress":     "allowlist entries are matched the same way netd matches them",
 		"internal/gateway":    "gateway containers and registries are audited",
+		"internal/isolate":    "pending isolated runs and leftover clones are listed with the code that makes them",
 		"internal/manifest":   "the approved manifest is compared with the workspace's (STYLE §3.1)",
 		"internal/owner":      "the agent's uid is checked against the workspace owner",
 		"internal/paths":      "state and config locations",
 		"internal/policy":     "the loaded ruleset and counters of a running sandbox are read back",
+		"internal/project":    "Load reads config.yaml as every command does (project.LoadConfig) and re-renders the project it loaded",
 		"internal/render":     "rendered artifacts are re-rendered and compared (STYLE §3.1)",
 		"internal/sandbox":    "masks and live-sandbox state are checked with the code that makes them",
 		"internal/secrets":    "the secrets store's claim is stated on every run (DESIGN §5)",
@@ -110,9 +112,10 @@ var allowed = map[string]map[string]string{
 		"internal/statefs":    "the build directories and the release checksum are written privately",
 	},
 	"internal/isolate": {
-		"internal/paths":   "clones and their records live in the project's state directory",
-		"internal/statefs": "run records are written atomically and privately, under the project's lock",
-		"internal/watch":   "Diff flags the execution-adjacent paths watch knows, first",
+		"internal/paths":    "clones and their records live in the project's state directory",
+		"internal/statefs":  "run records are written atomically and privately, under the project's lock",
+		"internal/termtext": "the agent's file names in abox's end-of-run commit message are made safe to print",
+		"internal/watch":    "Diff flags the execution-adjacent paths watch knows, first",
 	},
 	"internal/manifest": {
 		"internal/egress":   "egress entries are validated by the one definition",
@@ -190,9 +193,20 @@ var allowed = map[string]map[string]string{
 		"internal/securitymd": "the CI gate runs the SECURITY.md checks",
 		"internal/testjson":   "it reads go test -json records",
 	},
+	"internal/setup": {
+		// What `abox init` proposes and writes: the join of config, manifest and detection.
+		"internal/catalog":  "proposed servers are checked against the catalog and custom-servers.yaml",
+		"internal/config":   "config.yaml gives the default profile and credential, and gets init's new profile and credential mode",
+		"internal/detect":   "toolchains, git remotes and registry hosts are what init proposes",
+		"internal/manifest": "the answers are proposed and merged into agentbox.yaml as manifest.Doc edits",
+		"internal/paths":    "context directories may start with ~",
+		"internal/secrets":  "the report says whether the store holds the injected credential yet",
+		"internal/statefs":  "agentbox.yaml and the workspace are written atomically, under the project's lock",
+	},
 	"internal/statefs": {},
 	"internal/telemetry": {
 		"internal/egress":   "ignored hosts are matched against the review queue as netd matches entries",
+		"internal/isolate":  "a run's row in `abox logs` shows the state of its isolated branch now, from its record",
 		"internal/policy":   "netd's log records and counters are policy types",
 		"internal/statefs":  "runs.jsonl and the review queue are written atomically",
 		"internal/termtext": "agent-written text is made safe to print",
@@ -208,6 +222,7 @@ var allowed = map[string]map[string]string{
 		"internal/claudecode": "whether the configured Claude Code defers tool definitions decides what a turn costs",
 		"internal/policy":     "tools are kept and attributed exactly as netd decides (policy.MCP.Allows)",
 		"internal/render":     "a deferred tool's name is priced as the agent's mcp.json names the server",
+		"internal/termtext":   "tool names come from the servers: the report's text is made safe to print",
 	},
 	"internal/wsfile": {},
 	"internal/deps":   {}, // these tests
@@ -226,6 +241,7 @@ var execAllowed = map[string]string{
 	"internal/hostprobe": "it asks the host's npm and go for their registry settings (read-only), behind the Probe callers inject, and finds programs on PATH for doctor",
 	"internal/isolate":   "it runs git to clone, collect, fetch, diff and merge isolated runs, never trusting the clone's config (its doc)",
 	"internal/netd":      "inside the sandbox: nft loads and lists the policy; netd re-executes itself to drop privileges",
+	"internal/sandbox":   "it re-executes abox itself, detached, to start a project's spare netd after a run (SpawnSpare)",
 	"internal/secrets":   "1Password's op reads a secret, whose value comes back on a pipe",
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/docker"
+	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/secrets"
@@ -97,6 +98,31 @@ func imagesBasePinned(_ context.Context, e *Env) Finding {
 	return okf("%s", firstN(slices.Compact(bases), 2)).with("bases", bases)
 }
 
+// cacheOf is the toolchain cache whose directory is target, or "".
+func cacheOf(target string) string {
+	for name, dir := range render.CacheDirs {
+		if dir == target {
+			return name
+		}
+	}
+	return ""
+}
+
+// isolatedMountProblems checks the /workspace mount of an isolated run, which replaces the
+// live workspace's: the run's own clone in the project's state, and nothing else.
+func isolatedMountProblems(e *Env, rs *render.RunSpec) []string {
+	var out []string
+	if !slices.Contains(manifest.Workspaces, rs.Workspace) {
+		out = append(out, fmt.Sprintf("workspace is %q, not one of %s", rs.Workspace, strings.Join(manifest.Workspaces, ", ")))
+	}
+	m := parseMount(rs.Isolated)
+	want := path.Join(e.Project.Clones(), render.RunToken)
+	if m.typ != "bind" || path.Clean(m.source) != want || m.source != want || m.target != render.Workspace || m.readOnly {
+		out = append(out, fmt.Sprintf("an isolated run would mount %s (only the run's clone %s at %s)", rs.Isolated, want, render.Workspace))
+	}
+	return out
+}
+
 // agentMounts: the agent mounts the workspace, its project's ~/.claude volume, its artifacts,
 // its settings (again, as Claude Code's managed settings) and resolv.conf read-only, and
 // read-only context directories — nothing else, and nothing of abox's state or configuration
@@ -112,7 +138,7 @@ func agentMounts(_ context.Context, e *Env) Finding {
 
 func agentMountProblems(e *Env, s *sandboxArgs) []string {
 	art := e.Project.Artifacts()
-	var out []string
+	out := isolatedMountProblems(e, s.rs)
 	for _, m := range s.agent.mounts {
 		src := path.Clean(m.source)
 		switch {
@@ -124,6 +150,11 @@ func agentMountProblems(e *Env, s *sandboxArgs) []string {
 		case m.typ == "volume" && m.target == render.AgentClaudeDir:
 			if m.source != render.ClaudeVolume(e.Project.Hash) {
 				out = append(out, fmt.Sprintf("~/.claude is volume %q, not this project's %s", m.source, render.ClaudeVolume(e.Project.Hash)))
+			}
+			continue
+		case m.typ == "volume" && cacheOf(m.target) != "":
+			if want := render.CacheVolume(e.Project.Hash, cacheOf(m.target)); m.source != want {
+				out = append(out, fmt.Sprintf("the %s cache is volume %q, not this project's %s", cacheOf(m.target), m.source, want))
 			}
 			continue
 		case m.typ != "bind":

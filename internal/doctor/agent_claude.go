@@ -241,11 +241,37 @@ func (e *Env) agentEnvRisk() Risk {
 // persistenceRisk: the ~/.claude volume is all that outlives a run, and the agent writes it.
 func (e *Env) persistenceRisk() Risk {
 	vol := render.ClaudeVolume(e.Project.Hash)
-	return Risk{ID: "risk.agent-persistence", Title: "what the agent keeps between runs", Applies: true,
+	r := Risk{ID: "risk.agent-persistence", Title: "what the agent keeps between runs", Applies: true,
 		Detail: fmt.Sprintf("%s (%s, and %s linked into it) keeps the login, sessions, memory (CLAUDE.md), commands, agents "+
 			"and skills for this project's later runs; the agent writes all of it, so one run can leave instructions for "+
 			"the next (hooks and permission rules there are ignored); the rest of its home starts fresh each run",
 			vol, render.AgentClaudeDir, render.ClaudeJSON),
 		Hint: "look at it from `abox shell` after a run you doubt; `abox nuke` removes the volume, and the login with it",
 		Data: map[string]any{"volume": vol, "paths": []string{render.AgentClaudeDir, render.ClaudeJSON}}}
+	if caches := e.cacheVolumes(); len(caches) > 0 {
+		var names []string
+		for _, c := range caches {
+			names = append(names, c.source+" at "+c.target)
+		}
+		r.Detail += fmt.Sprintf("; the toolchain caches (mounts.caches) keep what its installs and builds wrote — packages, "+
+			"modules, build outputs — and later runs use them again, unchecked: %s", strings.Join(names, ", "))
+		r.Hint += "; drop mounts.caches, or `abox nuke`, to start the caches empty"
+		r.Data["caches"] = names
+	}
+	return r
+}
+
+// cacheVolumes are the agent's toolchain cache volumes, as runspec.json mounts them.
+func (e *Env) cacheVolumes() []mountArg {
+	s, err := e.sandboxArgs()
+	if err != nil {
+		return nil
+	}
+	var out []mountArg
+	for _, m := range s.agent.mounts {
+		if m.typ == "volume" && strings.HasPrefix(m.source, "abox-cache-") {
+			out = append(out, m)
+		}
+	}
+	return out
 }

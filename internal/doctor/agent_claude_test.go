@@ -136,9 +136,22 @@ func TestConnectorsAreStated(t *testing.T) {
 	if r := e.agentEnvRisk(); r.Applies {
 		t.Errorf("run.connectors is not an agent_env override: %+v", r)
 	}
-	if r := e.persistenceRisk(); !r.Applies || !strings.Contains(r.Detail, render.ClaudeJSON) {
+	if r := e.persistenceRisk(); !r.Applies || !strings.Contains(r.Detail, render.ClaudeJSON) || strings.Contains(r.Detail, "toolchain caches") {
 		t.Errorf("persistence risk %+v", r)
 	}
+}
+
+// TestPersistenceRiskNamesCaches: with mounts.caches, the persistence risk names each cache's
+// volume, since later runs use what one run's installs wrote.
+func TestPersistenceRiskNamesCaches(t *testing.T) {
+	f := newFixture(t, baseManifest+"mounts:\n  caches: [npm, go]\n").healthy()
+	r := f.env().persistenceRisk()
+	for _, c := range []string{"npm", "go"} {
+		if want := render.CacheVolume(f.project.Hash, c); !strings.Contains(r.Detail, want) {
+			t.Errorf("persistence risk does not name %s: %s", want, r.Detail)
+		}
+	}
+	wantStatus(t, "agent.mounts", f.run(agentMounts), OK)
 }
 
 // TestInjectedCredential: with claude_code.credential, doctor says netd injects it, fails while
@@ -170,6 +183,16 @@ func TestInjectedCredential(t *testing.T) {
 	if r.Data["mode"] != "injected" || !strings.Contains(r.Detail, "cannot take it away") || !strings.Contains(r.Detail, "https://api.anthropic.com") {
 		t.Errorf("credential risk %+v", r)
 	}
+	if r.Data["server_tools"] != "refuse" || !strings.Contains(r.Detail, "server tools (web search, web fetch, code execution, MCP servers) are refused") {
+		t.Errorf("credential risk without the server-tools opt-in %+v", r)
+	}
+	f.cfg.ClaudeCode.ServerTools = "allow"
+	f.rerender()
+	if r := f.env().credentialRisk(3); r.Data["server_tools"] != "allow" || !strings.Contains(r.Detail, "reach hosts past the allowlist") {
+		t.Errorf("credential risk with server tools allowed %+v", r)
+	}
+	f.cfg.ClaudeCode.ServerTools = ""
+	f.rerender()
 	if r := e.agentEnvRisk(); r.Applies || len(r.Data["credentials"].([]string)) != 0 {
 		t.Errorf("the placeholder counted as a credential in agent_env: %+v", r)
 	}

@@ -65,6 +65,7 @@ func All() []Check {
 		{"workspace.exec-surface", "execution-adjacent files", execSurface},
 		{"workspace.masks-intact", "masks held through the runs", masksIntact},
 		{"workspace.agent-can-write", "the agent can write the workspace", agentCanWrite},
+		{"workspace.isolated-runs", "isolated runs pending review", isolatedRuns},
 	}
 	return append(checks, BoundaryChecks()...)
 }

@@ -50,6 +50,10 @@ func TestRunSpecTamperBreaksItsInvariant(t *testing.T) {
 		{"state mounted", appendArgs("--mount", "type=bind,source=/STATE/gateways,target=/g,readonly"), agentMounts, "boundary.mounts", "abox's state"},
 		{"artifacts writable", func(a []string) []string { return replaceValue(a, "/opt/abox,readonly", "/opt/abox") },
 			agentMounts, "boundary.mounts", "artifacts mounted writable"},
+		{"another project's cache", appendArgs("--mount", "type=volume,source=abox-cache-000000000000-npm,target=/home/agent/.cache/npm"),
+			agentMounts, "boundary.mounts", "not this project's abox-cache-"},
+		{"a volume elsewhere", appendArgs("--mount", "type=volume,source=abox-cache-x,target=/home/agent/.ssh"),
+			agentMounts, "boundary.mounts", "unexpected mount"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -297,4 +301,34 @@ func TestNetdRuntime(t *testing.T) {
 	if !strings.Contains(got.Detail, `runs under "runsc"`) {
 		t.Errorf("detail %q does not name the running netd's runtime", got.Detail)
 	}
+}
+
+// TestIsolatedMountTamper: the /workspace mount of an isolated run must be the run's own clone
+// in the project's state, writable, and nothing else.
+func TestIsolatedMountTamper(t *testing.T) {
+	tests := []struct{ name, mount, mode, want string }{
+		{"the user's checkout", "type=bind,source=WS,target=/workspace", "isolated", "an isolated run would mount"},
+		{"all clones", "type=bind,source=CLONES,target=/workspace", "isolated", "an isolated run would mount"},
+		{"abox's state", "type=bind,source=STATE,target=/workspace", "isolated", "an isolated run would mount"},
+		{"another target", "type=bind,source=CLONES/@RUN@,target=/", "isolated", "an isolated run would mount"},
+		{"a volume", "type=volume,source=x,target=/workspace", "isolated", "an isolated run would mount"},
+		{"a climb out", "type=bind,source=CLONES/@RUN@/../..,target=/workspace", "isolated", "an isolated run would mount"},
+		{"unknown mode", "type=bind,source=CLONES/@RUN@,target=/workspace", "shared", `workspace is "shared"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, baseManifest).healthy()
+			f.editRunSpec(func(rs *render.RunSpec) {
+				r := strings.NewReplacer("WS", f.env().Project.Workspace, "CLONES", f.env().Project.Clones(), "STATE", f.paths.State)
+				rs.Isolated, rs.Workspace = r.Replace(tc.mount), tc.mode
+			})
+			got := f.run(agentMounts)
+			wantStatus(t, tc.name, got, Fail)
+			if !strings.Contains(got.Detail, tc.want) {
+				t.Errorf("detail %q does not mention %q", got.Detail, tc.want)
+			}
+		})
+	}
+	f := newFixture(t, baseManifest).healthy()
+	wantStatus(t, "as rendered", f.run(agentMounts), OK)
 }

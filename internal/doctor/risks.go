@@ -129,12 +129,19 @@ func (e *Env) credentialRisk(domains int) Risk {
 		if e.Config != nil {
 			secret = e.Config.ClaudeCode.Credential
 		}
+		tools := "server tools (web search, web fetch, code execution, MCP servers) are refused: the API's servers reach no host for the agent"
+		serverTools := config.ServerToolsRefuse
+		if pol.Model.ServerTools {
+			tools = "server tools are allowed (claude_code.server_tools: allow): through web search, web fetch, code execution and MCP servers, " +
+				"the API's servers reach hosts past the allowlist for the agent, absent from netd's logs"
+			serverTools = config.ServerToolsAllow
+		}
 		return Risk{ID: "risk.claude-credential", Title: "the agent can spend the claude credential", Applies: true,
 			Detail: fmt.Sprintf("injected: netd holds the credential (secret %q) and adds it to the agent's model requests to %s; "+
-				"the agent can spend the credential through netd while it runs, and cannot take it away (it holds a placeholder)",
-				secret, pol.Model.Upstream),
+				"the agent can spend the credential through netd while it runs, and cannot take it away (it holds a placeholder); %s",
+				secret, pol.Model.Upstream, tools),
 			Hint: "`abox logs --runs` shows what each run spent; if " + vol + " still holds an earlier login, log it out in `abox shell` (`claude /logout`)",
-			Data: map[string]any{"mode": "injected", "secret": secret, "upstream": pol.Model.Upstream, "volume": vol}}
+			Data: map[string]any{"mode": "injected", "secret": secret, "upstream": pol.Model.Upstream, "volume": vol, "server_tools": serverTools}}
 	}
 	r := Risk{ID: "risk.claude-credential", Title: "the agent holds a claude credential", Applies: true,
 		Detail: fmt.Sprintf("%s is mounted at %s, readable by the agent, which can send it to %s", vol, render.AgentClaudeDir, domainsText(domains)),

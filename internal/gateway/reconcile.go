@@ -280,9 +280,7 @@ func ProbeImage(ctx context.Context, e *Env, plan *Plan, prefer string) string {
 	candidates := []string{prefer}
 	if reg, err := LoadRegistry(plan.Dir, plan.Profile); err == nil {
 		for _, h := range reg.Hashes() {
-			if rs, err := artifact.ReadRunSpec(e.Paths.Project(reg.Projects[h].Workspace)); err == nil {
-				candidates = append(candidates, rs.Netd.Image)
-			}
+			candidates = append(candidates, artifact.NetdImage(e.Paths.Project(reg.Projects[h].Workspace)))
 		}
 	}
 	seen := map[string]bool{"": true}

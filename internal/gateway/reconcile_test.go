@@ -359,6 +359,32 @@ func TestProfileStatus(t *testing.T) {
 	noToken(t, e.fake)
 }
 
+// TestProfilesAndStatuses: no profile named means every configured one, sorted; a named one
+// must be configured, which is said without asking docker; Statuses keeps the order.
+func TestProfilesAndStatuses(t *testing.T) {
+	e := newReconcileEnv(t)
+	got, err := e.Profiles(nil)
+	if err != nil || strings.Join(got, ",") != "default,dev" {
+		t.Errorf("Profiles(none) = %v, %v; want default,dev", got, err)
+	}
+	if got, err := e.Profiles([]string{"dev"}); err != nil || strings.Join(got, ",") != "dev" {
+		t.Errorf("Profiles(dev) = %v, %v", got, err)
+	}
+	var up *UnknownProfileError
+	if got, err := e.Profiles([]string{"dev", "nosuch"}); got != nil || !errors.As(err, &up) || up.Profile != "nosuch" || strings.Join(up.Known, ",") != "default,dev" {
+		t.Errorf("Profiles(nosuch) = %v, %v; want an *UnknownProfileError listing default and dev", got, err)
+	}
+	e.noCalls(t)
+
+	e.bind(t, "a00000000000", &manifest.Manifest{Project: "alpha", Servers: []string{"fetch"}})
+	e.fake.On("container inspect --format {{json .}} abox-gw-default", notFound).Once()
+	e.fake.On("container inspect --format {{json .}} abox-gw-dev", notFound).Once()
+	sts, err := Statuses(context.Background(), e.Env, []string{"default", "dev"}, false)
+	if err != nil || len(sts) != 2 || sts[0].Profile != "default" || sts[1].Profile != "dev" || strings.Join(sts[1].Projects, ",") != "alpha" {
+		t.Errorf("Statuses = %+v, %v; want default then dev with alpha", sts, err)
+	}
+}
+
 // TestUnbindProject: the last project to leave a profile takes its gateway with it; a profile
 // that still has a project keeps its gateway.
 func TestUnbindProject(t *testing.T) {

@@ -67,6 +67,34 @@ type Status struct {
 	Tools          []string `json:"tools,omitempty"`
 }
 
+// Profiles returns the profiles a command is about: names, when it names any (a
+// [*UnknownProfileError] for the first that config.yaml does not define), else every
+// configured profile, sorted. It asks no daemon.
+func (e *Env) Profiles(names []string) ([]string, error) {
+	if len(names) == 0 {
+		return e.Config.ProfileNames(), nil
+	}
+	for _, n := range names {
+		if _, ok := e.Config.Profiles[n]; !ok {
+			return nil, unknownProfile(e, n)
+		}
+	}
+	return names, nil
+}
+
+// Statuses is [ProfileStatus] of each of profiles, in order; the first error ends it.
+func Statuses(ctx context.Context, e *Env, profiles []string, tools bool) ([]Status, error) {
+	var out []Status
+	for _, prof := range profiles {
+		st, err := ProfileStatus(ctx, e, prof, tools)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
 // ProfileStatus gathers one profile's status from the machine: the container, its arguments,
 // its ports and a live probe from a netd image. tools lists a healthy gateway's tools.
 func ProfileStatus(ctx context.Context, e *Env, profile string, tools bool) (Status, error) {

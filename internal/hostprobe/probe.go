@@ -50,10 +50,18 @@ func (System) GoEnv(ctx context.Context, names ...string) ([]string, error) {
 // LookPath finds a program on PATH, as [exec.LookPath] does.
 func LookPath(name string) (string, error) { return exec.LookPath(name) }
 
+// probeDir is where the host's tools are asked, a directory no project is in.
+const probeDir = "/"
+
 // run runs name with args and returns its stdout. Its stderr, when it fails, ends the error.
 func run(ctx context.Context, name string, args ...string) (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, name, args...)
+	// Never in the working directory, which is often the workspace the agent writes: npm reads
+	// a project's .npmrc from there (and above), so a planted one would name the registry abox
+	// builds Claude Code from. From / the host's own configuration answers: the user's and the
+	// global one, and the environment.
+	cmd.Dir = probeDir
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		if msg := strings.TrimSpace(stderr.String()); msg != "" {

@@ -107,3 +107,20 @@ func TestResolvConf(t *testing.T) {
 		}
 	}
 }
+
+// TestToolsNotAskedInTheWorkspace: the tools run in /, never in abox's working directory,
+// which is often the workspace the agent writes: a .npmrc planted there would otherwise name
+// the registry abox builds Claude Code from.
+func TestToolsNotAskedInTheWorkspace(t *testing.T) {
+	fakeTools(t, map[string]string{"npm": `pwd`, "go": `pwd`})
+	ws := t.TempDir()
+	t.Chdir(ws)
+	reg, err := System{}.NPMRegistry(context.Background())
+	if err != nil || reg != "/" {
+		t.Errorf("npm ran in %q (%v), want /", reg, err)
+	}
+	dirs, err := System{}.GoEnv(context.Background(), "GOPROXY")
+	if err != nil || len(dirs) != 1 || dirs[0] != "/" {
+		t.Errorf("go ran in %q (%v), want /", dirs, err)
+	}
+}

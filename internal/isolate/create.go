@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -21,6 +22,9 @@ type CreateOptions struct {
 	ID           string   // the run's id; a random one when empty
 	FromWorktree bool     // carry the tracked uncommitted changes (staged or not) into the clone
 	Mask         []string // mask patterns: mounts.mask and defaults.mask
+	// Owner is who the clone is given to once it is made: the agent's uid and gid. Nil keeps
+	// it abox's.
+	Owner *Account
 }
 
 // Create makes the private clone of run o.ID in the project's state, on a new branch
@@ -53,7 +57,7 @@ func (r *Repo) Create(ctx context.Context, o CreateOptions) (*Run, error) {
 	}
 	base, err := r.host(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {
-		return nil, errors.New("the project's repository has no commit at HEAD: commit something first")
+		return nil, fmt.Errorf("the project's repository has %w: commit something first", ErrNoCommit)
 	}
 	run := &Run{ID: id, Branch: "abox/" + id, Base: trim(base), State: Pending, Created: r.now().UTC()}
 	if err := r.startCommit(ctx, run, o); err != nil {
@@ -61,6 +65,10 @@ func (r *Repo) Create(ctx context.Context, o CreateOptions) (*Run, error) {
 	}
 	dir := r.Project.Clone(id)
 	if err := r.makeClone(ctx, run, dir); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	if err := own(dir, o.Owner); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
@@ -82,7 +90,7 @@ func newID() string {
 func (r *Repo) checkTopLevel(ctx context.Context) error {
 	out, err := r.host(ctx, "rev-parse", "--show-toplevel")
 	if err != nil {
-		return fmt.Errorf("the project %s is not a git repository: an isolated run clones it", r.Project.Workspace)
+		return fmt.Errorf("the project %s is %w: an isolated run clones it", r.Project.Workspace, ErrNotRepository)
 	}
 	top, err1 := filepath.EvalSymlinks(trim(out))
 	ws, err2 := filepath.EvalSymlinks(r.Project.Workspace)
@@ -98,14 +106,9 @@ func (r *Repo) checkTopLevel(ctx context.Context) error {
 // startCommit decides run.Full, run.Start and run.Masked, making the start commit in the user's
 // object store when one is needed (it is reachable from no ref there).
 func (r *Repo) startCommit(ctx context.Context, run *Run, o CreateOptions) error {
-	tmp, err := os.MkdirTemp(r.Project.Dir, ".index-*")
+	tmp, err := r.hostTemp("index")
 	if err != nil {
-		if err := statefs.MkdirAll(r.Project.Dir); err != nil {
-			return err
-		}
-		if tmp, err = os.MkdirTemp(r.Project.Dir, ".index-*"); err != nil {
-			return err
-		}
+		return err
 	}
 	defer os.RemoveAll(tmp)
 	index := filepath.Join(tmp, "index")
@@ -126,17 +129,17 @@ func (r *Repo) startCommit(ctx context.Context, run *Run, o CreateOptions) error
 		return err
 	}
 	run.Full = trim(full)
-	files, err := r.hostIndex(ctx, index, "ls-files", "-z")
+	files, err := r.hostIndex(ctx, index, "ls-files", "-z", "--stage")
 	if err != nil {
 		return err
 	}
-	pats := parseMasks(o.Mask)
-	for _, f := range splitZ(files) {
-		if masked(pats, f) {
-			run.Masked = append(run.Masked, f)
-		}
+	t, err := r.readTreeIndex(ctx, files)
+	if err != nil {
+		return err
 	}
-	sort.Strings(run.Masked)
+	if run.Masked, err = t.masks(ctx, parseMasks(o.Mask)); err != nil {
+		return err
+	}
 	if len(run.Masked) > 0 {
 		args := append([]string{"--literal-pathspecs", "rm", "--cached", "--quiet", "--"}, run.Masked...)
 		if _, err := r.hostIndex(ctx, index, args...); err != nil {
@@ -170,6 +173,160 @@ func (r *Repo) startCommit(ctx context.Context, run *Run, o CreateOptions) error
 	return nil
 }
 
+// indexTree is the tracked files of an index, with the blobs of its symlinks, for masking as
+// a live run masks: there a masked symlink's target inside the workspace is masked too, and so
+// is what a literal pattern names through a linked directory (internal/sandbox.FindMasks).
+type indexTree struct {
+	r     *Repo
+	paths []string          // sorted
+	links map[string]string // symlink path → blob
+	read  map[string]string // symlink blob → target
+}
+
+// maxLinkHops bounds the symlinks followed while masking.
+const maxLinkHops = 1000
+
+func (r *Repo) readTreeIndex(ctx context.Context, staged []byte) (*indexTree, error) {
+	t := &indexTree{r: r, links: map[string]string{}, read: map[string]string{}}
+	for _, line := range splitZ(staged) {
+		meta, p, ok := strings.Cut(line, "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) != 3 {
+			return nil, fmt.Errorf("reading the index: unexpected ls-files line %q", line)
+		}
+		if len(t.paths) == 0 || t.paths[len(t.paths)-1] != p { // one entry per path
+			t.paths = append(t.paths, p)
+		}
+		if f[0] == "120000" {
+			t.links[p] = f[1]
+		}
+	}
+	sort.Strings(t.paths)
+	return t, nil
+}
+
+// target is where the symlink at p leads inside the tree, "" when out of it.
+func (t *indexTree) target(ctx context.Context, p string) (string, error) {
+	blob := t.links[p]
+	dest, ok := t.read[blob]
+	if !ok {
+		out, err := t.r.host(ctx, "cat-file", "blob", blob)
+		if err != nil {
+			return "", err
+		}
+		dest = string(out)
+		t.read[blob] = dest
+	}
+	if dest == "" || strings.HasPrefix(dest, "/") {
+		return "", nil
+	}
+	j := path.Join(path.Dir(p), dest)
+	if j == ".." || strings.HasPrefix(j, "../") {
+		return "", nil
+	}
+	return j, nil
+}
+
+// resolve follows the symlinks among p's directories, as the kernel would in a checkout; ""
+// when p leads out of the tree or too many links are followed.
+func (t *indexTree) resolve(ctx context.Context, p string, hops *int) (string, error) {
+	segs := strings.Split(p, "/")
+	for i := 0; i < len(segs)-1; i++ {
+		prefix := strings.Join(segs[:i+1], "/")
+		if _, ok := t.links[prefix]; !ok {
+			continue
+		}
+		if *hops++; *hops > maxLinkHops {
+			return "", fmt.Errorf("masking: more than %d symlinks to follow", maxLinkHops)
+		}
+		dest, err := t.target(ctx, prefix)
+		if err != nil || dest == "" {
+			return "", err
+		}
+		return t.resolve(ctx, path.Join(dest, strings.Join(segs[i+1:], "/")), hops)
+	}
+	return p, nil
+}
+
+// under lists the tracked paths at or below p.
+func (t *indexTree) under(p string) []string {
+	var out []string
+	if i := sort.SearchStrings(t.paths, p); i < len(t.paths) && t.paths[i] == p {
+		out = append(out, p)
+	}
+	for i := sort.SearchStrings(t.paths, p+"/"); i < len(t.paths) && strings.HasPrefix(t.paths[i], p+"/"); i++ {
+		out = append(out, t.paths[i])
+	}
+	return out
+}
+
+// masks returns the tracked paths to remove from the clone, sorted: those pats match, what a
+// literal pattern names through a linked directory, and, link after link, what a masked
+// symlink leads to inside the tree (a file, or everything below a directory).
+func (t *indexTree) masks(ctx context.Context, pats []maskPattern) ([]string, error) {
+	set := map[string]bool{}
+	var queue []string
+	add := func(p string) {
+		if !set[p] {
+			set[p] = true
+			if _, ok := t.links[p]; ok {
+				queue = append(queue, p)
+			}
+		}
+	}
+	for _, p := range t.paths {
+		if masked(pats, p) {
+			add(p)
+		}
+	}
+	hops := 0
+	for _, pat := range pats {
+		if !pat.anchored || strings.ContainsAny(pat.glob, `*?[\`) {
+			continue
+		}
+		dest, err := t.resolve(ctx, pat.glob, &hops)
+		if err != nil {
+			return nil, err
+		}
+		if dest != "" {
+			for _, p := range t.under(dest) {
+				add(p)
+			}
+		}
+	}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if hops++; hops > maxLinkHops {
+			return nil, fmt.Errorf("masking: more than %d symlinks to follow", maxLinkHops)
+		}
+		dest, err := t.target(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if dest != "" {
+			dest, err = t.resolve(ctx, dest, &hops)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if dest == "." {
+			return nil, fmt.Errorf("the masked symlink %s leads to the repository's top: nothing of it could go in the clone", p)
+		}
+		if dest != "" {
+			for _, q := range t.under(dest) {
+				add(q)
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
 func (r *Repo) copyIndex(ctx context.Context, dst string) error {
 	p, err := r.host(ctx, "rev-parse", "--path-format=absolute", "--git-path", "index")
 	if err != nil {
@@ -177,16 +334,18 @@ func (r *Repo) copyIndex(ctx context.Context, dst string) error {
 	}
 	data, err := os.ReadFile(trim(p))
 	if errors.Is(err, fs.ErrNotExist) {
-		return os.WriteFile(dst, nil, 0o600) // no index yet: start empty, add -u then adds nothing
-	}
-	if err != nil {
+		data = nil // no index yet: start empty, add -u then adds nothing
+	} else if err != nil {
 		return fmt.Errorf("reading the index: %w", err)
 	}
-	return os.WriteFile(dst, data, 0o600)
+	if err := os.WriteFile(dst, data, 0o600); err != nil {
+		return err
+	}
+	return r.giveHost(dst)
 }
 
-// makeClone initialises the clone, has the user's repository push the start commit into it and
-// checks it out.
+// makeClone initialises the clone, fills it from a bundle of the start commit that the user's
+// repository writes (git in the user's repository never touches the clone) and checks it out.
 func (r *Repo) makeClone(ctx context.Context, run *Run, dir string) error {
 	if err := statefs.MkdirAll(r.Project.Clones()); err != nil {
 		return err
@@ -200,11 +359,24 @@ func (r *Repo) makeClone(ctx context.Context, run *Run, dir string) error {
 	if err := sanitize(dir); err != nil {
 		return err
 	}
-	// Pushed from the user's repository, whose own hooks are off, to a ref that is not checked
-	// out (receive-pack refuses to update the current branch, and git passes no -c override to
-	// a local transport's other side); the receiving side is the clone abox just wrote.
-	ref, start := "refs/heads/"+run.Branch, "refs/abox-start/"+run.ID
-	if _, err := r.host(ctx, "push", "--quiet", "--no-verify", filepath.Join(dir, ".git"), run.Start+":"+start); err != nil {
+	tmp, err := r.hostTemp("start")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	// A ref for the bundle to name, in the user's repository only while the bundle is written.
+	start := "refs/abox-start/" + run.ID
+	if _, err := r.host(ctx, "update-ref", start, run.Start); err != nil {
+		return fmt.Errorf("filling the clone: %w", err)
+	}
+	bundle := filepath.Join(tmp, "start.bundle")
+	_, err = r.host(ctx, "bundle", "create", "--quiet", bundle, start)
+	r.host(context.WithoutCancel(ctx), "update-ref", "-d", start)
+	if err != nil {
+		return fmt.Errorf("filling the clone: %w", err)
+	}
+	ref := "refs/heads/" + run.Branch
+	if _, err := r.inClone(ctx, dir, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", bundle, start+":"+start); err != nil {
 		return fmt.Errorf("filling the clone: %w", err)
 	}
 	if _, err := r.inClone(ctx, dir, "update-ref", ref, run.Start); err != nil {

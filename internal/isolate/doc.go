@@ -23,15 +23,19 @@
 //     directories and regular files, removes the files that point git elsewhere
 //     (objects/info/alternates, info/grafts, commondir, config.worktree), and writes .git/config
 //     itself;
+//   - before the end-of-run commit it refuses an index that names a path with an empty, ".",
+//     ".." or ".git" name: git checks paths when it writes an index, not when it reads one, and
+//     git add would hash "../../etc/shadow" from the host into the branch;
 //   - every command gets an environment built from nothing (no system or global config, no
 //     replace refs, no GIT_* variable of the caller) and -c overrides that switch off hooks,
 //     fsmonitor, the untracked cache and submodule recursion;
 //   - the end-of-run commit is made with plumbing (add, write-tree, commit-tree, update-ref),
 //     which runs no hooks and no status of nested repositories;
-//   - the fetch runs in the user's repository, with hooks off and fsck of every received
-//     object; its other side, upload-pack in the clone, gets no -c override from git, so the
-//     fetch runs without system config and with a global config abox writes (only
-//     safe.directory), and upload-pack reads nothing but that and the config abox wrote;
+//   - the user's repository never reads the clone: git in the clone writes a bundle of the
+//     branch, and git in the user's repository indexes its pack with index-pack --strict, which
+//     checks every object (a tree naming .git or ".." is refused) and that all they name is
+//     there — not git fetch from the bundle, which checks nothing whatever fetch.fsckObjects
+//     says (git 2.39); no upload-pack or config of the clone is involved;
 //   - diff runs with --no-ext-diff and --no-textconv, so no driver named by the branch's
 //     .gitattributes runs either.
 //
@@ -47,7 +51,9 @@
 //
 // Masked paths (the manifest's mounts.mask and config.yaml's defaults.mask) are removed, not
 // shadowed: the clone's first commit of its own ("abox: start of run …") drops every tracked
-// path a pattern matches from the index and work tree, so they are never checked out. Shadowing
+// path a pattern matches from the index and work tree, so they are never checked out — and, as
+// a live run masks them, what a masked symlink leads to inside the repository and what a literal
+// pattern names through a linked directory. Shadowing
 // would need a mount per path, as a live run does, but a clone's work tree holds only what abox
 // wrote into it; leaving masked content out is simpler and leaves nothing to get wrong at
 // mount time. Untracked files (the usual .env) never reach a clone at all, since only commits
@@ -57,6 +63,16 @@
 // committed, so their masked content never reaches the clone. Merging the branch must not
 // delete the user's masked files, so [Repo.Collect] ends it with a commit of its own, made in
 // the user's repository in a private index, that puts every removed path back as it was.
+//
+// # Who runs git
+//
+// abox may run as root (a server, CI) on a repository a user owns. Then every git command in
+// the user's repository runs as that owner ([WorkspaceAccount]), with their home's config, so
+// nothing abox writes there — objects, refs, checked-out files — becomes root's, and the
+// user's own config never runs with root's privileges. Its temporary files (private indexes,
+// bundles) live in a directory of the system's temporary space that only that owner and abox
+// can enter; the owner cannot reach abox's state, which is why the clone is filled from a
+// bundle too. The clone is given to the agent's uid ([CreateOptions.Owner]) once it is made.
 //
 // # Merging
 //

@@ -64,6 +64,7 @@ type git struct {
 	args  []string // after the -c overrides
 	env   []string
 	stdin io.Reader
+	as    *Account // who it runs as; nil: abox itself
 }
 
 // GitError is a git command that failed.
@@ -104,6 +105,9 @@ func (r *Repo) run(ctx context.Context, g git) ([]byte, error) {
 	cmd.Dir = g.dir
 	cmd.Env = g.env
 	cmd.Stdin = g.stdin
+	if g.as != nil {
+		cmd.SysProcAttr = g.as.credential()
+	}
 	var out, errb capped
 	out.left, errb.left = maxOutput, 1<<20
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -144,21 +148,33 @@ func (c *capped) Write(p []byte) (int, error) {
 }
 
 // host runs git in the user's repository, with the user's own config (it is theirs) but none of
-// the caller's GIT_* variables, and with [hostOverrides].
+// the caller's GIT_* variables, and with [hostOverrides], as the repository's owner
+// ([WorkspaceAccount]).
 func (r *Repo) host(ctx context.Context, args ...string) ([]byte, error) {
-	return r.run(ctx, git{dir: r.Project.Workspace, args: withOverrides(hostOverrides, args), env: hostEnv()})
+	return r.hostGit(ctx, git{args: args})
 }
 
 // hostIn is host with stdin.
 func (r *Repo) hostIn(ctx context.Context, stdin string, args ...string) ([]byte, error) {
-	return r.run(ctx, git{dir: r.Project.Workspace, args: withOverrides(hostOverrides, args), env: hostEnv(), stdin: strings.NewReader(stdin)})
+	return r.hostGit(ctx, git{args: args, stdin: strings.NewReader(stdin)})
 }
 
 // hostIndex is host with a private index file, so the user's index is never touched.
 func (r *Repo) hostIndex(ctx context.Context, index string, args ...string) ([]byte, error) {
-	env := append(hostEnv(), "GIT_INDEX_FILE="+index)
-	env = append(env, identity...)
-	return r.run(ctx, git{dir: r.Project.Workspace, args: withOverrides(hostOverrides, args), env: env})
+	return r.hostGit(ctx, git{args: args, env: append([]string{"GIT_INDEX_FILE=" + index}, identity...)})
+}
+
+// hostGit completes g, which holds the command and extra environment, for the user's
+// repository.
+func (r *Repo) hostGit(ctx context.Context, g git) ([]byte, error) {
+	as, err := r.hostAccount()
+	if err != nil {
+		return nil, err
+	}
+	g.dir, g.as = r.Project.Workspace, as
+	g.args = withOverrides(hostOverrides, g.args)
+	g.env = append(hostEnv(as), g.env...)
+	return r.run(ctx, g)
 }
 
 // inClone runs git in the clone at dir after [sanitize] has made it safe to. The clone's own
@@ -178,13 +194,19 @@ func withOverrides(ov, args []string) []string {
 }
 
 // hostEnv is the caller's environment without GIT_* variables, which could point git at
-// another repository, index or object store.
-func hostEnv() []string {
+// another repository, index or object store; as's home when git runs as someone else.
+func hostEnv(as *Account) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") {
+		switch {
+		case strings.HasPrefix(kv, "GIT_"):
+		case as != nil && (strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "XDG_CONFIG_HOME=")):
+		default:
 			env = append(env, kv)
 		}
+	}
+	if as != nil {
+		env = append(env, "HOME="+as.home())
 	}
 	return append(env, "GIT_TERMINAL_PROMPT=0", "GIT_NO_REPLACE_OBJECTS=1", "LC_ALL=C")
 }

@@ -315,3 +315,113 @@ func TestCreateRefuses(t *testing.T) {
 		t.Errorf("Diff of an uncollected run = %v", err)
 	}
 }
+
+// TestOrphanClone: a clone left without a record (abox killed while making it) is listed by
+// Orphans and removed by Discard; a recorded run is not an orphan.
+func TestOrphanClone(t *testing.T) {
+	f := newFixture(t)
+	run := f.create("kept1", CreateOptions{})
+	orphan := f.repo.Project.Clone("lost1")
+	writeFile(t, filepath.Join(orphan, "half.txt"), "half a clone\n")
+	got, err := f.repo.Orphans()
+	if err != nil || len(got) != 1 || got[0] != "lost1" {
+		t.Fatalf("Orphans = %q, %v; want [lost1]", got, err)
+	}
+	d, err := f.repo.Discard(context.Background(), "lost1")
+	if err != nil || d.State != Discarded {
+		t.Fatalf("Discard(lost1) = %+v, %v", d, err)
+	}
+	if _, err := os.Lstat(orphan); err == nil {
+		t.Error("the orphan clone is still there")
+	}
+	if got, _ := f.repo.Orphans(); len(got) != 0 {
+		t.Errorf("Orphans after Discard = %q", got)
+	}
+	if _, err := os.Lstat(f.repo.Project.Clone(run.ID)); err != nil {
+		t.Errorf("the recorded run's clone went too: %v", err)
+	}
+	if _, err := f.repo.Discard(context.Background(), "never1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Discard of nothing = %v, want ErrNotFound", err)
+	}
+}
+
+// TestSweep: nuke's sweep removes every clone; a collected run stays pending and still merges
+// from its branch alone, one never collected is recorded as discarded.
+func TestSweep(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	done := f.create("done1", CreateOptions{})
+	writeFile(t, filepath.Join(f.repo.Project.Clone(done.ID), "new.txt"), "new\n")
+	if _, err := f.repo.Collect(ctx, done.ID); err != nil {
+		t.Fatal(err)
+	}
+	cut := f.create("cut1", CreateOptions{})
+	removed, err := f.repo.Sweep()
+	if err != nil || len(removed) != 2 {
+		t.Fatalf("Sweep = %q, %v; want both clones", removed, err)
+	}
+	if ents, _ := os.ReadDir(f.repo.Project.Clones()); len(ents) != 0 {
+		t.Errorf("clones left: %v", ents)
+	}
+	if run, _ := f.repo.Load(cut.ID); run.State != Discarded {
+		t.Errorf("the uncollected run is %s, want discarded", run.State)
+	}
+	if _, err := f.repo.Merge(ctx, done.ID, MergeOptions{}); err != nil {
+		t.Fatalf("Merge after Sweep: %v", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(f.ws, "new.txt")); string(data) != "new\n" {
+		t.Errorf("new.txt after the merge = %q", data)
+	}
+}
+
+// TestMaskedLinkTargetsAbsentFromClone: a live run masks what a masked symlink leads to inside
+// the workspace, and what a literal pattern names through a linked directory
+// (internal/sandbox.FindMasks); an isolated run's clone must lack the same content. A link out
+// of the repository masks nothing more; a link to the repository's top is refused.
+func TestMaskedLinkTargetsAbsentFromClone(t *testing.T) {
+	f := newFixture(t)
+	writeFile(t, filepath.Join(f.ws, "config/prod.env"), "TOKEN=through-a-link\n")
+	writeFile(t, filepath.Join(f.ws, "settings/secret.yml"), "KEY=through-a-linked-dir\n")
+	writeFile(t, filepath.Join(f.ws, "real/chain.txt"), "KEY=through-two-links\n")
+	writeFile(t, filepath.Join(f.ws, "real/other.txt"), "not masked\n")
+	for link, target := range map[string]string{
+		".env": "config/prod.env", "conf": "settings", ".env.local": "hop", "hop": "real/chain.txt", ".env.out": "/etc/hostname",
+	} {
+		if err := os.Symlink(target, filepath.Join(f.ws, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.git(f.ws, "add", ".")
+	f.git(f.ws, "commit", "--quiet", "-m", "linked secrets")
+	run := f.create("ln", CreateOptions{Mask: []string{".env*", "conf/secret.yml"}})
+	want := ".env .env.local .env.out config/prod.env hop real/chain.txt settings/secret.yml"
+	if got := strings.Join(run.Masked, " "); got != want {
+		t.Errorf("Masked = %s, want %s", got, want)
+	}
+	clone := f.repo.Project.Clone("ln")
+	if leaked, _ := exec.Command("git", "-C", clone, "grep", "-l", "-e", "KEY=", "-e", "TOKEN=", "HEAD").Output(); len(leaked) > 0 {
+		t.Errorf("the clone's tree holds masked content through links:\n%s", leaked)
+	}
+	if !exists(filepath.Join(clone, "real/other.txt")) || exists(filepath.Join(clone, "config/prod.env")) {
+		t.Error("the clone holds a link's target or lacks a file no mask covers")
+	}
+	f.collect("ln")
+	if _, err := f.repo.Merge(context.Background(), "ln", MergeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(f.ws, "config/prod.env")); string(data) != "TOKEN=through-a-link\n" {
+		t.Errorf("after merge config/prod.env reads %q", data)
+	}
+	if st := f.git(f.ws, "status", "--porcelain"); st != "" {
+		t.Errorf("after merge: %q", st)
+	}
+
+	if err := os.Symlink(".", filepath.Join(f.ws, ".env.top")); err != nil {
+		t.Fatal(err)
+	}
+	f.git(f.ws, "add", ".env.top")
+	f.git(f.ws, "commit", "--quiet", "-m", "a link to the top")
+	if _, err := f.repo.Create(context.Background(), CreateOptions{ID: "top", Mask: []string{".env*"}}); err == nil || !strings.Contains(err.Error(), "repository's top") {
+		t.Errorf("Create with a masked link to the top = %v, want a refusal", err)
+	}
+}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -173,13 +175,21 @@ func (r *Repo) files(ctx context.Context, run *Run) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
+	var links []string
+	for i, f := range files {
+		if f.Status != "D" && f.Mode == "120000" && sizes[blobs[i]] <= maxLinkTarget {
+			links = append(links, blobs[i])
+		}
+	}
+	targets, err := r.blobs(ctx, links)
+	if err != nil {
+		return nil, err
+	}
 	for i := range files {
 		if files[i].Status == "D" {
 			continue
 		}
-		if err := r.describe(ctx, &files[i], blobs[i], sizes[blobs[i]]); err != nil {
-			return nil, err
-		}
+		describe(&files[i], blobs[i], sizes[blobs[i]], targets, r.maxFile())
 	}
 	sort.SliceStable(files, func(i, j int) bool {
 		if files[i].Exec != files[j].Exec {
@@ -212,28 +222,60 @@ func (r *Repo) sizes(ctx context.Context, blobs []string) (map[string]int64, err
 	return sizes, nil
 }
 
-// describe fills in the size of f's new blob and, for a symlink, its target.
-func (r *Repo) describe(ctx context.Context, f *File, blob string, size int64) error {
+// maxLinkTarget is the longest symlink target Diff reads: a longer one is flagged unread.
+const maxLinkTarget = 4096
+
+// linkBatch is how many blobs one git process prints for [Repo.blobs]: at most 16 MiB of
+// targets, under the bound of one command's output.
+const linkBatch = 4096
+
+// blobs returns the content of each of ids, small blobs all, with one git process per
+// [linkBatch] of them: a branch of a million symlinks costs some hundred processes, not a
+// million.
+func (r *Repo) blobs(ctx context.Context, ids []string) (map[string]string, error) {
+	out := map[string]string{}
+	for len(ids) > 0 {
+		n := min(len(ids), linkBatch)
+		raw, err := r.hostIn(ctx, strings.Join(ids[:n], "\n")+"\n", "cat-file", "--batch")
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids[:n] {
+			head, rest, ok := strings.Cut(string(raw), "\n")
+			f := strings.Fields(head)
+			if !ok || len(f) != 3 || f[0] != id {
+				return nil, fmt.Errorf("reading symlink targets: unexpected %q", head)
+			}
+			size, err := strconv.Atoi(f[2])
+			if err != nil || size < 0 || size+1 > len(rest) {
+				return nil, fmt.Errorf("reading symlink targets: unexpected %q", head)
+			}
+			out[id] = rest[:size]
+			raw = []byte(rest[size+1:])
+		}
+		ids = ids[n:]
+	}
+	return out, nil
+}
+
+// describe fills in the size of f's new blob and, for a symlink, its target (from targets).
+func describe(f *File, blob string, size int64, targets map[string]string, maxFile int64) {
 	if f.Mode == "160000" {
 		f.Link = "submodule " + blob
-		return nil
+		return
 	}
 	f.Size = size
-	f.Big = f.Size > r.maxFile()
+	f.Big = f.Size > maxFile
 	if f.Mode != "120000" {
-		return nil
+		return
 	}
-	if f.Size > 4096 {
-		f.Link, f.Out = "(a target longer than 4096 bytes)", true
-		return nil
+	target, ok := targets[blob]
+	if !ok {
+		f.Link, f.Out = fmt.Sprintf("(a target longer than %d bytes)", maxLinkTarget), true
+		return
 	}
-	target, err := r.host(ctx, "cat-file", "blob", blob)
-	if err != nil {
-		return err
-	}
-	f.Link = string(target)
+	f.Link = target
 	f.Out = leavesRepo(f.Path, f.Link)
-	return nil
 }
 
 // leavesRepo reports whether a symlink at rel with target leads out of the repository.
@@ -335,6 +377,19 @@ func (r *Repo) clean(ctx context.Context) error {
 	return nil
 }
 
+// discardOrphan removes a clone that has no record ([Repo.Orphans]); nothing of it reached the
+// user's repository.
+func (r *Repo) discardOrphan(id string) (*Run, error) {
+	dir := r.Project.Clone(id)
+	if _, err := os.Lstat(dir); err != nil {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("removing the clone: %w", err)
+	}
+	return &Run{ID: id, Branch: "abox/" + id, State: Discarded}, nil
+}
+
 // Discard removes run id's clone and branch and records it as discarded. A merged run keeps
 // its state but loses its clone and branch.
 func (r *Repo) Discard(ctx context.Context, id string) (*Run, error) {
@@ -344,6 +399,9 @@ func (r *Repo) Discard(ctx context.Context, id string) (*Run, error) {
 	}
 	defer unlock()
 	run, err := r.Load(id)
+	if errors.Is(err, ErrNotFound) {
+		return r.discardOrphan(id)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -364,4 +422,43 @@ func (r *Repo) Discard(ctx context.Context, id string) (*Run, error) {
 		run.State = Discarded
 	}
 	return run, r.save(run)
+}
+
+// Sweep removes every clone of the project (`abox nuke`): orphans, and the clones of recorded
+// runs. A pending run that was collected stays pending, since its branch is in the user's
+// repository and Diff and Merge need nothing else; one never collected is recorded as
+// discarded, as its work is gone with the clone. It returns the ids whose clone it removed.
+func (r *Repo) Sweep() ([]string, error) {
+	unlock, err := r.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	runs, err := r.List()
+	if err != nil {
+		return nil, err
+	}
+	for _, run := range runs {
+		if run.State == Pending && !run.Collected() {
+			run.State = Discarded
+			if err := r.save(run); err != nil {
+				return nil, err
+			}
+		}
+	}
+	ents, err := os.ReadDir(r.Project.Clones())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, e := range ents {
+		if err := os.RemoveAll(filepath.Join(r.Project.Clones(), e.Name())); err != nil {
+			return removed, fmt.Errorf("removing the clone %s: %w", e.Name(), err)
+		}
+		removed = append(removed, e.Name())
+	}
+	return removed, nil
 }

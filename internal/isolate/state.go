@@ -27,6 +27,13 @@ const (
 // of a project hosted there, and hashing one costs the host about a second.
 const MaxFileBytes int64 = 100 << 20
 
+// ErrNotRepository is a project that is not the top of a git repository: there is nothing to
+// clone.
+var ErrNotRepository = errors.New("not a git repository")
+
+// ErrNoCommit is a repository whose HEAD names no commit yet.
+var ErrNoCommit = errors.New("no commit at HEAD")
+
 // ErrNotFound is a run id with no record.
 var ErrNotFound = errors.New("no such isolated run")
 
@@ -48,6 +55,9 @@ type Repo struct {
 	// Watch are patterns of execution-adjacent paths on top of [ExecPatterns] (defaults.watch,
 	// mounts.watch).
 	Watch []string
+	// Host is who git runs as in the user's repository; when nil, [WorkspaceAccount] decides.
+	Host      *Account
+	hostKnown bool
 }
 
 func (r *Repo) gitPath() string {
@@ -158,6 +168,32 @@ func (r *Repo) List() ([]*Run, error) {
 	sortRuns(out)
 	return out, nil
 }
+
+// Orphans lists the clones that have no record: left by an abox killed while it made one (or
+// being made right now).
+func (r *Repo) Orphans() ([]string, error) {
+	ents, err := os.ReadDir(r.Project.Clones())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if ValidID(e.Name()) != nil {
+			continue
+		}
+		if _, err := os.Lstat(r.Project.IsolatedRun(e.Name())); errors.Is(err, fs.ErrNotExist) {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
+// Collected reports whether run's branch was brought into the user's repository; a pending run
+// that was not was cut short before its collect (abox was killed).
+func (run *Run) Collected() bool { return run.Tip != "" }
 
 func (r *Repo) save(run *Run) error {
 	run.Changed = r.now().UTC()

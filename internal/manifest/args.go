@@ -73,6 +73,32 @@ func ParseEnvSecretArgs(source string, args []string) ([]EnvSecret, error) {
 	return pairs, nil
 }
 
+// ParseEnvArgs checks ENV arguments that name the agent's variables only, as `abox secrets
+// detach` takes them: a bare ENV, never ENV=NAME.
+func ParseEnvArgs(source string, args []string) error {
+	for i, env := range args {
+		if !IsEnvName(env) {
+			return &Error{Source: source, Problems: []Problem{{
+				Loc: fmt.Sprintf("argument %d", i+1), Msg: fmt.Sprintf("%q is not a valid environment variable name", termtext.Line(env)),
+				Hint: "name the variable only, without =NAME: " + source + " API_KEY"}}}
+		}
+	}
+	return nil
+}
+
+// SplitAttached sorts envs into those env_secrets attaches a secret to and those it does not,
+// each in envs' order.
+func (m *Manifest) SplitAttached(envs []string) (attached, absent []string) {
+	for _, env := range envs {
+		if _, ok := m.EnvSecrets[env]; ok {
+			attached = append(attached, env)
+		} else {
+			absent = append(absent, env)
+		}
+	}
+	return attached, absent
+}
+
 // ParseRemoteArgs builds the remote server that `abox mcp add-remote` declares from its flags:
 // headers as "Name: value", secrets as "name=ENV". A malformed flag is reported with its flag;
 // the manifest's validation then checks every value in place.
@@ -110,6 +136,9 @@ type InitArgs struct {
 	Project, Profile, PermissionMode string
 	Servers, Egress, Toolchains      []string
 	Masks                            []string
+	// Credential names the secret netd injects as the Claude credential (config.yaml's
+	// claude_code.credential); empty leaves the credential mode as it is.
+	Credential string
 }
 
 // CheckInitArgs checks every value init's flags give, by the manifest's own rules, before
@@ -152,6 +181,10 @@ func CheckInitArgs(source string, o InitArgs) error {
 	}
 	if o.PermissionMode != "" && !slices.Contains(PermissionModes, o.PermissionMode) {
 		bad("--permission-mode", fmt.Sprintf("%q is not a permission mode", o.PermissionMode), "choose from "+strings.Join(PermissionModes, ", "))
+	}
+	if o.Credential != "" && !IsSecretName(o.Credential) {
+		bad("--credential", fmt.Sprintf("%q is not a secret name", termtext.Line(o.Credential)),
+			"name the secret as `abox secrets set <name>` stores it: 1–128 of A-Z a-z 0-9 . _ -, starting with a letter or digit")
 	}
 	if len(ps) > 0 {
 		return &Error{Source: source, Problems: ps}

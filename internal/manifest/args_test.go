@@ -57,6 +57,36 @@ func TestParseEnvSecretArgs(t *testing.T) {
 	}
 }
 
+func TestParseEnvArgs(t *testing.T) {
+	if err := ParseEnvArgs("abox secrets detach", []string{"API_KEY", "DB_URL"}); err != nil {
+		t.Errorf("ParseEnvArgs(good) = %v", err)
+	}
+	for _, arg := range []string{"API_KEY=acme.api_key", "1X", "", "A B"} {
+		err := ParseEnvArgs("abox secrets detach", []string{"GOOD", arg})
+		var me *Error
+		if !errors.As(err, &me) || len(me.Problems) != 1 {
+			t.Errorf("ParseEnvArgs(%q) = %v, want one problem", arg, err)
+			continue
+		}
+		p := me.Problems[0]
+		if p.Loc != "argument 2" || !strings.Contains(p.Msg, "is not a valid environment variable name") ||
+			p.Hint != "name the variable only, without =NAME: abox secrets detach API_KEY" {
+			t.Errorf("ParseEnvArgs(%q) problem = %+v", arg, p)
+		}
+	}
+}
+
+func TestSplitAttached(t *testing.T) {
+	m := &Manifest{EnvSecrets: map[string]string{"API_KEY": "acme.api_key", "DB": "acme.db"}}
+	attached, absent := m.SplitAttached([]string{"DB", "NOPE", "API_KEY", "ALSO_NOT"})
+	if !cmp.Equal(attached, []string{"DB", "API_KEY"}) || !cmp.Equal(absent, []string{"NOPE", "ALSO_NOT"}) {
+		t.Errorf("SplitAttached = %v, %v", attached, absent)
+	}
+	if attached, absent := (&Manifest{}).SplitAttached([]string{"X"}); attached != nil || !cmp.Equal(absent, []string{"X"}) {
+		t.Errorf("SplitAttached without env_secrets = %v, %v", attached, absent)
+	}
+}
+
 func TestParseRemoteArgs(t *testing.T) {
 	base := RemoteServer{URL: "https://mcp.example.com/mcp", Transport: DefaultTransport}
 	got, err := ParseRemoteArgs("abox mcp add-remote", base,
@@ -84,7 +114,8 @@ func TestParseRemoteArgs(t *testing.T) {
 
 func TestCheckInitArgs(t *testing.T) {
 	good := InitArgs{Project: "web", Profile: "dev", PermissionMode: PermissionModes[0], Servers: []string{"github"},
-		Egress: []string{"example.com", "*.cdn.example.com"}, Toolchains: []string{"go"}, Masks: []string{".env", "secrets/"}}
+		Egress: []string{"example.com", "*.cdn.example.com"}, Toolchains: []string{"go"}, Masks: []string{".env", "secrets/"},
+		Credential: "claude-key"}
 	if err := CheckInitArgs("abox init", good); err != nil {
 		t.Fatalf("CheckInitArgs(good) = %v", err)
 	}
@@ -92,7 +123,8 @@ func TestCheckInitArgs(t *testing.T) {
 		t.Fatalf("CheckInitArgs(none) = %v", err)
 	}
 	bad := InitArgs{Project: "-web", Profile: "a b", PermissionMode: "yolo", Servers: []string{"a/b"},
-		Egress: []string{"http://x"}, Toolchains: []string{"cobol", "dotnet"}, Masks: []string{"/etc/passwd"}}
+		Egress: []string{"http://x"}, Toolchains: []string{"cobol", "dotnet"}, Masks: []string{"/etc/passwd"},
+		Credential: "../key"}
 	err := CheckInitArgs("abox init", bad)
 	var me *Error
 	if !errors.As(err, &me) || me.Source != "abox init" {
@@ -105,7 +137,7 @@ func TestCheckInitArgs(t *testing.T) {
 			t.Errorf("problem %+v has no hint", p)
 		}
 	}
-	want := "--project --profile --server --egress --toolchain --toolchain --mask --permission-mode"
+	want := "--project --profile --server --egress --toolchain --toolchain --mask --permission-mode --credential"
 	if got := strings.Join(locs, " "); got != want {
 		t.Errorf("problems at %s, want %s", got, want)
 	}

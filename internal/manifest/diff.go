@@ -36,6 +36,7 @@ func Widening(a, b *Manifest) []string {
 	added("toolchains", a.Toolchains, b.Toolchains)
 	added("servers", a.DeclaredServers(), b.DeclaredServers())
 	added("mounts.context", a.Mounts.Context, b.Mounts.Context)
+	added("mounts.caches", a.Mounts.Caches, b.Mounts.Caches)
 	removed("mounts.mask", a.Mounts.Mask, b.Mounts.Mask)
 	removed("mounts.watch", a.Mounts.Watch, b.Mounts.Watch)
 	for _, name := range slices.Sorted(maps.Keys(b.RemoteServers)) {
@@ -74,6 +75,9 @@ func Widening(a, b *Manifest) []string {
 	}
 	if a.Run.Runtime == RuntimeRunsc && b.Run.Runtime != RuntimeRunsc {
 		out = append(out, "- run.runtime: runsc (the agent's syscalls reach the host's kernel again, unless config.yaml's defaults.runtime is runsc)")
+	}
+	if a.Run.Workspace == WorkspaceIsolated && b.Run.Workspace != WorkspaceIsolated {
+		out = append(out, "- run.workspace: isolated (the agent writes your checkout itself again)")
 	}
 	return out
 }

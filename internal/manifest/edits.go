@@ -96,6 +96,48 @@ func (d *Doc) RemoveEgress(hosts []string) []string {
 	return d.removeCanon(hosts, "egress")
 }
 
+// EgressRemoval is what [Doc.RemoveEgressHosts] did with the hosts it was asked to remove.
+type EgressRemoval struct {
+	Removed   []string // the entries removed, as they were written
+	Mandatory []string // hosts in no entry that abox allows anyway (they stay allowed)
+	Absent    []string // hosts in no entry and not mandatory
+}
+
+// RemoveEgressHosts removes hosts (canonical entries) from egress, as [Doc.RemoveEgress] does,
+// and sorts those it did not find: mandatory reports a host abox adds to every allowlist
+// itself, which removing it from the manifest cannot take away.
+func (d *Doc) RemoveEgressHosts(hosts []string, mandatory func(string) bool) EgressRemoval {
+	r := EgressRemoval{Removed: d.RemoveEgress(hosts)}
+	gone := canonSet(r.Removed)
+	for _, h := range hosts {
+		switch {
+		case gone[Canon(h)]:
+		case mandatory(h):
+			r.Mandatory = append(r.Mandatory, h)
+		default:
+			r.Absent = append(r.Absent, h)
+		}
+	}
+	return r
+}
+
+// IgnoreEgressHosts records in egress_ignored, as [Doc.IgnoreEgress] does, the hosts that are
+// not mandatory, and returns them; it returns the mandatory ones apart, untouched: abox allows
+// them in every sandbox, so an ignore decision against them would be a lie.
+func (d *Doc) IgnoreEgressHosts(hosts []string, mandatory func(string) bool) (ignored, kept []string, err error) {
+	for _, h := range hosts {
+		if mandatory(h) {
+			kept = append(kept, h)
+		} else {
+			ignored = append(ignored, h)
+		}
+	}
+	if len(ignored) > 0 {
+		err = d.IgnoreEgress(ignored)
+	}
+	return ignored, kept, err
+}
+
 // IgnoreEgress records hosts in egress_ignored, a decision against them, and takes them out of
 // egress: an ignored host is blocked.
 func (d *Doc) IgnoreEgress(hosts []string) error {

@@ -374,6 +374,59 @@ func TestDocEgressIgnored(t *testing.T) {
 	}
 }
 
+// TestDocRemoveEgressHosts: a host in an entry (in any spelling) is removed; one in none is
+// mandatory or absent, as the caller's policy says; the document keeps the mandatory one out.
+func TestDocRemoveEgressHosts(t *testing.T) {
+	d := mustParseDoc(t, edited)
+	mandatory := func(h string) bool { return h == "api.anthropic.com" }
+	got := d.RemoveEgressHosts([]string{"registry.example.com", "api.anthropic.com", "c.example.com"}, mandatory)
+	want := EgressRemoval{Removed: []string{"Registry.Example.com"}, Mandatory: []string{"api.anthropic.com"}, Absent: []string{"c.example.com"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("RemoveEgressHosts mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"b.example.com"}, d.Strings("egress")); diff != "" {
+		t.Errorf("egress after the removal (-want +got):\n%s", diff)
+	}
+	// A mandatory host that is also written in egress is removed from the manifest like any.
+	d = mustParseDoc(t, edited)
+	got = d.RemoveEgressHosts([]string{"b.example.com"}, func(string) bool { return true })
+	if diff := cmp.Diff(EgressRemoval{Removed: []string{"b.example.com"}}, got); diff != "" {
+		t.Errorf("RemoveEgressHosts of a written mandatory host (-want +got):\n%s", diff)
+	}
+}
+
+// TestDocIgnoreEgressHosts: mandatory hosts are kept out of egress_ignored and reported apart;
+// the others are ignored and leave egress.
+func TestDocIgnoreEgressHosts(t *testing.T) {
+	d := mustParseDoc(t, edited)
+	mandatory := func(h string) bool { return h == "api.anthropic.com" }
+	ignored, kept, err := d.IgnoreEgressHosts([]string{"b.example.com", "api.anthropic.com"}, mandatory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"b.example.com"}, ignored); diff != "" {
+		t.Errorf("ignored (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"api.anthropic.com"}, kept); diff != "" {
+		t.Errorf("kept (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"tracker.example.com", "b.example.com"}, d.Strings("egress_ignored")); diff != "" {
+		t.Errorf("egress_ignored (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"Registry.Example.com"}, d.Strings("egress")); diff != "" {
+		t.Errorf("egress (-want +got):\n%s", diff)
+	}
+	// Only mandatory hosts: nothing is written.
+	d = mustParseDoc(t, edited)
+	before := string(d.Bytes())
+	if ignored, _, err := d.IgnoreEgressHosts([]string{"api.anthropic.com"}, mandatory); err != nil || ignored != nil {
+		t.Fatalf("IgnoreEgressHosts(mandatory only) = %v, %v", ignored, err)
+	}
+	if got := string(d.Bytes()); got != before {
+		t.Errorf("the document changed:\n%s", got)
+	}
+}
+
 // TestDocMerge is `abox init` run again in a project: what the answers add is merged in, and
 // the hand-written rest is kept.
 func TestDocMerge(t *testing.T) {

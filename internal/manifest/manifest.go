@@ -49,7 +49,23 @@ type Mounts struct {
 	Mask    []string `yaml:"mask,omitempty"`
 	Watch   []string `yaml:"watch,omitempty"`
 	Context []string `yaml:"context,omitempty"`
+	// Caches are toolchain caches (npm, go, pip, cargo) kept in volumes of the project's own
+	// between runs, so that a second run's dependency install does not download again. Opt-in:
+	// like the workspace, they carry what one run's agent wrote into the next run. (Omitted
+	// from JSON when unset, so that the digest of a manifest without them stays what it was.)
+	Caches []string `yaml:"caches,omitempty" json:",omitempty"`
 }
+
+// The toolchain caches mounts.caches can name.
+const (
+	CacheNPM   = "npm"
+	CacheGo    = "go"
+	CachePip   = "pip"
+	CacheCargo = "cargo"
+)
+
+// Caches are the values of mounts.caches.
+var Caches = []string{CacheNPM, CacheGo, CachePip, CacheCargo}
 
 // Run configures how `abox run` starts Claude Code.
 type Run struct {
@@ -65,6 +81,11 @@ type Run struct {
 	// defaults.runtime, else runc. netd always runs under runc: it needs the host's nftables.
 	// (Omitted from JSON when unset, so that the digest of a manifest without it stays what it was.)
 	Runtime string `yaml:"runtime,omitempty" json:",omitempty"`
+	// Workspace is what the agent sees at /workspace: live, the user's checkout itself (the
+	// default), or isolated, a private git clone of it per run that the user reviews and merges
+	// (internal/isolate). `abox run --isolated` picks isolated for one run. (Omitted from JSON
+	// when unset, like Runtime.)
+	Workspace string `yaml:"workspace,omitempty" json:",omitempty"`
 }
 
 // Permission modes Claude Code accepts.
@@ -84,6 +105,13 @@ var (
 	ServerNetworks  = []string{"shared", "none"}
 	OnExecChanges   = []string{ExecChangeWarn, ExecChangeFail}
 	Runtimes        = []string{RuntimeRunc, RuntimeRunsc}
+	Workspaces      = []string{WorkspaceLive, WorkspaceIsolated}
+)
+
+// Values of run.workspace.
+const (
+	WorkspaceLive     = "live"     // /workspace is the user's checkout
+	WorkspaceIsolated = "isolated" // /workspace is the run's private clone
 )
 
 // Values of run.runtime.

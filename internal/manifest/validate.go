@@ -246,6 +246,17 @@ func (c *checker) toolchains(m *Manifest) {
 func (c *checker) mounts(m *Manifest) {
 	c.globs("mounts.mask", m.Mounts.Mask)
 	c.globs("mounts.watch", m.Mounts.Watch)
+	seen := map[string]bool{}
+	for i, name := range m.Mounts.Caches {
+		loc := fmt.Sprintf("mounts.caches[%d]", i)
+		switch {
+		case !slices.Contains(Caches, name):
+			c.add(loc, "%q is not one of %s", name, strings.Join(Caches, ", "))
+		case seen[name]:
+			c.add(loc, "%q is listed twice", name)
+		}
+		seen[name] = true
+	}
 	if c.tooLong("mounts.context", len(m.Mounts.Context)) {
 		return
 	}
@@ -338,6 +349,9 @@ func (c *checker) run(m *Manifest) {
 	}
 	if r.Runtime != "" && !slices.Contains(Runtimes, r.Runtime) {
 		c.add("run.runtime", "%q is not one of %s", r.Runtime, strings.Join(Runtimes, ", "))
+	}
+	if r.Workspace != "" && !slices.Contains(Workspaces, r.Workspace) {
+		c.add("run.workspace", "%q is not one of %s", r.Workspace, strings.Join(Workspaces, ", "))
 	}
 }
 

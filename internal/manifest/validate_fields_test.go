@@ -487,6 +487,12 @@ func TestValidateRun(t *testing.T) {
 		{"runtime runsc", "run: {runtime: runsc}", nil},
 		{"runtime unknown", "run: {runtime: kata}", []string{`run.runtime: "kata" is not one of runc, runsc`}},
 		{"runtime hostile", `run: {runtime: "runsc --privileged"}`, []string{`run.runtime: "runsc --privileged" is not one of runc, runsc`}},
+		{"workspace isolated", "run: {workspace: isolated}", nil},
+		{"caches", "mounts: {caches: [npm, go, pip, cargo]}", nil},
+		{"cache unknown", "mounts: {caches: [maven]}", []string{`mounts.caches[0]: "maven" is not one of npm, go, pip, cargo`}},
+		{"cache twice", "mounts: {caches: [npm, npm]}", []string{`mounts.caches[1]: "npm" is listed twice`}},
+		{"workspace live", "run: {workspace: live}", nil},
+		{"workspace unknown", "run: {workspace: clone}", []string{`run.workspace: "clone" is not one of live, isolated`}},
 		{"runtime case", "run: {runtime: RunSC}", []string{`run.runtime: "RunSC" is not one of runc, runsc`}},
 		{"every problem", "run: {permission_mode: yolo, output: xml, timeout: 1}", []string{
 			`run.permission_mode: "yolo" is not one of default, acceptEdits, bypassPermissions, plan`,

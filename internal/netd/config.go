@@ -21,8 +21,15 @@ type config struct {
 	// credential, the Claude credential netd injects; nil and "" outside injected mode.
 	modelUpstream *url.URL
 	credential    string
-	resolvers     []string // the host's resolvers, asked when Docker's cannot answer
-	logLimit      int64    // each decision log's cap; only the first configuration's counts
+	// modelAddr is the upstream's address when the policy names it by one (an IP literal,
+	// for a gateway without a name): netd never opens nor dials it for the agent, as
+	// [policy.Netd.List] withholds an upstream's name.
+	modelAddr netip.Addr
+	// serverTools lets model requests through that ask the API's servers to run tools of their
+	// own ([policy.ModelAPI.ServerTools]).
+	serverTools bool
+	resolvers   []string // the host's resolvers, asked when Docker's cannot answer
+	logLimit    int64    // each decision log's cap; only the first configuration's counts
 	// gateway is the only address the MCP forwarder dials, and so the only peer that ever
 	// receives the token; zero when the run has none.
 	gateway netip.AddrPort
@@ -53,6 +60,8 @@ func newConfig(raw []byte, token, credential, gateway string) (*config, error) {
 	if c.modelUpstream, err = modelUpstreamOf(p.Model); err != nil {
 		return nil, err
 	}
+	c.serverTools = p.Model != nil && p.Model.ServerTools
+	c.modelAddr = p.ModelAddr()
 	for _, a := range addrs {
 		c.resolvers = append(c.resolvers, a.String())
 	}

@@ -94,6 +94,18 @@ func (d *upstreamDialer) filter(name string, addrs []netip.Addr) ([]netip.Addr, 
 // reserved ones — the namespace's own addresses (the agent listens there) and the gateway's,
 // whose only client is the MCP forwarder.
 func destinationCheck(cfg *current, own []netip.Addr) func(netip.Addr) error {
+	forwarder := modelDestinationCheck(cfg, own)
+	return func(a netip.Addr) error {
+		if m := cfg.get().modelAddr; m.IsValid() && a == m {
+			return fmt.Errorf("%w: %v is the model API upstream's address, which only netd's model forwarder reaches", errReserved, a)
+		}
+		return forwarder(a)
+	}
+}
+
+// modelDestinationCheck is [destinationCheck] for the model forwarder alone: the upstream's own
+// address, when the policy names it by one, is the forwarder's to dial.
+func modelDestinationCheck(cfg *current, own []netip.Addr) func(netip.Addr) error {
 	return func(a netip.Addr) error {
 		if err := checkElemAddr(a); err != nil {
 			return err

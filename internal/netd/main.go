@@ -117,6 +117,7 @@ func mainServe(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "abox netd serve: error: %v\n", err)
 		return 1
 	}
+	setMemoryLimit()
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	signal.Ignore(syscall.SIGHUP) // reloads come from the supervisor, over the control channel

@@ -37,6 +37,9 @@ type modelForwarder struct {
 	log    *jsonl
 	now    func() time.Time
 	slots  chan struct{} // requests in flight; a flood beyond is answered 429
+	// bodyTimeout bounds the reading of a request body, from when reading starts: a slow
+	// upload would otherwise hold a slot and its share of the body budget as long as it likes.
+	bodyTimeout time.Duration
 	// bodies are the request bytes held in memory, all requests together: a request whose body
 	// would take them past maxModelBuffered is answered 429 before it is read.
 	bodies struct {
@@ -63,6 +66,9 @@ const (
 	maxUsageLine = 1 << 20
 	// maxUsageJSON bounds how much of a non-streamed response the usage reader keeps.
 	maxUsageJSON = 8 << 20
+	// modelBodyTimeout bounds the reading of one request body: the agent sends it over
+	// loopback, where 32 MiB take well under a second.
+	modelBodyTimeout = 30 * time.Second
 	// modelHeaderTimeout bounds the wait for the upstream's response headers: a large
 	// non-streamed completion takes minutes before its first byte.
 	modelHeaderTimeout = 10 * time.Minute
@@ -134,7 +140,8 @@ func newModelForwarder(cfg *current, dial func(ctx context.Context, name string,
 		ResponseHeaderTimeout: modelHeaderTimeout,
 	}
 	client := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	return &modelForwarder{cfg: cfg, client: client, log: log, now: time.Now, slots: make(chan struct{}, maxModelRequests)}
+	return &modelForwarder{cfg: cfg, client: client, log: log, now: time.Now, slots: make(chan struct{}, maxModelRequests),
+		bodyTimeout: modelBodyTimeout}
 }
 
 // ServeHTTP forwards one model request of the agent's.
@@ -189,11 +196,37 @@ func (f *modelForwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.releaseBody(want)
+	// The body's deadline starts now, when its reading does; the response, which may stream
+	// for minutes, has none.
+	rc := http.NewResponseController(w)
+	if err := rc.SetReadDeadline(time.Now().Add(f.bodyTimeout)); err != nil {
+		rec.Verdict, rec.Reason = policy.Error, "cannot bound the body's reading: "+oneLineErr(err)
+		rec.Status = modelError(w, http.StatusInternalServerError, "abox netd: "+rec.Reason)
+		return
+	}
 	body, err := readBody(r.Body, r.ContentLength)
+	if err == nil {
+		rc.SetReadDeadline(time.Time{})
+	}
+	// A failed read keeps its passed deadline: the server, which would otherwise read on for
+	// the rest of the body before it answers, gives up at once and closes the connection.
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		w.Header().Set("Connection", "close")
+		rec.Verdict, rec.Reason = policy.Denied, fmt.Sprintf("request body not received within %v", f.bodyTimeout)
+		rec.Status = modelError(w, http.StatusRequestTimeout, "abox netd: "+rec.Reason)
+		return
+	}
 	if err != nil || len(body) > maxModelRequest {
 		rec.Verdict, rec.Reason = policy.Denied, "request body unreadable or over 32 MiB"
 		rec.Status = modelError(w, http.StatusRequestEntityTooLarge, "abox netd: "+rec.Reason)
 		return
+	}
+	if r.Method == http.MethodPost {
+		if no := checkModelBody(r.URL.Path, body, cfg.serverTools); no != nil {
+			rec.Verdict, rec.Reason = policy.Denied, no.reason
+			rec.Status = modelErrorOf(w, no.status, no.errType, "abox netd: "+no.reason)
+			return
+		}
 	}
 	// What netd forwards is spent: it goes only with room in the log for its usage, which a
 	// flood of refused requests filling the log would otherwise push out.
@@ -243,6 +276,11 @@ func (f *modelForwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.Reason = policy.ModelResponseCut + ": " + oneLineErr(err)
 	}
 	u.finish()
+	if rec.Reason == "" && u.cut() {
+		// The upstream's side may see the agent go first and end the response cleanly, or end
+		// a stream early itself: no message_stop, the output count is a floor all the same.
+		rec.Reason = policy.ModelResponseCut + ": the stream ended before its message_stop"
+	}
 	if u.model != "" {
 		rec.Model = u.model
 	}
@@ -269,10 +307,17 @@ func (f *modelForwarder) releaseBody(n int64) {
 }
 
 // readBody reads a request body of length n (-1: unknown) into one buffer of that size, so that
-// what it holds is what the budget counts; an unknown length is read up to maxModelRequest+1.
+// what it holds is what the budget counts; an unknown length is read into one buffer of
+// maxModelRequest+1 bytes, the place the budget holds for it (growing one as it reads would
+// leave up to as much again behind as garbage).
 func readBody(r io.Reader, n int64) ([]byte, error) {
 	if n < 0 {
-		return io.ReadAll(io.LimitReader(r, maxModelRequest+1))
+		body := make([]byte, maxModelRequest+1)
+		m, err := io.ReadFull(r, body)
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return body[:m:m], nil
+		}
+		return body[:m], err
 	}
 	body := make([]byte, n)
 	if _, err := io.ReadFull(r, body); err != nil {
@@ -386,7 +431,12 @@ func logText(s string, n int) string {
 // modelError answers a request netd does not forward with the API's own error shape, so the
 // agent's client shows the reason.
 func modelError(w http.ResponseWriter, status int, msg string) int {
-	body, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": "api_error", "message": msg}})
+	return modelErrorOf(w, status, "api_error", msg)
+}
+
+// modelErrorOf is modelError with the API's error type errType.
+func modelErrorOf(w http.ResponseWriter, status int, errType, msg string) int {
+	body, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": errType, "message": msg}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(body)

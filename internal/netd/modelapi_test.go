@@ -278,11 +278,11 @@ func TestModelForwarderRefuses(t *testing.T) {
 	}
 	// And what is allowed passes: GET /v1/models and a model's own entry.
 	for _, p := range []string{"/v1/models", "/v1/models/claude-test-1", "/v1/messages/count_tokens"} {
-		m := "GET"
+		m, body := "GET", ""
 		if p == "/v1/messages/count_tokens" {
-			m = "POST"
+			m, body = "POST", "{}" // a POST's body must be JSON (TestModelForwarderRefusesServerTools)
 		}
-		resp := agentRequest(t, m, base+p, "")
+		resp := agentRequest(t, m, base+p, body)
 		resp.Body.Close()
 		if resp.StatusCode != 200 {
 			t.Errorf("%s %s: status %d, want 200", m, p, resp.StatusCode)
@@ -597,6 +597,10 @@ func TestModelForwarderMarksCutResponses(t *testing.T) {
 		select {
 		case <-release:
 		case <-r.Context().Done():
+			// netd gave up on the request once the agent hung up: the closing message_delta
+			// never comes. (Written anyway, netd could read it before it noticed the hang-up,
+			// and would then rightly count the whole response.)
+			return
 		}
 		io.WriteString(w, "event: message_delta"+strings.SplitN(streamedReply, "event: message_delta", 2)[1])
 	})
@@ -623,6 +627,30 @@ func TestModelForwarderMarksCutResponses(t *testing.T) {
 	}
 	r := modelRecords(t, log)[0]
 	if !strings.HasPrefix(r.Reason, "response cut") || r.InputTokens != 123 {
+		t.Errorf("record %+v: want the input tokens and the reason \"response cut…\"", r)
+	}
+}
+
+// TestModelForwarderMarksStreamsEndedEarly: a stream the upstream ends cleanly before its
+// message_stop (the agent's side went first, or the upstream stopped) is recorded as cut too.
+func TestModelForwarderMarksStreamsEndedEarly(t *testing.T) {
+	up := newModelUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		head, _, _ := strings.Cut(streamedReply, "event: message_delta")
+		io.WriteString(w, head)
+	})
+	base, log := modelTestForwarder(t, up.srv.URL, testAPIKey, up.trusting())
+	resp := agentRequest(t, "POST", base+"/v1/messages", `{"model":"claude-test-1","stream":true}`)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(modelRecords(t, log)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no record of the request")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r := modelRecords(t, log)[0]; !strings.HasPrefix(r.Reason, "response cut") || r.InputTokens != 123 {
 		t.Errorf("record %+v: want the input tokens and the reason \"response cut…\"", r)
 	}
 }

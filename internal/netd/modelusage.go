@@ -27,6 +27,9 @@ type usageReader struct {
 	body   bytes.Buffer
 	model  string
 	usage  apiUsage
+	// started and stopped: the stream's message_start and message_stop were seen. A stream
+	// that started and ended without its message_stop was cut, wherever it ended.
+	started, stopped bool
 }
 
 func newUsageReader(contentType string) *usageReader {
@@ -81,8 +84,11 @@ func (u *usageReader) event(line []byte) {
 	}
 	switch ev.Type {
 	case "message_start":
+		u.started = true
 		u.model = logText(ev.Message.Model, 100)
 		u.usage = ev.Message.Usage
+	case "message_stop":
+		u.stopped = true
 	case "message_delta":
 		if ev.Usage != nil {
 			// The delta's counts are cumulative; input counts appear only when the API sends them.
@@ -93,6 +99,9 @@ func (u *usageReader) event(line []byte) {
 		}
 	}
 }
+
+// cut reports whether a stream began and ended before its message_stop.
+func (u *usageReader) cut() bool { return u.stream && u.started && !u.stopped }
 
 // finish reads a non-streamed body once it is complete.
 func (u *usageReader) finish() {

@@ -171,3 +171,55 @@ func TestDefaultGateways(t *testing.T) {
 		t.Errorf("defaultGateways = %v, want [172.18.0.1]", got)
 	}
 }
+
+// TestModelAddrWithheldFromTheAgent: with the model upstream named by its address, an allowed
+// name that resolves to that address gets the agent nowhere: netd's proxies do not dial it, and
+// the supervisor opens it in the agent's set for no name. The model forwarder alone dials it.
+func TestModelAddrWithheldFromTheAgent(t *testing.T) {
+	p := policy.Netd{Version: policy.Version, Project: "test", Egress: []string{"llm.example.com", "llm.example.com:8443"},
+		Model: &policy.ModelAPI{Upstream: "https://192.0.2.77"}}
+	cfg, err := newConfig(p.Marshal(), "", testAPIKey, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cur current
+	cur.set(cfg)
+	dns := fakeDNS{"llm.example.com": addrs("192.0.2.77"), "192.0.2.77": addrs("192.0.2.77")}
+
+	// The proxies' dialer: the allowed name resolves only to the upstream's address. Every
+	// opening fails, so that no dial ever leaves this machine, even with the control off.
+	sets := &fakeSets{err: errFake}
+	agent := &upstreamDialer{sets: sets, res: dns, timeout: time.Second, allowed: destinationCheck(&cur, nil)}
+	if c, err := agent.dial(context.Background(), "llm.example.com", 443); err == nil || !errors.Is(err, errReserved) {
+		if c != nil {
+			c.Close()
+		}
+		t.Errorf("the agent's dial = %v, want the upstream's address refused", err)
+	}
+	if reqs := sets.requests(); len(reqs) != 0 {
+		t.Errorf("opened %v for the agent's connection", reqs)
+	}
+
+	// The forwarder's: it opens the address in netd's set (stopped there: nothing leaves).
+	model := &upstreamDialer{sets: sets, res: dns, timeout: time.Second, allowed: modelDestinationCheck(&cur, nil)}
+	if _, err := model.dial(context.Background(), "192.0.2.77", 443); !errors.Is(err, errFake) {
+		t.Errorf("the forwarder's dial = %v, want it stopped at the opening", err)
+	}
+	if reqs := sets.requests(); len(reqs) != 1 || reqs[0].Set != policy.SetNetd || reqs[0].Addrs[0] != netip.MustParseAddr("192.0.2.77") {
+		t.Errorf("the forwarder opened %v, want 192.0.2.77 in netd's set", reqs)
+	}
+
+	// The supervisor: no agent-set request holds the address, whatever allowed name asks.
+	rules, err := rulesFromPolicy(&p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := setRequest{Set: policy.SetAgent, Name: "llm.example.com", Addrs: addrs("192.0.2.10", "192.0.2.77"), Ports: []int{8443}, Timeout: 60}
+	if err := req.validate(rules); err == nil {
+		t.Error("the supervisor would open the upstream's address in the agent's set")
+	}
+	req.Addrs = addrs("192.0.2.10")
+	if err := req.validate(rules); err != nil {
+		t.Errorf("another address of the allowed name: %v", err)
+	}
+}

@@ -217,7 +217,8 @@ func (c *child) start(ls *listeners, res *resolver, errc chan<- error) {
 	web.ConnContext = withOrigDst
 	c.mcp = newMCPForwarder(&c.cur, c.logs.mcp)
 	mcp := newHTTPServer(c.mcp)
-	model := newHTTPServer(newModelForwarder(&c.cur, dial.dial, c.modelTLS, c.logs.model))
+	modelDial := &upstreamDialer{res: res, sets: c.sets, timeout: dialTimeout, allowed: modelDestinationCheck(&c.cur, own)}
+	model := newHTTPServer(newModelForwarder(&c.cur, modelDial.dial, c.modelTLS, c.logs.model))
 	run := func(name string, f func() error) {
 		go func() { errc <- fmt.Errorf("%s stopped: %w", name, stopped(f())) }()
 	}

@@ -58,6 +58,9 @@ const (
 type setRules struct {
 	ports map[string]map[int]bool
 	list  *egress.List
+	// model is the model upstream's address when the policy names it by one
+	// ([policy.Netd.ModelAddr]): never opened in the agent's set, whatever name asks.
+	model netip.Addr
 }
 
 // rulesFromPolicy derives [setRules]: the agent set gets every allowed port but 443 and 80 (those
@@ -96,7 +99,7 @@ func rulesFromPolicy(p *policy.Netd) (setRules, error) {
 		port, _ := strconv.Atoi(u.Port())
 		netd[port] = true
 	}
-	return setRules{ports: map[string]map[int]bool{policy.SetAgent: agent, policy.SetNetd: netd}, list: list}, nil
+	return setRules{ports: map[string]map[int]bool{policy.SetAgent: agent, policy.SetNetd: netd}, list: list, model: p.ModelAddr()}, nil
 }
 
 // mcpUpstream parses and checks the gateway URL of the policy.
@@ -146,6 +149,9 @@ func (r setRequest) validate(rules setRules) error {
 	}
 	if r.Set != policy.SetAgent {
 		return nil
+	}
+	if rules.model.IsValid() && slices.Contains(r.Addrs, rules.model) {
+		return fmt.Errorf("address %v is the model API upstream's: only netd's model forwarder reaches it", rules.model)
 	}
 	if name, ok := egress.NormalizeName(r.Name); !ok || name != r.Name {
 		return fmt.Errorf("name %q is not a canonical host name", r.Name)

@@ -41,7 +41,7 @@ type sniFixture struct {
 
 // startSNI runs an SNI proxy on loopback whose upstreams are at port upPort of the addresses
 // dns gives.
-func startSNI(t *testing.T, upPort int, dns fakeDNS, hello time.Duration, slots int) *sniFixture {
+func startSNI(t testing.TB, upPort int, dns fakeDNS, hello time.Duration, slots int) *sniFixture {
 	t.Helper()
 	f := &sniFixture{log: &syncBuffer{}, sets: &fakeSets{}}
 	p := &sniProxy{

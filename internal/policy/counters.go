@@ -75,3 +75,26 @@ func int64Of(v any) (int64, bool) {
 	i, err := n.Int64()
 	return i, err == nil
 }
+
+// Since returns c less base, a listing of the same ruleset taken earlier: what was counted after
+// base was taken. Rules are matched by chain and comment, in order; no count goes below zero.
+func (c Counters) Since(base Counters) Counters {
+	left := map[[2]string][]RuleCounter{}
+	for _, r := range base.Rules {
+		k := [2]string{r.Chain, r.Comment}
+		left[k] = append(left[k], r)
+	}
+	out := c
+	out.Rules = make([]RuleCounter, len(c.Rules))
+	for i, r := range c.Rules {
+		k := [2]string{r.Chain, r.Comment}
+		if b := left[k]; len(b) > 0 {
+			r.Packets, r.Bytes = max(r.Packets-b[0].Packets, 0), max(r.Bytes-b[0].Bytes, 0)
+			left[k] = b[1:]
+		}
+		out.Rules[i] = r
+	}
+	out.DroppedPkts, out.DroppedBytes = max(c.DroppedPkts-base.DroppedPkts, 0), max(c.DroppedBytes-base.DroppedBytes, 0)
+	out.AcceptedPkts, out.AcceptedBytes = max(c.AcceptedPkts-base.AcceptedPkts, 0), max(c.AcceptedBytes-base.AcceptedBytes, 0)
+	return out
+}

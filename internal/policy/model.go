@@ -70,6 +70,11 @@ type ModelAPI struct {
 	// Upstream is an https URL, optionally with a path prefix for a gateway that serves the
 	// API under one (https://llm.example.com/anthropic). Only netd connects to its host.
 	Upstream string `json:"upstream"`
+	// ServerTools lets requests through that ask the API's servers to run tools of their own
+	// (web search, web fetch, code execution, MCP servers): those reach hosts past the
+	// allowlist on the agent's behalf. false (claude_code.server_tools unset or "refuse"): netd
+	// refuses them.
+	ServerTools bool `json:"server_tools,omitempty"`
 }
 
 // ModelUpstream parses and checks an upstream URL: https, a host, no user info, query or

@@ -43,3 +43,26 @@ func TestListWithholdsTheModelHost(t *testing.T) {
 		}
 	}
 }
+
+// TestModelAddr: an upstream named by an IP literal yields its address, which netd withholds
+// from the agent (no allowlist entry can name an address, but an allowed name can resolve to
+// it); an upstream named by a host name, or none, yields none.
+func TestModelAddr(t *testing.T) {
+	for upstream, want := range map[string]string{
+		"https://192.0.2.77":                 "192.0.2.77",
+		"https://192.0.2.77:8443/anthropic":  "192.0.2.77",
+		"https://[::ffff:192.0.2.78]/v1":     "192.0.2.78",
+		DefaultModelUpstream:                 "",
+		"https://llm.example.com/anthropic":  "",
+		"https://192.0.2.77.example.com:443": "",
+	} {
+		p := Netd{Version: Version, Project: "p", Model: &ModelAPI{Upstream: upstream}}
+		got := p.ModelAddr()
+		if (want == "" && got.IsValid()) || (want != "" && got.String() != want) {
+			t.Errorf("ModelAddr(%s) = %v, want %q", upstream, got, want)
+		}
+	}
+	if a := (&Netd{}).ModelAddr(); a.IsValid() {
+		t.Errorf("ModelAddr without a model API = %v", a)
+	}
+}

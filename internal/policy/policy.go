@@ -235,6 +235,26 @@ func (p *Netd) List() (*egress.List, error) {
 	return list.Without(u.Hostname()), nil
 }
 
+// ModelAddr returns the model upstream's address when the policy names the upstream by an IP
+// literal (a gateway without a name); otherwise the zero Addr. [Netd.List] withholds an
+// upstream's name from the agent; an address cannot be an allowlist entry, but an allowed name
+// can resolve to it, so netd withholds the address itself: it never opens it in the agent's set
+// nor dials it for the agent's proxied connections, only for the model forwarder.
+func (p *Netd) ModelAddr() netip.Addr {
+	if p.Model == nil {
+		return netip.Addr{}
+	}
+	u, err := ModelUpstream(p.Model.Upstream)
+	if err != nil {
+		return netip.Addr{}
+	}
+	a, err := netip.ParseAddr(u.Hostname())
+	if err != nil {
+		return netip.Addr{}
+	}
+	return a.Unmap()
+}
+
 // ResolverAddrs parses Resolvers: each must be a public or private IPv4 unicast address with
 // port 53, never loopback.
 func (p *Netd) ResolverAddrs() ([]netip.AddrPort, error) {
@@ -279,3 +299,33 @@ func (p *Netd) Check(host string, port int) (allowed bool, checked int, ports []
 // IsMandatory reports whether host is an entry abox added to the allowlist itself, which the
 // manifest's edits can neither remove nor ignore.
 func (p *Netd) IsMandatory(host string) bool { return slices.Contains(p.Mandatory, host) }
+
+// Verdict is `abox egress check`'s answer for one host and port.
+type Verdict struct {
+	Host    string
+	Port    int   // the port checked (the default port when none was asked)
+	Allowed bool  // the policy allows Host on Port
+	Ports   []int // the ports the policy allows Host on, if any
+}
+
+// Verdict checks host on port (0: the default port) as [Netd.Check] does.
+func (p *Netd) Verdict(host string, port int) (Verdict, error) {
+	ok, port, ports, err := p.Check(host, port)
+	return Verdict{Host: host, Port: port, Allowed: ok, Ports: ports}, err
+}
+
+// String is the verdict as `abox egress check` prints it.
+func (v Verdict) String() string {
+	switch {
+	case v.Allowed:
+		return fmt.Sprintf("allowed: %s:%d", v.Host, v.Port)
+	case len(v.Ports) > 0:
+		s := make([]string, len(v.Ports))
+		for i, n := range v.Ports {
+			s[i] = fmt.Sprint(n)
+		}
+		return fmt.Sprintf("denied: %s:%d (allowed only on port %s)", v.Host, v.Port, strings.Join(s, ", "))
+	default:
+		return fmt.Sprintf("denied: %s:%d (not in the allowlist)", v.Host, v.Port)
+	}
+}

@@ -1,7 +1,6 @@
 package project
 
 import (
-	"errors"
 	"path/filepath"
 
 	"github.com/aboxhq/abox/internal/approval"
@@ -22,11 +21,8 @@ func RequiredSecrets(ws string, ps paths.Paths, mcpHome string) ([]secrets.Need,
 	if err != nil {
 		return nil, &ManifestError{Err: err}
 	}
-	var approved *manifest.Manifest
-	switch ap, err := approval.Load(ps.Project(ws)); {
-	case err == nil:
-		approved = ap.Manifest
-	case !errors.Is(err, approval.ErrNotApproved):
+	approved, err := approval.Approved(ps.Project(ws))
+	if err != nil {
 		return nil, err
 	}
 	custom, err := config.LoadCustomServers(ps.CustomServersFile())

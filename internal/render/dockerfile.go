@@ -49,6 +49,7 @@ type agentView struct {
 	RTK                    *config.RTK
 	UID, GID               int
 	User, Home             string
+	CacheDirs              []string // made the agent's in the image, so a new cache volume is
 }
 
 func (m *model) agentDockerfile() ([]byte, error) {
@@ -75,6 +76,9 @@ func (m *model) agentDockerfile() ([]byte, error) {
 	if m.c.RTK.Enabled {
 		r := m.c.RTK
 		v.RTK = &r
+	}
+	for _, c := range m.m.Mounts.Caches {
+		v.CacheDirs = append(v.CacheDirs, CacheDirs[c])
 	}
 	return execute("agent.Dockerfile.tmpl", v)
 }

@@ -28,6 +28,7 @@ func TestInvariants(t *testing.T) {
 			rs := runSpecOf(t, arts)
 			checkAgentArgv(t, rs)
 			checkNetdArgv(t, rs)
+			checkNetdLogsApart(t, rs)
 			checkLoginArgv(t, rs)
 			checkNoDockerSocket(t, arts)
 			checkMCPJSON(t, arts, s.Manifest)
@@ -110,6 +111,14 @@ func checkAgentArgv(t *testing.T, rs render.RunSpec) {
 	netd := flagValues(rs.Netd.Args, "--name")
 	if len(netd) != 1 {
 		t.Fatalf("netd argv has names %q", netd)
+	}
+	// The live workspace is the first --mount (an isolated run replaces exactly it), and an
+	// isolated run's is the run's clone, under the project's clones, writable.
+	if m := flagValues(a, "--mount"); len(m) == 0 || !strings.HasSuffix(m[0], ",target=/workspace") || !strings.HasPrefix(m[0], "type=bind,source=/") {
+		t.Errorf("the agent's first --mount is %q, not the workspace", m)
+	}
+	if want := "type=bind,source=/home/u/.local/state/abox/projects/" + rs.Hash + "/clones/" + render.RunToken + ",target=/workspace"; rs.Isolated != want {
+		t.Errorf("isolated workspace mount %q, want %q", rs.Isolated, want)
 	}
 	for _, p := range [][2]string{
 		{"--cap-drop", "ALL"},
@@ -204,6 +213,40 @@ func checkNetdArgv(t *testing.T, rs render.RunSpec) {
 		}
 	}
 	checkMounts(t, "netd", a, false)
+}
+
+// checkNetdLogsApart: netd's logs, the audit trail the agent must not truncate or forge (F8),
+// are in netd's filesystem alone. Netd mounts a volume at policy.LogDir; the agent mounts
+// nothing there, and no volume that netd mounts.
+func checkNetdLogsApart(t *testing.T, rs render.RunSpec) {
+	t.Helper()
+	netdVolumes := map[string]bool{}
+	logs := false
+	for _, m := range flagValues(rs.Netd.Args, "--mount") {
+		f, err := mountFields(m)
+		if err != nil {
+			continue // checkMounts reports it
+		}
+		if f["type"] == "volume" && f["source"] != "" {
+			netdVolumes[f["source"]] = true
+		}
+		logs = logs || (f["type"] == "volume" && f["target"] == policy.LogDir)
+	}
+	if !logs {
+		t.Errorf("netd argv mounts no volume at %s for its logs", policy.LogDir)
+	}
+	for _, m := range flagValues(rs.Agent.Args, "--mount") {
+		f, err := mountFields(m)
+		if err != nil {
+			continue
+		}
+		if f["target"] == policy.LogDir || strings.HasPrefix(f["target"], policy.LogDir+"/") {
+			t.Errorf("agent --mount %q: netd's log directory in the agent", m)
+		}
+		if f["type"] == "volume" && netdVolumes[f["source"]] {
+			t.Errorf("agent --mount %q: a volume netd mounts too", m)
+		}
+	}
 }
 
 // checkMounts requires every --mount to parse, and every bind to be read-only except the agent's
@@ -445,8 +488,11 @@ func TestRulesetCheck(t *testing.T) {
 		}
 		out, err := exec.Command(nft, "-c", "-f", path).CombinedOutput()
 		if err != nil {
-			if strings.Contains(string(out), "Operation not permitted") || strings.Contains(string(out), "Could not process rule: No such file") {
-				t.Skipf("nft -c cannot run here: %s", out)
+			// Root without CAP_NET_ADMIN (a container) cannot ask the kernel at all. Any other
+			// error is the ruleset's: "No such file" is also how nft names a set, chain or
+			// expression the kernel lacks, so it fails rather than skips.
+			if strings.Contains(string(out), "Operation not permitted") {
+				t.Skipf("nft -c needs CAP_NET_ADMIN: %s", out)
 			}
 			t.Errorf("nft -c -f %s: %v\n%s", name, err, out)
 		}

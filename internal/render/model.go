@@ -189,6 +189,27 @@ func (m *model) agentName() string { return "agent-" + m.m.Project + "-" + RunTo
 // ClaudeVolume is the per-project volume holding the agent's ~/.claude.
 func ClaudeVolume(hash string) string { return "abox-claude-" + hash }
 
+// CacheVolume is the volume of one of a project's toolchain caches (mounts.caches).
+func CacheVolume(hash, cache string) string { return "abox-cache-" + hash + "-" + cache }
+
+// CacheDirs are where each toolchain cache lives in the agent's home: the directories
+// scratchEnv points the toolchains at (npm_config_cache, GOPATH, CARGO_HOME) and pip's default.
+var CacheDirs = map[string]string{
+	manifest.CacheNPM:   AgentHome + "/.cache/npm",
+	manifest.CacheGo:    AgentHome + "/.cache/go",
+	manifest.CachePip:   AgentHome + "/.cache/pip",
+	manifest.CacheCargo: AgentHome + "/.cache/cargo",
+}
+
+// cacheMounts are the volumes of the project's toolchain caches, in mounts.caches' order.
+func (m *model) cacheMounts() []Mount {
+	var out []Mount
+	for _, c := range m.m.Mounts.Caches {
+		out = append(out, Mount{Type: "volume", Source: CacheVolume(m.s.Project.Hash, c), Target: CacheDirs[c]})
+	}
+	return out
+}
+
 // GatewayName is the container name of a profile's gateway.
 func GatewayName(profile string) string { return "abox-gw-" + profile }
 

@@ -27,7 +27,7 @@ func (m *model) netdPolicy() []byte {
 		LogLimit:     m.c.Limits.NetdLogBytes(),
 	}
 	if m.c.ClaudeCode.Injected() {
-		p.Model = &policy.ModelAPI{Upstream: m.c.ClaudeCode.Upstream()}
+		p.Model = &policy.ModelAPI{Upstream: m.c.ClaudeCode.Upstream(), ServerTools: m.c.ClaudeCode.AllowsServerTools()}
 	}
 	if uid := m.netdUID(); uid != policy.NetdUID {
 		p.NetdUID = uid

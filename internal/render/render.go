@@ -22,6 +22,18 @@ type Artifact struct {
 	Review bool
 }
 
+// Authoritative counts the artifacts that define the sandbox: all but the review copies of
+// .devcontainer/, which nothing reads back.
+func Authoritative(arts []Artifact) int {
+	n := 0
+	for _, a := range arts {
+		if !a.Review {
+			n++
+		}
+	}
+	return n
+}
+
 // File is an input file the caller staged into a build context, identified by its content hash.
 type File struct {
 	Name   string // base name inside the context directory

@@ -204,7 +204,21 @@ func TestInjectedDropsTheAPIHost(t *testing.T) {
 	if slices.Contains(p.Egress, "api.anthropic.com") || slices.Contains(p.Mandatory, "api.anthropic.com") {
 		t.Errorf("injected: the agent may still reach api.anthropic.com: %q", p.Egress)
 	}
-	if !slices.Contains(p.Egress, "claude.ai") || p.Model == nil || p.Model.Upstream != "https://api.anthropic.com" {
+	if !slices.Contains(p.Egress, "claude.ai") || p.Model == nil || p.Model.Upstream != "https://api.anthropic.com" || p.Model.ServerTools {
 		t.Errorf("injected: egress %q, model %+v", p.Egress, p.Model)
+	}
+	s.Config.ClaudeCode.ServerTools = "allow"
+	if p := netdPolicyOf(t, mustRender(t, s)); p.Model == nil || !p.Model.ServerTools {
+		t.Errorf("injected, server tools allowed: model %+v", p.Model)
+	}
+}
+
+func TestAuthoritative(t *testing.T) {
+	arts := []render.Artifact{{Name: "runspec.json"}, {Name: "Dockerfile", Review: true}, {Name: "netd.json"}, {Name: "x", Review: true}}
+	if got := render.Authoritative(arts); got != 2 {
+		t.Errorf("Authoritative = %d, want 2", got)
+	}
+	if got := render.Authoritative(nil); got != 0 {
+		t.Errorf("render.Authoritative(nil) = %d, want 0", got)
 	}
 }

@@ -21,6 +21,11 @@ import (
 //
 //	docker <Agent.Args> [--mount <mask>…] <Agent.Image> <Agent.Command> -p [--resume ID | --continue] -- <prompt>
 //
+// An isolated run ([RunSpec.Workspace], `abox run --isolated`) changes one argument more: the
+// value of the agent's first --mount, the live workspace, is replaced by [RunSpec.Isolated]
+// with [RunToken] made the run id, the run's private clone; it gets no mask mount, since the
+// clone holds no masked path.
+//
 // The masks are recomputed at every run from mounts.mask, so a file created since the last
 // render is masked too. netd's argv is completed only for a project with MCP servers, with the
 // gateway container's address as the daemon reports it at that run (the gateway may have been
@@ -57,6 +62,23 @@ type RunSpec struct {
 	// without abox ever reading the credential ([LoginCheckCommand]). It is audited like the
 	// agent's argv and run as written.
 	LoginCheck RunCommand `json:"login_check"`
+	// Workspace is run.workspace: live (the user's checkout at /workspace) or isolated (a
+	// private clone per run).
+	Workspace string `json:"workspace"`
+	// Isolated is the agent's /workspace mount in an isolated run: the run's clone in the
+	// project's state ([paths.Project.Clone] with [RunToken] for the id), read-write.
+	Isolated string `json:"isolated_workspace"`
+}
+
+// WorkspaceMount is the agent's /workspace mount of a live run, the first --mount of its argv.
+func WorkspaceMount(workspace string) Mount {
+	return Mount{Type: "bind", Source: workspace, Target: Workspace}
+}
+
+// IsolatedMount is the agent's /workspace mount of an isolated run: clone stands for the run's
+// clone, with [RunToken] in place of the id.
+func IsolatedMount(clone string) Mount {
+	return Mount{Type: "bind", Source: clone, Target: Workspace}
 }
 
 // AgentIdentity returns the uid and gid of the agent's --user, as rendered: the identity every
@@ -168,6 +190,15 @@ var scratchEnv = map[string]string{
 	"GRADLE_USER_HOME": AgentHome + "/.cache/gradle",
 }
 
+// withCacheEnv keeps go's build cache in the go cache's volume too, when there is one (its
+// default, ~/.cache/go-build, is scratch space), without overriding what env sets.
+func withCacheEnv(env map[string]string, caches []string) map[string]string {
+	if _, ok := env["GOCACHE"]; !ok && slices.Contains(caches, manifest.CacheGo) {
+		env["GOCACHE"] = CacheDirs[manifest.CacheGo] + "/build"
+	}
+	return env
+}
+
 // withScratchEnv adds scratchEnv to env without overriding what env sets.
 func withScratchEnv(env map[string]string) map[string]string {
 	for k, v := range scratchEnv {
@@ -180,13 +211,14 @@ func withScratchEnv(env map[string]string) map[string]string {
 
 func (m *model) agentContainer() Container {
 	mounts := []Mount{
-		{Type: "bind", Source: m.s.Project.Workspace, Target: Workspace},
+		WorkspaceMount(m.s.Project.Workspace),
 		{Type: "volume", Source: ClaudeVolume(m.s.Project.Hash), Target: AgentClaudeDir},
 		{Type: "bind", Source: m.s.Project.Artifacts() + "/" + AgentDir, Target: AgentArtifacts, ReadOnly: true},
 		{Type: "bind", Source: m.s.Project.Artifacts() + "/" + AgentDir + "/settings.json", Target: ManagedSettings, ReadOnly: true},
 		{Type: "bind", Source: m.s.Project.Artifacts() + "/" + ResolvConf, Target: "/etc/resolv.conf", ReadOnly: true},
 	}
 	mounts = append(mounts, m.contextMounts()...)
+	mounts = append(mounts, m.cacheMounts()...)
 	return Container{
 		Name:        m.agentName(),
 		Network:     "container:" + m.netdName(),
@@ -202,7 +234,7 @@ func (m *model) agentContainer() Container {
 		ReadOnly:    true,
 		Tmpfs:       agentTmpfs(m.s.agent()),
 		Mounts:      mounts,
-		Env:         withScratchEnv(m.agentEnv()),
+		Env:         withCacheEnv(withScratchEnv(m.agentEnv()), m.m.Mounts.Caches),
 		Labels:      m.labels("agent"),
 		Image:       m.agentImage,
 		Command:     m.claudeArgs(),
@@ -233,8 +265,18 @@ func (m *model) runSpec() ([]byte, error) {
 		MCPEndpoint:  mcpURL,
 		Reown:        m.reownCommand(),
 		LoginCheck:   LoginCheckCommand(m.m.Project, m.s.Project.Hash, m.s.agent(), m.agentImage),
+		Workspace:    m.workspaceMode(),
+		Isolated:     IsolatedMount(m.s.Project.Clone(RunToken)).Arg(),
 	}
 	return marshalJSON(rs)
+}
+
+// workspaceMode is run.workspace, live when unset.
+func (m *model) workspaceMode() string {
+	if m.m.Run.Workspace == "" {
+		return manifest.WorkspaceLive
+	}
+	return m.m.Run.Workspace
 }
 
 // AgentRuntime is the runtime the agent runs under: run.runtime, else config.yaml's

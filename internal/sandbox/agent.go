@@ -48,7 +48,8 @@ func (s *Sandbox) runAgent(ctx context.Context, o Options, out *Outcome, c *cloc
 	return err
 }
 
-// settle works out why the agent ended and its exit code.
+// settle works out why the agent ended, and kills it if it did not end by itself. Its exit code
+// is read by the teardown ([Sandbox.readExit]), alongside netd's stop.
 func (s *Sandbox) settle(ctx, actx context.Context, out *Outcome, netdDied chan struct{}, timeout time.Duration) {
 	select {
 	case <-netdDied:
@@ -71,9 +72,20 @@ func (s *Sandbox) settle(ctx, actx context.Context, out *Outcome, netdDied chan 
 		defer cancel()
 		s.Docker.Kill(kctx, out.Agent, "KILL")
 	}
-	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	out.exitToRead = true
+}
+
+// readExitTimeout bounds the inspect of the agent's exit status, from when it starts.
+const readExitTimeout = 20 * time.Second
+
+// readExit reads the exit code of an agent that ran from its container; one still running, or
+// one that cannot be inspected, counts as 1 unless it exited by itself. The teardown calls it
+// before it removes the agent, while netd stops: it is off the run's critical path. base carries
+// no cancellation (see [Sandbox.Run]).
+func (s *Sandbox) readExit(base context.Context, out *Outcome) {
+	ctx, cancel := context.WithTimeout(base, readExitTimeout)
 	defer cancel()
-	if c, err := s.Docker.ContainerInspect(kctx, out.Agent); err == nil && !c.State.Running {
+	if c, err := s.Docker.ContainerInspect(ctx, out.Agent); err == nil && !c.State.Running {
 		out.ExitCode = c.State.ExitCode
 	} else if out.Result != "exited" && out.ExitCode == 0 {
 		out.ExitCode = 1

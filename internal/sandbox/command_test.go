@@ -20,7 +20,10 @@ func TestAgentArgvCommand(t *testing.T) {
 			Command: []string{"claude", "--output-format", "stream-json"},
 		}},
 	}
-	got := s.agentArgv(Options{Command: []string{"perl", "-e", "print 1"}, Prompt: "ignored"}, &Outcome{ID: "0123abcd"})
+	got, err := s.agentArgv(Options{Command: []string{"perl", "-e", "print 1"}, Prompt: "ignored"}, &Outcome{ID: "0123abcd"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := []string{"create", "--name", "agent-p-0123abcd", "--user", "1000:1000", "abox-agent-p:1", "perl", "-e", "print 1"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("agentArgv with Command (-want +got):\n%s", diff)

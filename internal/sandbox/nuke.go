@@ -27,8 +27,19 @@ func RemoveContainers(ctx context.Context, d *docker.Client, hash string) (int, 
 	return len(ids), d.Remove(ctx, true, true, ids...)
 }
 
+// RemoveCaches removes the volumes of the project's toolchain caches (mounts.caches), for
+// `abox nuke`. A volume in use is not removed: the error says which.
+func RemoveCaches(ctx context.Context, d *docker.Client, hash string, caches []string) error {
+	for _, c := range caches {
+		if err := d.VolumeRemove(ctx, render.CacheVolume(hash, c)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // RemoveState removes what abox made for the project outside docker, for `abox nuke`: its
-// rendered artifacts, staged build files, masks and approval, and the generated files of the
+// rendered artifacts, staged build files, masks, approval and spare netd's record, and the generated files of the
 // workspace's review copy. Run history and the manifest stay.
 func RemoveState(proj paths.Project) error {
 	for _, dir := range []string{proj.Artifacts(), proj.Build(), proj.Masks()} {
@@ -37,6 +48,8 @@ func RemoveState(proj paths.Project) error {
 		}
 	}
 	os.Remove(proj.Approved())
+	os.Remove(filepath.Join(proj.Dir, spareRecordFile))   // its container went with the others
+	os.Remove(filepath.Join(proj.Dir, spareStartingFile)) // so did the one it names
 	removeReview(filepath.Join(proj.Workspace, render.ReviewDir))
 	return nil
 }

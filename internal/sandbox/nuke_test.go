@@ -56,3 +56,18 @@ func TestRemoveState(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoveCaches: each cache's volume of this project goes; the first that cannot be
+// removed stops it with its error.
+func TestRemoveCaches(t *testing.T) {
+	fake := dockertest.New(t)
+	fake.On("volume rm abox-cache-h1-npm", docker.Result{})
+	fake.On("volume rm abox-cache-h1-go", docker.Result{Stderr: []byte("volume is in use"), ExitCode: 1})
+	err := RemoveCaches(context.Background(), docker.NewClient(fake, nil), "h1", []string{"npm", "go", "cargo"})
+	if err == nil {
+		t.Fatal("RemoveCaches of a volume in use = nil")
+	}
+	if err := RemoveCaches(context.Background(), docker.NewClient(fake, nil), "h1", []string{"npm"}); err != nil {
+		t.Errorf("RemoveCaches(npm) = %v", err)
+	}
+}

@@ -90,6 +90,8 @@ type Preflight struct {
 	// Credential is claude_code.credential, the secret netd injects in injected mode, and
 	// SecretsStore the directory of abox's file store that holds it.
 	Credential, SecretsStore string
+
+	ahead *prefetched // inspections started ahead by [Preflight.Prefetch]; nil without one
 }
 
 // BinaryLabel is the netd image's label holding the sha256 of the abox binary baked into it.
@@ -226,7 +228,7 @@ func (p *Preflight) netdPolicy() (*policy.Netd, error) {
 // checkGateway finds the gateway netd will forward MCP to: inside the project's scope, running,
 // and with an address on the sandbox's network.
 func (p *Preflight) checkGateway(ctx context.Context, rs *render.RunSpec, np *policy.Netd) (*docker.Container, netip.AddrPort, error) {
-	gw, err := p.Gateways.Inspect(ctx, rs.Profile)
+	gw, err := p.gatewayInspect(ctx, rs.Profile)
 	if err != nil {
 		return nil, netip.AddrPort{}, err
 	}
@@ -262,7 +264,7 @@ func gatewayAddress(gw *docker.Container, profile, network, upstream string) (ne
 // checkNetdBinary refuses a netd image that is missing or built from another abox binary than
 // this one.
 func (p *Preflight) checkNetdBinary(ctx context.Context, image string) error {
-	img, err := p.Docker.ImageInspect(ctx, image)
+	img, err := p.imageInspect(ctx, image)
 	if errors.Is(err, docker.ErrNotFound) {
 		return refuse(ErrImageMissing, image, "image %s is missing", image)
 	}
@@ -277,21 +279,32 @@ func (p *Preflight) checkNetdBinary(ctx context.Context, image string) error {
 
 // checkHost refuses a run whose agent image, network or context directories are missing.
 func (p *Preflight) checkHost(ctx context.Context, rs *render.RunSpec) error {
-	if ok, err := p.Docker.ImageExists(ctx, rs.Agent.Image); err != nil {
-		return err
-	} else if !ok {
+	if _, err := p.imageInspect(ctx, rs.Agent.Image); errors.Is(err, docker.ErrNotFound) {
 		return refuse(ErrImageMissing, rs.Agent.Image, "image %s is missing", rs.Agent.Image)
+	} else if err != nil {
+		return err
 	}
-	if _, err := p.Docker.NetworkInspect(ctx, rs.Network); err != nil {
+	if _, err := p.networkInspect(ctx, rs.Network); err != nil {
 		return refuse(ErrNetworkMissing, rs.Network, "network %s: %v", rs.Network, err)
 	}
-	for _, dir := range p.Manifest.Mounts.Context {
-		path := paths.ExpandHome(dir, p.Home)
-		if st, err := os.Stat(path); err != nil || !st.IsDir() {
-			return refuse(ErrContextMissing, path, "context directory %s does not exist", path)
-		}
+	if missing := MissingContext(p.Manifest, p.Home); len(missing) > 0 {
+		return refuse(ErrContextMissing, missing[0], "context directory %s does not exist", missing[0])
 	}
 	return nil
+}
+
+// MissingContext returns the context directories of m (mounts.context, ~ expanded with home)
+// that are not directories on the host: a run refuses the first ([ErrContextMissing]), and
+// `abox render` warns of each.
+func MissingContext(m *manifest.Manifest, home string) []string {
+	var out []string
+	for _, dir := range m.Mounts.Context {
+		path := paths.ExpandHome(dir, home)
+		if st, err := os.Stat(path); err != nil || !st.IsDir() {
+			out = append(out, path)
+		}
+	}
+	return out
 }
 
 // checkCredential refuses an injected-credential run whose credential netd could not read: the

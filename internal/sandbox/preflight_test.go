@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -319,4 +320,25 @@ func TestPreflightGateway(t *testing.T) {
 			t.Errorf("Ready.Gateway = %v, token checked %v; want 172.30.0.5 with netd's upstream port, checked", ready.Gateway, authed)
 		}
 	})
+}
+
+// TestMissingContext: every context directory that is not a directory is listed, ~ expanded,
+// in the manifest's order; one that exists is not.
+func TestMissingContext(t *testing.T) {
+	home := t.TempDir()
+	if err := os.Mkdir(filepath.Join(home, "here"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "file"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := &manifest.Manifest{Mounts: manifest.Mounts{Context: []string{"~/gone", "~/here", "~/file", filepath.Join(home, "also-gone")}}}
+	got := MissingContext(m, home)
+	want := []string{filepath.Join(home, "gone"), filepath.Join(home, "file"), filepath.Join(home, "also-gone")}
+	if !slices.Equal(got, want) {
+		t.Errorf("MissingContext = %q, want %q", got, want)
+	}
+	if got := MissingContext(&manifest.Manifest{}, home); got != nil {
+		t.Errorf("MissingContext(no context) = %q, want none", got)
+	}
 }

@@ -60,6 +60,19 @@ type Options struct {
 	// reported it before the run ([gateway.Address]); zero when the project has no MCP servers.
 	// It completes netd's argv ([policy.GatewayAddrFlag]): netd dials it and nothing else.
 	Gateway netip.AddrPort
+	// ID, when set, is the run's id (an isolated run's clone is made under it before the run);
+	// a new one otherwise.
+	ID string
+	// Isolated runs the agent on the run's private clone ([paths.Project.Clone] of ID, which
+	// must exist) instead of the workspace: the agent's first --mount becomes the runspec's
+	// isolated one, and nothing of the workspace is walked, masked or locked (the agent cannot
+	// reach it).
+	Isolated bool
+	// Branch is an isolated run's branch, for its record.
+	Branch string
+	// SpareNetd lets the run take the project's spare netd, if one fits ([Sandbox.claimSpare]):
+	// config.yaml's defaults.spare_netd. Off, a spare an earlier run left is not used.
+	SpareNetd bool
 	// Watch, when set, is what the run snapshots ([WatchScope]) before netd starts and again
 	// after teardown; [Outcome.Exec] is the difference.
 	Watch *watch.Scope
@@ -87,17 +100,24 @@ type Outcome struct {
 	Argv                [][]string            // the docker argv run for netd and the agent
 	MaskEvents          []telemetry.MaskEvent // masks that did not hold at teardown (see "Masks")
 	Exec                *ExecReport           // what the run changed that runs outside the sandbox; nil if not watched
+	Spare               time.Time             // when the run's netd was started ahead, as a spare; zero if the run started it
 
 	firstOutput time.Time // when the agent's first line of output arrived
+	exitToRead  bool      // the agent ran: the teardown reads its exit code before removing it
 	masks       *maskRun  // what was masked at start; nil when nothing was started
+	// counterBase, for a run on a spare, is its counters at the policy verify: what the spare
+	// counted before (packets sent to it while it waited) is not the run's ([Sandbox.harvest]).
+	counterBase *policy.Counters
 }
 
 // Phase is one timed step of a run. A run's phases are consecutive and, in order: prepare (the
-// argv, with the workspace walked for masks, and the agent's runtime checked), netd start (`docker run` of netd), agent create,
+// argv, with the workspace walked for masks, and the agent's runtime checked), netd start (`docker run` of netd),
 // netd ready (netd loads the ruleset and self-tests), runtime canary (only for an agent under a
-// runtime other than runc: see runtime.go), policy verify (the ruleset read back),
-// agent start (until the agent's first output), agent run (until it exits), agent exit (its exit
-// status), netd stop (netd writes its counters, while the agent is removed), harvest (netd's logs
+// runtime other than runc: see runtime.go), policy verify (the ruleset read back), agent create
+// (what is left of the agent's `docker create`, which runs from netd start to here),
+// agent start (until the agent's first output), agent run (until it exits), agent exit (why it
+// ended; killed if it did not end by itself), netd stop (netd writes its counters, while the
+// agent's exit code is read and the agent removed), harvest (netd's logs
 // copied out), teardown (netd removed) and, for a watched run, exec diff (the workspace
 // snapshotted again and compared). A run refused early has the first few, then the teardown's.
 type Phase struct {
@@ -119,15 +139,21 @@ func NewRunID() string {
 // Run starts, verifies, runs and tears down one sandbox. The outcome is returned even with an
 // error, so the caller can always print and record it.
 func (s *Sandbox) Run(ctx context.Context, o Options) (*Outcome, error) {
-	out := &Outcome{ID: NewRunID(), Started: s.Now(), Result: "failed"}
+	out := &Outcome{ID: o.ID, Started: s.Now(), Result: "failed"}
+	spared := o.SpareNetd && s.claimSpare(ctx, o, out)
+	if out.ID == "" {
+		out.ID = NewRunID()
+	}
 	out.Netd = replaceRun(s.Spec.Netd.Args, out.ID)[indexAfter(s.Spec.Netd.Args, "--name")]
 	out.Agent = replaceRun(s.Spec.Agent.Args, out.ID)[indexAfter(s.Spec.Agent.Args, "--name")]
 	out.Dir = filepath.Join(s.Project.Runs(), out.Started.UTC().Format("20060102T150405Z")+"-"+out.ID)
 	if err := statefs.MkdirAll(out.Dir); err != nil {
+		s.dropClaimed(ctx, spared, out) // no record names it any more: nothing else would remove it
 		return out, err
 	}
 	c := &clock{now: s.Now, last: out.Started, out: out}
-	if err := s.prepareMasks(o, out); err != nil {
+	if err := s.prepareWorkspace(o, out); err != nil {
+		s.dropClaimed(ctx, spared, out)
 		out.Result = "refused" // before anything started: nothing to tear down
 		c.mark("prepare")
 		out.Duration = s.Now().Sub(out.Started)
@@ -136,6 +162,7 @@ func (s *Sandbox) Run(ctx context.Context, o Options) (*Outcome, error) {
 	defer out.masks.release()
 	runtime, err := s.checkRuntime(ctx)
 	if err != nil { // before anything started: nothing to tear down
+		s.dropClaimed(ctx, spared, out)
 		out.Result = "refused"
 		if ctx.Err() != nil {
 			out.Result, err = "interrupted", ErrInterrupted
@@ -145,7 +172,7 @@ func (s *Sandbox) Run(ctx context.Context, o Options) (*Outcome, error) {
 		return out, err
 	}
 	before := snapshotBefore(o)
-	err = s.run(ctx, o, out, c, runtime)
+	err = s.run(ctx, o, out, c, runtime, spared)
 	if err != nil && ctx.Err() != nil && out.Result == "refused" {
 		// The start was cut short by the caller, not refused by a check.
 		out.Result = "interrupted"
@@ -160,15 +187,22 @@ func (s *Sandbox) Run(ctx context.Context, o Options) (*Outcome, error) {
 	return out, err
 }
 
-func (s *Sandbox) run(ctx context.Context, o Options, out *Outcome, c *clock, runtime string) error {
-	if err := s.startNetd(ctx, o, out, c); err != nil {
+func (s *Sandbox) run(ctx context.Context, o Options, out *Outcome, c *clock, runtime string, spared bool) error {
+	created, err := s.startNetd(ctx, o, out, c, spared)
+	if err != nil {
 		out.Result = "refused"
 		return err
 	}
-	if err := s.verify(ctx, o, out, c, runtime); err != nil {
+	err = s.verify(ctx, o, out, c, runtime)
+	// The agent's create runs to its end once started; the teardown must find what it made.
+	if cerr := <-created; err == nil && cerr != nil {
+		err = fmt.Errorf("%w: creating the agent container: %v", ErrBoundary, cerr)
+	}
+	if err != nil {
 		out.Result = "refused"
 		return err
 	}
+	c.mark("agent create")
 	return s.runAgent(ctx, o, out, c)
 }
 
@@ -197,22 +231,28 @@ func maxTime(a, b time.Time) time.Time {
 	return b
 }
 
-// startNetd runs netd and, meanwhile, creates the agent container.
-func (s *Sandbox) startNetd(ctx context.Context, o Options, out *Outcome, c *clock) error {
+// startNetd runs netd, then starts the agent's create in the background: it needs netd's
+// container (its network is netd's) but nothing of netd's start-up, so it overlaps netd ready and
+// policy verify. The error of the create arrives on the channel once it ended; the agent is only
+// created, and starts only once netd is verified ([Sandbox.run]).
+func (s *Sandbox) startNetd(ctx context.Context, o Options, out *Outcome, c *clock, spared bool) (<-chan error, error) {
 	netdArgv := s.netdArgv(o, out)
-	agentArgv := s.agentArgv(o, out)
+	agentArgv, err := s.agentArgv(o, out)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBoundary, err)
+	}
 	out.Argv = [][]string{netdArgv, agentArgv}
 	writeJSON(filepath.Join(out.Dir, "argv.json"), out.Argv)
 	c.mark("prepare")
-	if _, err := s.Docker.RunDetached(ctx, netdArgv); err != nil {
-		return fmt.Errorf("%w: starting netd: %v", ErrBoundary, err)
+	if !spared { // a spare is this very argv, started ahead ([Sandbox.claimSpare])
+		if _, err := s.Docker.RunDetached(ctx, netdArgv); err != nil {
+			return nil, fmt.Errorf("%w: starting netd: %v", ErrBoundary, err)
+		}
 	}
 	c.mark("netd start")
-	if err := s.createAgent(ctx, agentArgv, o.SecretEnv); err != nil {
-		return fmt.Errorf("%w: creating the agent container: %v", ErrBoundary, err)
-	}
-	c.mark("agent create")
-	return nil
+	created := make(chan error, 1)
+	go func() { created <- s.createAgent(ctx, agentArgv, o.SecretEnv) }()
+	return created, nil
 }
 
 // createAgent runs the agent's `docker create`, with the attached secrets, if any, on the CLI's
@@ -237,10 +277,16 @@ func (s *Sandbox) netdArgv(o Options, out *Outcome) []string {
 	return argv
 }
 
-// agentArgv completes the runspec's agent argv for this run: masks, then the image, then the
-// command and the per-run arguments.
-func (s *Sandbox) agentArgv(o Options, out *Outcome) []string {
+// agentArgv completes the runspec's agent argv for this run: the isolated workspace or the
+// masks, then the image, then the command and the per-run arguments.
+func (s *Sandbox) agentArgv(o Options, out *Outcome) ([]string, error) {
 	argv := replaceRun(s.Spec.Agent.Args, out.ID)
+	if o.Isolated {
+		var err error
+		if argv, err = s.isolate(argv, out.ID); err != nil {
+			return nil, err
+		}
+	}
 	for _, m := range out.masks.mounts(filepath.Join(s.Project.Masks(), "empty"), filepath.Join(s.Project.Masks(), "empty.d")) {
 		argv = append(argv, "--mount", m.Arg())
 	}
@@ -248,12 +294,12 @@ func (s *Sandbox) agentArgv(o Options, out *Outcome) []string {
 		argv = append(argv, "--env-file", "/dev/stdin")
 	}
 	if len(o.Command) > 0 {
-		return append(append(argv, s.Spec.Agent.Image), o.Command...)
+		return append(append(argv, s.Spec.Agent.Image), o.Command...), nil
 	}
 	if o.Shell {
 		argv = append(argv, "--interactive", "--tty")
 		argv = append(argv, s.Spec.Agent.Image)
-		return append(argv, s.Spec.Shell...)
+		return append(argv, s.Spec.Shell...), nil
 	}
 	argv = append(argv, s.Spec.Agent.Image)
 	argv = append(argv, s.Spec.Agent.Command...)
@@ -267,7 +313,7 @@ func (s *Sandbox) agentArgv(o Options, out *Outcome) []string {
 	if strings.HasPrefix(o.Prompt, "-") {
 		argv = append(argv, "--")
 	}
-	return append(argv, o.Prompt)
+	return append(argv, o.Prompt), nil
 }
 
 // replaceRun substitutes the run id for the runspec's run token in every argument.

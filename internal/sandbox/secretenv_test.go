@@ -23,7 +23,10 @@ func TestSecretEnvOnStdin(t *testing.T) {
 			Args: []string{"create", "--name", "agent-p-" + render.RunToken}, Image: "abox-agent-p:1", Command: []string{"claude"},
 		}},
 	}
-	argv := s.agentArgv(Options{Prompt: "hi", SecretEnv: []byte(env)}, &Outcome{ID: "0123abcd"})
+	argv, err := s.agentArgv(Options{Prompt: "hi", SecretEnv: []byte(env)}, &Outcome{ID: "0123abcd"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := []string{"create", "--name", "agent-p-0123abcd", "--env-file", "/dev/stdin", "abox-agent-p:1", "claude", "-p", "hi"}
 	if diff := cmp.Diff(want, argv); diff != "" {
 		t.Errorf("agentArgv (-want +got):\n%s", diff)
@@ -40,7 +43,7 @@ func TestSecretEnvOnStdin(t *testing.T) {
 	if strings.Contains(fake.ArgvText(), "fake-attached-value-42") {
 		t.Errorf("a secret reached an argv:\n%s", fake.ArgvText())
 	}
-	if got := s.agentArgv(Options{Prompt: "hi"}, &Outcome{ID: "x"}); strings.Contains(strings.Join(got, " "), "--env-file") {
+	if got, _ := s.agentArgv(Options{Prompt: "hi"}, &Outcome{ID: "x"}); strings.Contains(strings.Join(got, " "), "--env-file") {
 		t.Error("--env-file without attached secrets")
 	}
 }

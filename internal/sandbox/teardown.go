@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/telemetry"
 )
@@ -26,14 +28,17 @@ func stepContext(base context.Context, d time.Duration) (context.Context, contex
 	return context.WithTimeout(base, d)
 }
 
-// teardown stops netd, so that it writes its counters, and meanwhile removes the agent (the two
-// are independent: an agent still running is killed by the forced removal, and offline once
-// netd stops); then it harvests netd's logs from netd's own filesystem and removes netd. It
+// teardown stops netd, so that it writes its counters, and meanwhile reads the agent's exit code
+// and removes the agent (the two are independent: an agent still running is killed by the forced
+// removal, and offline once netd stops); then it harvests netd's logs from netd's own filesystem and removes netd. It
 // never fails the run; problems become notes. base carries no cancellation (see [Sandbox.Run]);
 // every step bounds itself from when it starts.
 func (s *Sandbox) teardown(base context.Context, o Options, out *Outcome, c *clock) {
 	removed := make(chan error, 1)
 	go func() {
+		if out.exitToRead {
+			s.readExit(base, out)
+		}
 		if o.Keep {
 			removed <- nil
 			return
@@ -82,10 +87,32 @@ func (s *Sandbox) harvest(ctx context.Context, out *Outcome) {
 		return
 	}
 	out.Harvest = h
+	if h.Counters != nil && out.counterBase != nil {
+		s.sinceSpare(dest, out)
+	}
 	if h.Counters == nil && out.Result != "refused" {
 		out.note("netd wrote no counters (it did not shut down cleanly)")
 	}
 }
+
+// sinceSpare leaves out of a run on a spare what the spare counted before the run's policy verify:
+// counters.json becomes what came after, netd's own file is kept as spareCountersFile.
+func (s *Sandbox) sinceSpare(dest string, out *Outcome) {
+	raw := *out.Harvest.Counters
+	since := raw.Since(*out.counterBase)
+	out.Harvest.Counters = &since
+	if b, err := marshalIndent(since); err == nil {
+		os.Rename(filepath.Join(dest, policy.CountersLog), filepath.Join(dest, spareCountersFile))
+		os.WriteFile(filepath.Join(dest, policy.CountersLog), b, 0o600)
+	}
+	if n := raw.DroppedPkts - since.DroppedPkts; n > 0 {
+		out.note("the spare netd had dropped %d packet(s) before this run; they are not counted as the run's", n)
+	}
+}
+
+// spareCountersFile, in a run's netd log directory, is the counters netd wrote for a run on a
+// spare: since the spare started, not since the run's policy verify.
+const spareCountersFile = "counters-since-spare-start.json"
 
 // Record appends the run to runs.jsonl and its denials to the review queue.
 func (s *Sandbox) Record(o Options, out *Outcome, profile, permission string, servers []string) error {
@@ -96,6 +123,12 @@ func (s *Sandbox) Record(o Options, out *Outcome, profile, permission string, se
 		Transcript: out.Transcript, RunDir: out.Dir, PermissionMode: permission, Servers: servers,
 		ToolCalls: len(out.Summary.ToolCalls), Outcome: out.Result, Notes: out.Notes, DroppedPackets: -1,
 		Masks: out.MaskEvents,
+	}
+	if !out.Spare.IsZero() {
+		rec.NetdStarted = out.Spare.UTC().Format(time.RFC3339Nano)
+	}
+	if o.Isolated {
+		rec.Workspace, rec.Branch = manifest.WorkspaceIsolated, o.Branch
 	}
 	if o.Shell {
 		rec.Kind, rec.PromptSHA, rec.PermissionMode = "shell", "interactive", "interactive"

@@ -48,6 +48,13 @@ func (s *Sandbox) verify(ctx context.Context, o Options, out *Outcome, c *clock,
 			return err
 		}
 	}
+	if !out.Spare.IsZero() {
+		base, err := policy.ParseCounters(res.Stdout)
+		if err != nil {
+			return fmt.Errorf("%w: reading the spare netd's counters: %v", ErrBoundary, err)
+		}
+		out.counterBase = &base
+	}
 	c.mark("policy verify")
 	return nil
 }

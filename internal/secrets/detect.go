@@ -44,6 +44,20 @@ func Detect(ctx context.Context, d *docker.Client, dir string) (Choice, error) {
 	return Choice{Store: desk, Why: platform + " with `docker mcp`"}, nil
 }
 
+// StoredNames lists the store this host has ([Detect]): what `abox secrets attach` reports as
+// there or not yet. The error is Detect's, or the store's when it cannot be listed.
+func StoredNames(ctx context.Context, d *docker.Client, dir string) ([]string, error) {
+	c, err := Detect(ctx, d, dir)
+	if err != nil {
+		return nil, err
+	}
+	names, err := c.Store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return append([]string{}, names...), nil
+}
+
 // serverPlatform returns the daemon's platform name ("Docker Desktop 4.40.0 (187762)"; empty or
 // "Docker Engine - Community" elsewhere) and version.
 func serverPlatform(ctx context.Context, d *docker.Client) (platform, version string, err error) {

@@ -45,4 +45,14 @@
 // secrets check`, doctor and the gateway's start all use it. [BuildIndex] applies it to every
 // project registered on any profile, so `abox secrets ls` shows the blast radius of each secret,
 // and names the projects whose manifest has moved instead of silently dropping them.
+//
+// # Commands
+//
+// [Host] is the machine as the `abox secrets` commands see it, and its methods are what each
+// command does ([Host.Set], [Host.Remove], [Host.List], [Host.Sync], [Host.Check],
+// [Host.Attach], [Host.Detach]) and what a run and a gateway start receive ([Host.AgentEnv],
+// [Host.GatewaySecrets]). They return reports with their own text writers and typed errors
+// ([*ReadError], [*InUseError], [*AttentionError], …) that cli maps to the hint naming the abox
+// command that fixes them. The no-echo prompt is injected ([TerminalPrompt]), so that a test
+// can type a value and check that it is written nowhere.
 package secrets

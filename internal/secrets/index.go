@@ -113,11 +113,11 @@ func (x *Index) addProject(ps paths.Paths, prof string, b gateway.Binding, cat *
 	needs := bindingNeeds(b, cat)
 	var why []string
 	// A corrupt approval hides what runs: the project is stale, never taken as approving nothing.
-	switch a, err := approval.Load(ps.Project(b.Workspace)); {
-	case err == nil:
-		needs = append(needs, Needs(a.Manifest, cat)...)
-	case !errors.Is(err, approval.ErrNotApproved):
+	switch am, err := approval.Approved(ps.Project(b.Workspace)); {
+	case err != nil:
 		why = append(why, oneLine(err))
+	case am != nil:
+		needs = append(needs, Needs(am, cat)...)
 	}
 	m, _, err := manifest.Load(filepath.Join(b.Workspace, manifest.FileName))
 	switch {

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/statefs"
 )
 
 // Statuses of the rows of `secrets sync` and `secrets check`.
@@ -150,6 +152,36 @@ func (m *Manager) Sync(ctx context.Context, mp config.SecretMapping, interactive
 	return row.with(status, "")
 }
 
+// SyncAll is `abox secrets sync`: [Manager.Sync] of every mapping, one row each, in order.
+func (m *Manager) SyncAll(ctx context.Context, mappings []config.SecretMapping, interactive, dryRun bool) []Row {
+	var rows []Row
+	for _, mp := range mappings {
+		rows = append(rows, m.Sync(ctx, mp, interactive, dryRun))
+	}
+	return rows
+}
+
+// CheckAll is `abox secrets check`: a row for every mapping of cfg ([Manager.Check]), then one
+// for every secret of required that cfg does not map ([Manager.CheckUnmapped]). A row that
+// needs attention names who requires its secret, so the fix can be weighed against its use.
+func (m *Manager) CheckAll(ctx context.Context, cfg *config.Secrets, required []Need) []Row {
+	var rows []Row
+	for _, mp := range cfg.Mappings {
+		rows = append(rows, m.Check(ctx, mp))
+	}
+	for _, name := range Names(required) {
+		if _, ok := cfg.Lookup(name); !ok {
+			rows = append(rows, m.CheckUnmapped(ctx, name))
+		}
+	}
+	for i, r := range rows {
+		if users := UsersOf(required, r.Secret); users != "" && !r.OK() {
+			rows[i].Detail = strings.TrimPrefix(r.Detail+"; needed by "+users, "; ")
+		}
+	}
+	return rows
+}
+
 // Check compares one mapping's source with the store and writes nothing.
 func (m *Manager) Check(ctx context.Context, mp config.SecretMapping) Row {
 	row := Row{Secret: mp.Secret, Source: mp.Kind()}
@@ -220,7 +252,7 @@ func (r Row) with(status, detail string) Row {
 func Open(ps paths.Paths, store Store, src *Sources, now func() time.Time) (*Manager, error) {
 	salt, err := LoadSalt(ps.SecretsSalt())
 	if err != nil {
-		return nil, &OpenError{File: ps.SecretsSalt(), Err: err}
+		return nil, &OpenError{File: ps.SecretsSalt(), Salt: true, Err: err}
 	}
 	state, err := LoadState(ps.SecretsState())
 	if err != nil {
@@ -229,10 +261,31 @@ func Open(ps paths.Paths, store Store, src *Sources, now func() time.Time) (*Man
 	return &Manager{Store: store, Sources: src, Digests: NewDigester(salt, 0), State: state, StatePath: ps.SecretsState(), Now: now}, nil
 }
 
+// OpenLocked is [Open] for a command that changes the store: when lock is set it first takes
+// the secrets lock (ps.SecretsLock), held until the returned func is called, so that two
+// commands never write the store and secrets.json at once. On an error nothing is held; the
+// returned func is then a no-op, as it is without lock.
+func OpenLocked(ps paths.Paths, store Store, src *Sources, now func() time.Time, lock bool) (*Manager, func(), error) {
+	unlock := func() {}
+	if lock {
+		var err error
+		if unlock, err = statefs.Lock(ps.SecretsLock()); err != nil {
+			return nil, func() {}, err
+		}
+	}
+	m, err := Open(ps, store, src, now)
+	if err != nil {
+		unlock()
+		return nil, func() {}, err
+	}
+	return m, unlock, nil
+}
+
 // OpenError is a file [Open] could not read: the salt or secrets.json. Its message is the
 // underlying error's.
 type OpenError struct {
 	File string
+	Salt bool // File is the salt, not secrets.json
 	Err  error
 }
 

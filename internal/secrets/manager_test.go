@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -201,5 +202,98 @@ func TestReadGiven(t *testing.T) {
 				t.Errorf("value = %q, want the source's", v)
 			}
 		})
+	}
+}
+
+// TestSyncAllAndCheckAll: sync gives a row per mapping in order; check adds a row for a
+// required secret nobody mapped, and a row that needs attention names who requires it, while
+// a row that is fine does not.
+func TestSyncAllAndCheckAll(t *testing.T) {
+	ctx := context.Background()
+	env := map[string]string{"TOKEN": fakeValue}
+	st := &memStore{kind: KindAbox, values: map[string]string{}}
+	m := newManager(t, st, env)
+	cfg := &config.Secrets{Mappings: []config.SecretMapping{
+		{Secret: "a.token", Env: "TOKEN"}, {Secret: "b.token", Env: "UNSET"},
+	}}
+	required := []Need{
+		{Secret: "b.token", Kind: UseServer, By: "github"},
+		{Secret: "c.key", Kind: UseEnv, By: "API_KEY"},
+		{Secret: "a.token", Kind: UseRemote, By: "docs"},
+	}
+	if rows := m.CheckAll(ctx, cfg, required); len(rows) != 3 || rows[0].Status != MissingInStore ||
+		rows[0].Detail != "needed by remote docs" {
+		t.Fatalf("CheckAll before sync = %+v", rows)
+	}
+	rows := m.SyncAll(ctx, cfg.Mappings, false, false)
+	if len(rows) != 2 || rows[0].Secret != "a.token" || rows[0].Status != Created || rows[1].Status != Unreadable {
+		t.Fatalf("SyncAll = %+v", rows)
+	}
+	got := m.CheckAll(ctx, cfg, required)
+	want := []Row{
+		{Secret: "a.token", Status: Synced, Source: config.SecretEnv},
+		{Secret: "b.token", Status: MissingInStore, Source: config.SecretEnv, Detail: "needed by server github"},
+		{Secret: "c.key", Status: Unmapped, Source: "-", Detail: "required, in neither secrets.yaml nor the store; needed by env API_KEY"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("CheckAll = %+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("CheckAll row %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if rows := m.CheckAll(ctx, &config.Secrets{}, nil); rows != nil {
+		t.Errorf("CheckAll of nothing = %+v, want no rows", rows)
+	}
+}
+
+// held reports whether another holder has the lock at path.
+func held(t *testing.T, path string) bool {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return true
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
+}
+
+// TestOpenLocked: with lock, the secrets lock is held until unlock, and released when Open
+// fails; without, it is never taken.
+func TestOpenLocked(t *testing.T) {
+	ps := paths.Paths{Config: t.TempDir(), State: t.TempDir()}
+	now := func() time.Time { return time.Unix(0, 0) }
+	m, unlock, err := OpenLocked(ps, nil, &Sources{}, now, true)
+	if err != nil || m == nil {
+		t.Fatalf("OpenLocked = %v, %v", m, err)
+	}
+	if !held(t, ps.SecretsLock()) {
+		t.Error("the secrets lock is not held after OpenLocked(lock)")
+	}
+	unlock()
+	if held(t, ps.SecretsLock()) {
+		t.Error("the secrets lock is still held after unlock")
+	}
+	if _, unlock, err := OpenLocked(ps, nil, &Sources{}, now, false); err != nil || held(t, ps.SecretsLock()) {
+		t.Errorf("OpenLocked(no lock) = %v, held %v", err, held(t, ps.SecretsLock()))
+	} else {
+		unlock()
+	}
+	if err := os.WriteFile(ps.SecretsState(), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, unlock, err = OpenLocked(ps, nil, &Sources{}, now, true)
+	var oe *OpenError
+	if m != nil || !errors.As(err, &oe) || oe.File != ps.SecretsState() {
+		t.Errorf("OpenLocked with a corrupt secrets.json = %v, %v; want the OpenError", m, err)
+	}
+	unlock()
+	if held(t, ps.SecretsLock()) {
+		t.Error("a failed OpenLocked left the secrets lock held")
 	}
 }

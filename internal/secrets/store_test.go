@@ -139,3 +139,25 @@ func TestDetect(t *testing.T) {
 		t.Errorf("Detect without a daemon = %v", err)
 	}
 }
+
+// TestStoredNames: on Docker Engine the names are the abox store's files; without a daemon
+// there is nothing to list, and the error says so.
+func TestStoredNames(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := (&FileStore{Dir: dir}).Set(ctx, "a.token", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	fake := dockertest.New(t)
+	fake.On("version --format {{json .}}", docker.Result{Stdout: []byte(`{"Client":{"Version":"28"},"Server":{"Version":"28.1.1","Platform":{"Name":""}}}`)})
+	got, err := StoredNames(ctx, docker.NewClient(fake, nil), dir)
+	if err != nil || len(got) != 1 || got[0] != "a.token" {
+		t.Errorf("StoredNames = %q, %v; want a.token", got, err)
+	}
+	fake = dockertest.New(t)
+	fake.On("version", docker.Result{ExitCode: 1, Stdout: []byte(`{"Client":{"Version":"28"},"Server":null}`),
+		Stderr: []byte("Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?")})
+	if got, err := StoredNames(ctx, docker.NewClient(fake, nil), dir); got != nil || !errors.Is(err, ErrNoDaemon) {
+		t.Errorf("StoredNames without a daemon = %q, %v", got, err)
+	}
+}

@@ -11,4 +11,8 @@
 // internal/testjson) and requires every cited test and subtest, matched exactly by the name go
 // test gives it, to have run and passed: a proof that skipped, failed or never ran turns CI red
 // with the row it was meant to prove. The command ./testgate runs it from .ci/run.
+//
+// The meta-test also holds SECURITY.md's mutation table to .ci/mutations: every patch is listed
+// with the rows and tests its header names, each of those rows names the patch's mutation, and
+// every "(mutation X)" a row names is a patch that exists.
 package securitymd

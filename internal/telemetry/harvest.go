@@ -203,12 +203,33 @@ func (h *Harvest) Dropped() int64 {
 	return h.Counters.DroppedPkts
 }
 
-// ToolCalls returns the MCP tool calls netd forwarded or refused.
-func (h *Harvest) ToolCalls() []policy.MCPRecord {
+// ToolCalls returns the MCP tool calls netd forwarded or refused ([ToolCalls]).
+func (h *Harvest) ToolCalls() []policy.MCPRecord { return ToolCalls(h.MCP) }
+
+// ToolCalls returns the tool calls among MCP records, in order: the requests that reach a
+// server's tool, which a run's summary lists; the session's other requests (initialize,
+// tools/list) do not.
+func ToolCalls(records []policy.MCPRecord) []policy.MCPRecord {
 	var out []policy.MCPRecord
-	for _, r := range h.MCP {
+	for _, r := range records {
 		if r.Method == "tools/call" {
 			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// ToolCallVerdicts counts calls by netd's verdict, in the order allowed, denied, error; a
+// verdict no call had is left out.
+func ToolCallVerdicts(calls []policy.MCPRecord) []NameCount {
+	n := map[string]int{}
+	for _, r := range calls {
+		n[r.Verdict]++
+	}
+	var out []NameCount
+	for _, v := range []string{policy.Allowed, policy.Denied, policy.Error} {
+		if n[v] > 0 {
+			out = append(out, NameCount{Name: v, Count: n[v]})
 		}
 	}
 	return out

@@ -48,6 +48,13 @@ type RunRecord struct {
 	ExecCapped []watch.Capped `json:"exec_capped,omitempty"`
 	// Model is what the run spent through netd's model forwarder; absent in login-volume mode.
 	Model *ModelUsage `json:"model,omitempty"`
+	// Workspace is "isolated" for a run on a private clone, whose result is Branch in the
+	// user's repository; absent for a live run.
+	Workspace string `json:"workspace,omitempty"`
+	Branch    string `json:"branch,omitempty"`
+	// NetdStarted is when the run's netd was started, for a run whose netd was a spare started
+	// ahead (after an earlier run); absent when the run started its own.
+	NetdStarted string `json:"netd_started,omitempty"`
 }
 
 // AppendRun appends one row to runs.jsonl.

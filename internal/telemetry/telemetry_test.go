@@ -215,3 +215,30 @@ func TestLogCapString(t *testing.T) {
 		}
 	}
 }
+
+// TestToolCallsAndVerdicts: only tools/call records are tool calls, in order; verdicts are
+// counted in a fixed order, leaving out those with no call.
+func TestToolCallsAndVerdicts(t *testing.T) {
+	records := []policy.MCPRecord{
+		{Method: "initialize", Verdict: policy.Allowed},
+		{Method: "tools/call", Tool: "a", Verdict: policy.Error},
+		{Method: "tools/list", Verdict: policy.Allowed},
+		{Method: "tools/call", Tool: "b", Verdict: policy.Allowed},
+		{Method: "tools/call", Tool: "c", Verdict: policy.Error},
+	}
+	calls := ToolCalls(records)
+	var tools []string
+	for _, c := range calls {
+		tools = append(tools, c.Tool)
+	}
+	if diff := cmp.Diff([]string{"a", "b", "c"}, tools); diff != "" {
+		t.Errorf("ToolCalls (-want +got):\n%s", diff)
+	}
+	want := []NameCount{{Name: policy.Allowed, Count: 1}, {Name: policy.Error, Count: 2}}
+	if diff := cmp.Diff(want, ToolCallVerdicts(calls)); diff != "" {
+		t.Errorf("ToolCallVerdicts (-want +got):\n%s", diff)
+	}
+	if got := ToolCallVerdicts(ToolCalls(records[:1])); got != nil {
+		t.Errorf("ToolCallVerdicts of no call = %v, want none", got)
+	}
+}

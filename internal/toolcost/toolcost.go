@@ -1,11 +1,3 @@
-// Package toolcost estimates what the MCP tools the agent sees cost the model, as `abox mcp
-// cost` reports it.
-//
-// The agent sees the gateway's tools only through netd, so the estimate keeps exactly the tools
-// netd lets through and attributes them as netd does ([policy.MCP.Allows]). What a turn carries
-// depends on the Claude Code that runs: with tool search it defers the definitions and sends
-// only their names, so both figures are kept, and [Report.Price] says which applies and why
-// ([claudecode.ToolSearchOf]). It does no I/O: the tools come from the caller's probe.
 package toolcost
 
 import (
@@ -143,7 +135,7 @@ func nameTokens(tool string) int {
 func (rep *Report) Price(version string, env map[string]string) {
 	ts := claudecode.ToolSearchOf(version, env)
 	rep.Client = Client{Version: version, ToolSearch: ts.Mode, Why: ts.Why,
-		Deferred: ts.Defers(rep.Total-rep.Upfront, ContextWindow), Threshold: ts.Threshold(ContextWindow)}
+		Deferred: ts.Defers(rep.Deferrable(), ContextWindow), Threshold: ts.Threshold(ContextWindow)}
 	rep.PerTurn = rep.Total
 	if rep.Client.Deferred {
 		rep.PerTurn = rep.Names + rep.Upfront
@@ -175,4 +167,20 @@ func (rep *Report) MinTokens() int {
 		m = min(m, t.Tokens)
 	}
 	return m
+}
+
+// Deferrable is what the definitions Claude Code may defer cost: all but the always-load
+// ones. Auto mode defers them once this reaches its threshold.
+func (rep *Report) Deferrable() int { return rep.Total - rep.Upfront }
+
+// NarrowCandidate is the server worth narrowing first: the costliest (Servers are most
+// expensive first) that the project has not narrowed, whose tools netd could attribute, and
+// that has more than one tool to choose from. false when there is none.
+func (rep *Report) NarrowCandidate() (Server, bool) {
+	for _, s := range rep.Servers {
+		if !s.Narrowed && s.Server != "?" && s.Tools > 1 {
+			return s, true
+		}
+	}
+	return Server{}, false
 }

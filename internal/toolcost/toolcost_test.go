@@ -122,3 +122,26 @@ func TestUnreadSwitches(t *testing.T) {
 		t.Errorf("UnreadSwitches = %q, want both variables named", got)
 	}
 }
+
+// TestNarrowCandidate: the first server by cost that is not narrowed, attributed and has a
+// choice of tools; none when every server is out.
+func TestNarrowCandidate(t *testing.T) {
+	rep := Report{Servers: []Server{
+		{Server: "?", Tools: 5, Tokens: 900},
+		{Server: "narrowed", Tools: 4, Tokens: 800, Narrowed: true},
+		{Server: "single", Tools: 1, Tokens: 700},
+		{Server: "wide", Tools: 3, Tokens: 600},
+		{Server: "cheaper", Tools: 3, Tokens: 100},
+	}}
+	if s, ok := rep.NarrowCandidate(); !ok || s.Server != "wide" {
+		t.Errorf("NarrowCandidate = %+v, %v; want wide", s, ok)
+	}
+	rep.Servers = rep.Servers[:3]
+	if s, ok := rep.NarrowCandidate(); ok {
+		t.Errorf("NarrowCandidate = %+v, want none", s)
+	}
+	rep = Report{Total: 50, Upfront: 20}
+	if got := rep.Deferrable(); got != 30 {
+		t.Errorf("Deferrable = %d, want 30", got)
+	}
+}

@@ -1,4 +1,4 @@
-package cli
+package telemetry
 
 import (
 	"fmt"
@@ -10,36 +10,39 @@ import (
 	"github.com/aboxhq/abox/internal/termtext"
 )
 
-// maxSummaryCalls is how many MCP tool calls a run's summary lists.
-const maxSummaryCalls = 10
+// MaxSummaryCalls is how many MCP tool calls a run's summary lists.
+const MaxSummaryCalls = 10
 
-// printMCPCalls prints, in a run's summary, the tool calls netd forwarded to the gateway or
-// refused, from the harvested mcp.jsonl: a count by verdict, then one line per call.
-func printMCPCalls(w io.Writer, records []policy.MCPRecord) {
-	var calls []policy.MCPRecord
-	verdicts := map[string]int{}
-	for _, r := range records {
-		if r.Method == "tools/call" {
-			calls = append(calls, r)
-			verdicts[r.Verdict]++
-		}
-	}
+// WriteToolCalls prints, in a run's summary, the tool calls netd forwarded to the gateway or
+// refused, from the harvested mcp.jsonl: a count by verdict, then one line per call, up to
+// [MaxSummaryCalls]. A run without tool calls prints nothing.
+func WriteToolCalls(w io.Writer, records []policy.MCPRecord) {
+	calls := ToolCalls(records)
 	if len(calls) == 0 {
 		return
 	}
 	var counts []string
-	for _, v := range []string{policy.Allowed, policy.Denied, policy.Error} {
-		if verdicts[v] > 0 {
-			counts = append(counts, fmt.Sprintf("%d %s", verdicts[v], v))
-		}
+	for _, v := range ToolCallVerdicts(calls) {
+		counts = append(counts, fmt.Sprintf("%d %s", v.Count, v.Name))
 	}
 	fmt.Fprintf(w, "  mcp tool calls: %d (%s)\n", len(calls), strings.Join(counts, ", "))
 	for i, r := range calls {
-		if i == maxSummaryCalls {
+		if i == MaxSummaryCalls {
 			fmt.Fprintf(w, "    and %d more; `abox logs --gateway` lists them all\n", len(calls)-i)
 			break
 		}
 		fmt.Fprintf(w, "    %-7s %s %s%s\n", r.Verdict, mcpTarget(r), millis(r.DurMS), reasonSuffix(r.Reason))
+	}
+}
+
+// WriteLogCaps says which of a run's decision logs hit a bound of netd's, each on a line of
+// its own after indent, with a hint when any did.
+func WriteLogCaps(w io.Writer, indent, run string, caps []LogCap) {
+	for _, c := range caps {
+		fmt.Fprintf(w, "%slog cap: %s\n", indent, c)
+	}
+	if len(caps) > 0 {
+		fmt.Fprintf(w, "%s↳ the agent's decisions outgrew netd's logs; read what it did with `abox logs --transcript %s`\n", indent, run)
 	}
 }
 

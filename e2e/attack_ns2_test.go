@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -528,19 +529,24 @@ func TestAttackReloadRace(t *testing.T) {
 	upProject(t, h, "reload", []string{"rm.test", "rm.test:2222", "keep.test"}, "")
 	_, wait := startAbox(t, h, h.Workspace, nil, "run", bashLines(
 		`touch /workspace/looping`,
-		`while [ ! -e /workspace/stop ] && [ $SECONDS -lt 60 ]; do`,
+		`round=0`,
+		`while [ ! -e /workspace/stop ] && [ $SECONDS -lt 150 ]; do`,
 		`  claude net dns 127.0.0.1:53 rm.test >/dev/null`,
 		`  claude net tls 127.0.0.1:443 rm.test >/dev/null`,
 		`  claude net tcp `+rm.IP+`:2222 x >/dev/null`,
 		`  claude net tls 127.0.0.1:443 keep.test >/dev/null && echo keep-ok`,
+		`  round=$((round+1)); echo $round > /workspace/rounds`,
 		`done | sort | uniq -c`))
 	waitWorkspaceFile(t, h.Workspace, "looping")
-	time.Sleep(2 * time.Second)
+	// Each step waits for rounds of the agent's own, not for a time: on a loaded machine a
+	// round can take seconds, and the race must run after each reload's grace.
+	waitRounds(t, h.Workspace, 3)
 	for _, e := range []string{"rm.test", "rm.test:2222"} {
 		if res := h.Abox("egress", "rm", e); !res.OK() {
 			t.Fatalf("abox egress rm %s: %s", e, res)
 		}
-		time.Sleep(2 * time.Second)
+		time.Sleep(time.Second + 100*time.Millisecond) // the grace below
+		waitRounds(t, h.Workspace, 3)
 	}
 	workspaceFile(t, h.Workspace, "stop", "")
 	res := wait()
@@ -595,6 +601,20 @@ func TestAttackReloadRace(t *testing.T) {
 				t.Errorf("rm.test got a connection on 2222 %v after its removal: %v", ts.Sub(reloads[1]), ev)
 			}
 		}
+	}
+}
+
+// waitRounds waits until the agent of TestAttackReloadRace has finished n more rounds of its
+// loop (it writes their count to /workspace/rounds).
+func waitRounds(t *testing.T, ws string, n int) {
+	t.Helper()
+	count := func() int {
+		k, _ := strconv.Atoi(strings.TrimSpace(readWorkspace(ws, "rounds")))
+		return k
+	}
+	want := count() + n
+	if !pollUntil(90*time.Second, func() bool { return count() >= want }) {
+		t.Fatalf("the agent finished %d rounds, want %d", count(), want)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aboxhq/abox/internal/launch"
 	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/render"
@@ -27,23 +28,31 @@ func execFixture(t *testing.T) (*App, *project.Project, *render.RunSpec, *bytes.
 	return a, p, &render.RunSpec{Watch: []string{"Makefile"}, Masks: []string{".env*"}}, out
 }
 
+// execScope is what a run of p watches, and the refusal with the hint `abox run` prints when
+// there is none ([sandbox.RunScope], as [launch.Run] asks it).
+func execScope(a *App, p *project.Project, rs *render.RunSpec) (*watch.Scope, error) {
+	scope, err := sandbox.RunScope(p.State, a.getenv("HOME"), rs)
+	return scope, a.refusalHint(p, err)
+}
+
 // TestRunRefusedWithoutBaseline: a project whose baseline was never recorded, or is corrupt,
-// starts no agent, and the hint names the command that records it.
+// starts no agent, and the hint names the command that records it. launch's
+// TestRunRefusedWithoutBaseline shows that no container starts.
 func TestRunRefusedWithoutBaseline(t *testing.T) {
 	a, p, rs, _ := execFixture(t)
-	_, err := a.execScope(p, rs)
+	_, err := execScope(a, p, rs)
 	if err == nil || !strings.Contains(err.Error(), "no baseline") || !strings.Contains(hintOf(err), "`abox up`") {
 		t.Errorf("execScope(no baseline) = %v (hint %q), want a refusal naming `abox up`", err, hintOf(err))
 	}
 	if err := a.recordBaseline(p, rs); err != nil {
 		t.Fatal(err)
 	}
-	scope, err := a.execScope(p, rs)
+	scope, err := execScope(a, p, rs)
 	if err != nil || scope.Workspace != p.Workspace || !scope.Masked(".env") {
 		t.Errorf("execScope(baseline) = %+v, %v", scope, err)
 	}
 	os.WriteFile(p.State.Baselines(), []byte("{"), 0o600)
-	if _, err := a.execScope(p, rs); err == nil || !strings.Contains(hintOf(err), "--accept-git --accept-watch") {
+	if _, err := execScope(a, p, rs); err == nil || !strings.Contains(hintOf(err), "--accept-git --accept-watch") {
 		t.Errorf("execScope(corrupt) = %v (hint %q), want a refusal naming the accept flags", err, hintOf(err))
 	}
 }
@@ -92,15 +101,16 @@ func TestExecVerdict(t *testing.T) {
 		{"changed, fail", changed, "fail", ExitExecChange},
 	}
 	for _, tc := range tests {
-		err := execVerdict(tc.x, tc.policy)
+		rep := &launch.Report{Outcome: &sandbox.Outcome{ID: "r1", Exec: tc.x}, OnExecChange: tc.policy}
+		err := verdictError(rep.Verdict())
 		if tc.want < 0 {
 			if err != nil {
-				t.Errorf("%s: execVerdict = %v, want nil", tc.name, err)
+				t.Errorf("%s: verdict = %v, want nil", tc.name, err)
 			}
 			continue
 		}
 		if err == nil {
-			t.Errorf("%s: execVerdict = nil, want exit %d", tc.name, tc.want)
+			t.Errorf("%s: verdict = nil, want exit %d", tc.name, tc.want)
 			continue
 		}
 		var b bytes.Buffer

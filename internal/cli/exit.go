@@ -9,6 +9,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/approval"
 	"github.com/aboxhq/abox/internal/doctor"
+	"github.com/aboxhq/abox/internal/launch"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/sandbox"
 )
@@ -109,6 +110,10 @@ var sentinels = []struct {
 	{sandbox.ErrNetdBinary, ExitError, fixed("run `abox up` to rebuild it")},
 	{sandbox.ErrNetworkMissing, ExitError, fixed("run `abox up` to create it")},
 	{sandbox.ErrContextMissing, ExitError, fixed("create it, or remove it from mounts.context and run `abox up`")},
+	// abox run and abox shell (launch): a run refused for its options, or ended for want of a
+	// login. Its other refusals and its verdict are mapped in run.go (refusalHint, verdictError).
+	{launch.ErrFromWorktree, ExitError, fixed("add --isolated: only an isolated run has a clone to carry the changes into")},
+	{launch.ErrLoggedOut, ExitError, fixed(loginHint)},
 }
 
 func fixed(hint string) func(error) string { return func(error) string { return hint } }

@@ -68,12 +68,6 @@ func (a *App) spec(p *project.Project) (render.Spec, error) {
 	return s, explainIdentity(err)
 }
 
-// agentIdentity is who the project's agent runs as ([project.Project.Identity]).
-func agentIdentity(p *project.Project) (render.Identity, error) {
-	id, err := p.Identity()
-	return id, explainIdentity(err)
-}
-
 func explainIdentity(err error) error {
 	var ro *owner.RootOwnedError
 	if errors.As(err, &ro) {

@@ -9,12 +9,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aboxhq/abox/internal/approval"
 	"github.com/aboxhq/abox/internal/isolate"
-	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/launch"
+	"github.com/aboxhq/abox/internal/owner"
 	"github.com/aboxhq/abox/internal/project"
-	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/sandbox"
-	"github.com/aboxhq/abox/internal/watch"
+	"github.com/aboxhq/abox/internal/secrets"
+	"github.com/aboxhq/abox/internal/termtext"
 )
 
 type runOptions struct {
@@ -112,116 +114,96 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := checkIsolated(p, &opts); err != nil {
-		return err
-	}
-	pre, err := a.preflight(ctx, p) // the daemon's check first
-	if err != nil {
-		return err
-	}
-	secretEnv, err := a.attachedEnv(ctx, p)
-	if err != nil {
-		return err
-	}
-	sb := &sandbox.Sandbox{
-		Docker: a.docker(), Project: p.State, Spec: pre.RunSpec, Baseline: pre.Baseline,
-		Now: a.Now, Progress: a.Err,
-	}
-	if !opts.shell {
-		if err := sb.CheckLogin(ctx, p.Manifest.EnvSecrets); err != nil {
-			return err
-		}
-	}
-	// A run abox could not record is refused ([sandbox.CheckRecordable]).
-	if err := withHint(sandbox.CheckRecordable(p.State.Runs()), "free space on the disk that holds "+p.State.Runs()); err != nil {
-		return err
-	}
-	var scope *watch.Scope
-	if !opts.isolated { // an isolated run cannot change the workspace: its branch is reviewed instead
-		if scope, err = a.execScope(p, pre.RunSpec); err != nil {
-			return err
-		}
-	}
-	so := sandbox.Options{
+	lo := launch.Options{
 		Prompt: opts.prompt, Resume: opts.resume, Continue: opts.cont, Keep: opts.keep, Shell: opts.shell,
-		Timeout: opts.timeout, Masks: pre.RunSpec.Masks, MaskWalkLimit: p.Config.Limits.MaskWalk, SecretEnv: secretEnv, Gateway: pre.Gateway,
-		Watch: scope, Isolated: opts.isolated, SpareNetd: p.Config.Defaults.SpareNetd,
-	}
-	if !so.SpareNetd { // turned off since a run left one: it is not used, and does not idle on
-		if err := sb.RemoveSpare(ctx); err != nil {
-			a.warnf("", "removing the spare netd an earlier run left: %v", err)
-		}
-	}
-	if so.Timeout == 0 && !opts.shell {
-		so.Timeout = time.Duration(p.Manifest.Run.Timeout) * time.Second
+		Timeout: opts.timeout, Isolated: opts.isolated, FromWorktree: opts.fromWorktree,
 	}
 	if !opts.quiet && !opts.shell {
-		so.Output, so.Pretty = a.Out, a.TTY || a.OutTTY
+		lo.Output, lo.Pretty = a.Out, a.TTY || a.OutTTY
 	}
-	var repo *isolate.Repo
-	var clone *isolate.Run
-	if opts.isolated {
-		if repo, clone, err = a.startIsolated(ctx, p, pre.RunSpec, opts); err != nil {
-			return err
+	rep, err := launch.Run(ctx, a.launchEnv(p), lo)
+	if rep == nil {
+		return a.refusalHint(p, err)
+	}
+	a.printSummary(rep.Outcome, opts.shell, rep.OnExecChange)
+	rep.Collected.WriteSummary(a.Err)
+	return verdictError(err)
+}
+
+// launchEnv is what [launch.Run] and [launch.Spare] take of this host for p.
+func (a *App) launchEnv(p *project.Project) launch.Env {
+	return launch.Env{
+		Docker: a.docker(), Project: p, Preflight: a.preflightOf(p), Daemon: a.requireDaemon,
+		Secrets: a.secretsHostAt(p.Paths), Clones: isolateRepoOf(p), Home: a.getenv("HOME"),
+		Now: a.Now, Progress: a.Err, Warn: a.warnf, Executable: a.Executable,
+	}
+}
+
+// refusalHint names the fix of a run refused before anything started ([launch.Run],
+// [launch.Spare]). The preflight's refusals get theirs from the sentinels in exit.go; a
+// manifest changed since `abox up` is shown as a diff and refused (exit 3).
+func (a *App) refusalHint(p *project.Project, err error) error {
+	var (
+		changed *approval.ChangedError
+		ae      *secrets.AttachedError
+	)
+	switch {
+	case errors.As(err, &changed):
+		fmt.Fprintf(a.Err, "%v:\n%s", changed, termtext.Text(changed.Diff))
+		return boundary(errorf("review the change; `abox up` approves it", "refusing to run an unapproved manifest"))
+	case errors.As(err, new(*owner.RootOwnedError)):
+		return explainIdentity(err)
+	case errors.As(err, &ae):
+		n := ae.Missing.Needs[0]
+		return withHint(err, fmt.Sprintf("store it with `abox secrets set %s`, or take it back with `abox secrets detach %s`", n.Secret, n.By))
+	case errors.Is(err, sandbox.ErrUnrecordable):
+		return withHint(err, "free space on the disk that holds "+p.State.Runs())
+	case errors.Is(err, sandbox.ErrNoBaseline):
+		return withHint(err, "run `abox up`: it records the baseline before any agent runs")
+	case errors.As(err, new(*sandbox.BaselineError)):
+		return withHint(err, "run `abox doctor` to see what changed, then `abox doctor --accept-git --accept-watch` to record the baseline again")
+	case errors.Is(err, launch.ErrNoCloneOwner):
+		return boundary(withHint(err, "run `abox render` to rewrite runspec.json"))
+	case errors.Is(err, isolate.ErrOwner):
+		return withHint(err, "run abox as root, or as the workspace's owner")
+	case errors.Is(err, isolate.ErrNotRepository):
+		return withHint(err, "run `git init` and commit in the project, or run without --isolated")
+	case errors.Is(err, isolate.ErrNoCommit):
+		return withHint(err, "commit something first: the clone starts from HEAD")
+	}
+	return secretsHint(err) // what reading the attached secrets met, if that was it
+}
+
+// verdictError gives the verdict of a run that happened ([launch.Report.Verdict]) its exit
+// status and hint. The summary is printed by then.
+func verdictError(err error) error {
+	var (
+		exec  *launch.ExecChangeError
+		masks *launch.MasksReplacedError
+		fe    *isolate.FinishError
+		exit  *launch.AgentExitError
+	)
+	switch {
+	case errors.As(err, &exec):
+		return &exitCode{code: ExitExecChange, err: withHint(err, "review them; `abox doctor --accept-watch` or `--accept-git` accepts the ones you want")}
+	case errors.Is(err, sandbox.ErrBoundary):
+		if hintOf(err) == "" {
+			err = withHint(err, "run `abox doctor` to see what is wrong; `abox up` rebuilds what is missing")
 		}
-		so.ID, so.Branch = clone.ID, clone.Branch
+		return boundary(err)
+	case errors.As(err, &masks):
+		return withHint(err, "read the run's summary above, or `abox logs --runs`; `abox doctor` names the quarantine")
+	case errors.As(err, &fe):
+		return finishHint(err, fe)
+	case errors.As(err, &exit):
+		return silentExit(exit.Code)
 	}
-	out, runErr := sb.Run(ctx, so)
-	if err := sb.Record(so, out, p.Manifest.Profile, p.Manifest.Run.PermissionMode, p.Manifest.Servers); err != nil {
-		a.warnf("", "recording the run: %v", err)
-	}
-	var collected *isolate.Result
-	var collectErr error
-	if clone != nil { // after the containers are gone, even on Ctrl-C
-		collected = repo.Finish(ctx, clone, out.Result == "refused")
-		collectErr = finishHint(collected.Err, clone.ID)
-	}
-	a.startSpare(p) // the next run's netd, in the background
-	a.printSummary(out, opts.shell, pre.RunSpec.OnExecChange)
-	collected.WriteSummary(a.Err)
-	if opts.shell || sandbox.LoggedOut(out) {
-		sandbox.ForgetLogin(p.State) // the shell may have logged in or out; the next run looks again
-	}
-	// First, so that nothing the agent prints (a login prompt) can trade this status for another.
-	if err := execVerdict(out.Exec, pre.RunSpec.OnExecChange); err != nil {
-		return err
-	}
-	if !opts.shell && runErr == nil && sandbox.LoggedOut(out) {
-		return errorf(loginHint, "Claude Code is not logged in for this project: the run ended asking for /login")
-	}
-	if runErr != nil {
-		if errors.Is(runErr, sandbox.ErrBoundary) && hintOf(runErr) == "" {
-			runErr = withHint(runErr, "run `abox doctor` to see what is wrong; `abox up` rebuilds what is missing")
-		}
-		if errors.Is(runErr, sandbox.ErrBoundary) {
-			return boundary(runErr)
-		}
-		return runErr
-	}
-	if err := maskFailure(out); err != nil {
-		return err
-	}
-	if collectErr != nil {
-		return collectErr
-	}
-	if out.ExitCode != 0 {
-		return silentExit(out.ExitCode)
-	}
-	return nil
+	return err
 }
 
 // printSummary prints what happened in a run to stderr ([sandbox.Summary]).
 func (a *App) printSummary(out *sandbox.Outcome, shell bool, onExecChange string) {
 	sandbox.Summary{Outcome: out, Shell: shell, OnExecChange: onExecChange, ExecExit: ExitExecChange}.WriteText(a.Err)
-}
-
-// maskFailure is the error of a run whose agent put something in place of a masked path.
-func maskFailure(out *sandbox.Outcome) error {
-	if n := out.FailedMasks(); n > 0 {
-		return errorf("read the run's summary above, or `abox logs --runs`; `abox doctor` names the quarantine",
-			"the agent put something in place of %d masked path(s) during run %s", n, out.ID)
-	}
-	return nil
 }
 
 // loginHint is the fix for a headless run refused or ended for want of a Claude login
@@ -242,56 +224,13 @@ func checkResume(opts runOptions) error {
 	return nil
 }
 
-// checkIsolated completes opts from the manifest: run.workspace: isolated makes every run and
-// shell of the project isolated (issue 21: /workspace is a private clone, collected into the
-// user's repository as branch abox/<id> once the run's containers are gone).
-func checkIsolated(p *project.Project, opts *runOptions) error {
-	if p.Manifest.Run.Workspace == manifest.WorkspaceIsolated {
-		opts.isolated = true
-	}
-	if opts.fromWorktree && !opts.isolated {
-		return errorf("add --isolated: only an isolated run has a clone to carry the changes into",
-			"--from-worktree needs --isolated")
-	}
-	return nil
-}
-
-// startIsolated makes the run's clone, owned by the agent's uid, from the user's HEAD.
-func (a *App) startIsolated(ctx context.Context, p *project.Project, rs *render.RunSpec, opts runOptions) (*isolate.Repo, *isolate.Run, error) {
-	id, ok := rs.AgentIdentity()
-	if !ok {
-		return nil, nil, boundary(errorf("run `abox render` to rewrite runspec.json", "runspec.json names no agent uid:gid to give the clone to"))
-	}
-	repo := isolateRepoOf(p)
-	run, err := repo.Create(ctx, isolate.CreateOptions{
-		ID: sandbox.NewRunID(), FromWorktree: opts.fromWorktree, Mask: rs.Masks,
-		Owner: &isolate.Account{UID: id.UID, GID: id.GID},
-	})
-	switch {
-	case errors.Is(err, isolate.ErrOwner):
-		return nil, nil, withHint(err, "run abox as root, or as the workspace's owner")
-	case errors.Is(err, isolate.ErrNotRepository):
-		return nil, nil, withHint(err, "run `git init` and commit in the project, or run without --isolated")
-	case errors.Is(err, isolate.ErrNoCommit):
-		return nil, nil, withHint(err, "commit something first: the clone starts from HEAD")
-	case err != nil:
-		return nil, nil, fmt.Errorf("making the run's clone: %w", err)
-	}
-	run.WriteStarted(a.Err)
-	return repo, run, nil
-}
-
 // finishHint names the fix of a failed step of [isolate.Repo.Finish].
-func finishHint(err error, id string) error {
-	var fe *isolate.FinishError
-	if !errors.As(err, &fe) {
-		return err
-	}
+func finishHint(err error, fe *isolate.FinishError) error {
 	switch fe.Step {
 	case isolate.StepDiscard:
-		return withHint(err, fmt.Sprintf("run `abox discard %s`", id))
+		return withHint(err, fmt.Sprintf("run `abox discard %s`", fe.ID))
 	case isolate.StepCollect:
-		return withHint(err, fmt.Sprintf("the clone is kept in abox's state; `abox discard %s` removes it", id))
+		return withHint(err, fmt.Sprintf("the clone is kept in abox's state; `abox discard %s` removes it", fe.ID))
 	}
-	return withHint(err, fmt.Sprintf("run `abox diff %s`", id))
+	return withHint(err, fmt.Sprintf("run `abox diff %s`", fe.ID))
 }

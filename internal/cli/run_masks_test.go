@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/aboxhq/abox/internal/launch"
 	"github.com/aboxhq/abox/internal/sandbox"
 	"github.com/aboxhq/abox/internal/telemetry"
 )
@@ -16,9 +18,10 @@ func TestMaskFailure(t *testing.T) {
 		events []telemetry.MaskEvent
 		fails  bool
 	}{{nil, false}, {[]telemetry.MaskEvent{moved}, false}, {[]telemetry.MaskEvent{moved, planted}, true}} {
-		err := maskFailure(&sandbox.Outcome{ID: "r1", MaskEvents: tc.events})
-		if (err != nil) != tc.fails {
-			t.Errorf("maskFailure(%v) = %v, want failing %v", tc.events, err, tc.fails)
+		rep := &launch.Report{Outcome: &sandbox.Outcome{ID: "r1", MaskEvents: tc.events}}
+		err := verdictError(rep.Verdict())
+		if (err != nil) != tc.fails || (err != nil && !strings.Contains(hintOf(err), "`abox doctor` names the quarantine")) {
+			t.Errorf("verdict(%v) = %v (hint %q), want failing %v", tc.events, err, hintOf(err), tc.fails)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -12,7 +11,6 @@ import (
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/paths"
-	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/secrets"
 	"github.com/aboxhq/abox/internal/termtext"
 )
@@ -77,25 +75,6 @@ func (a *App) secretSources(allowLoose bool) *secrets.Sources {
 func (a *App) gatewaySecrets(ctx context.Context, ps paths.Paths, u *gateway.Union, cat *catalog.Catalog) (gateway.Secrets, error) {
 	out, err := a.secretsHostAt(ps).GatewaySecrets(ctx, u, cat)
 	return out, secretsHint(err)
-}
-
-// attachedEnv reads the secrets attached to the agent ([secrets.Host.AgentEnv]) and states on
-// every run that the agent holds them. nil when none is attached.
-func (a *App) attachedEnv(ctx context.Context, p *project.Project) ([]byte, error) {
-	if len(p.Manifest.EnvSecrets) == 0 {
-		return nil, nil
-	}
-	data, err := a.secretsHostAt(p.Paths).AgentEnv(ctx, p.Manifest.EnvSecrets)
-	var ae *secrets.AttachedError
-	if errors.As(err, &ae) {
-		n := ae.Missing.Needs[0]
-		return nil, withHint(err, fmt.Sprintf("store it with `abox secrets set %s`, or take it back with `abox secrets detach %s`", n.Secret, n.By))
-	}
-	if err != nil {
-		return nil, secretsHint(err)
-	}
-	a.warnAttached(p, p.Manifest.EnvSecrets)
-	return data, nil
 }
 
 // secretsHint names the fix of an error of the secrets commands that has no hint yet.

@@ -117,6 +117,17 @@ var allowed = map[string]map[string]string{
 		"internal/termtext": "the agent's file names in abox's end-of-run commit message are made safe to print",
 		"internal/watch":    "Diff flags the execution-adjacent paths watch knows, first",
 	},
+	"internal/launch": {
+		// One run of the sandbox from an approved project, in the order of its checks (its doc):
+		// it asks the packages that know each step, and runs no program itself.
+		"internal/docker":   "the sandbox it builds runs netd and the agent through the caller's docker client",
+		"internal/isolate":  "an isolated run's clone is made before the run and collected after it",
+		"internal/manifest": "run.workspace: isolated makes every run of the project isolated",
+		"internal/project":  "a run is of a loaded project: its manifest, config.yaml and state, and the workspace owner the agent runs as",
+		"internal/render":   "the verified runspec names the agent's identity, the masks and the allowed domains",
+		"internal/sandbox":  "the preflight, the login check, the run, its record and the spare netd are sandbox's",
+		"internal/secrets":  "the secrets attached to the agent are read from the store, and their exposure stated",
+	},
 	"internal/manifest": {
 		"internal/egress":   "egress entries are validated by the one definition",
 		"internal/termtext": "located errors quote user text, made safe to print",

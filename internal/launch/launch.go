@@ -1,0 +1,260 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/aboxhq/abox/internal/docker"
+	"github.com/aboxhq/abox/internal/isolate"
+	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/project"
+	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/sandbox"
+	"github.com/aboxhq/abox/internal/secrets"
+)
+
+// Env is what a run takes from the host. The caller wires it; the checks whose rules live with
+// other commands (the daemon's, the MCP scope, the gateway's proof of its token, doctor's
+// boundary checks) come in through Daemon and Preflight.
+type Env struct {
+	Docker  *docker.Client
+	Project *project.Project
+	// Preflight is the project's [sandbox.Preflight], with the caller's checks handed in. Its
+	// Identity is set here, to the workspace owner's now, just before it runs.
+	Preflight *sandbox.Preflight
+	// Daemon checks that the docker daemon answers: the first check, while the preflight's
+	// inspections are started ([sandbox.Preflight.Prefetch]).
+	Daemon func(context.Context) error
+	// Secrets reads the secrets attached to the agent ([secrets.Host.AgentEnv]); it is not used
+	// when none is attached.
+	Secrets *secrets.Host
+	// Clones is the project's isolated runs, for a run on a private clone.
+	Clones *isolate.Repo
+	Home   string // $HOME, for ~ in git include paths
+	Now    func() time.Time
+	// Progress gets the run's progress lines (stderr); Warn its warnings, each with a hint or "".
+	Progress io.Writer
+	Warn     func(hint, format string, args ...any)
+	// Executable is the running abox binary, run again in the background to start the next
+	// run's spare netd ([sandbox.SpawnSpare]); "" starts none.
+	Executable string
+}
+
+// Options are one run's choices, as the user made them.
+type Options struct {
+	Prompt   string
+	Resume   string
+	Continue bool
+	Keep     bool
+	Shell    bool          // an interactive shell instead of claude -p
+	Timeout  time.Duration // 0: the manifest's run.timeout (none for a shell)
+	Output   io.Writer     // where the agent's events go; nil: quiet
+	Pretty   bool          // events for a person rather than raw stream-json
+	// Isolated runs the agent on a private clone (run.workspace: isolated makes every run of
+	// the project isolated); FromWorktree carries the tracked uncommitted changes into it.
+	Isolated, FromWorktree bool
+}
+
+// Report is what became of a run that started: its outcome, and for an isolated run what
+// became of its clone.
+type Report struct {
+	Outcome   *sandbox.Outcome
+	Collected *isolate.Result // nil unless the run was isolated
+	Shell     bool
+	// OnExecChange is the approved run.on_exec_change the verdict follows.
+	OnExecChange string
+	// RunErr is what [sandbox.Sandbox.Run] returned.
+	RunErr error
+}
+
+// Run runs one sandbox for the project of env. First every check that may refuse it, in this
+// order: the options, the daemon and the preflight, the attached secrets, the Claude login (not
+// for a shell), room to record the run, the baseline of what a live run watches, the isolated
+// clone. Then the run, and, whatever became of it, its record, the clone's collect and the next
+// spare netd. A run refused before anything started returns no report, and the refusal. Once
+// it ran, the report comes back with the run's verdict ([Report.Verdict]) as the error.
+func Run(ctx context.Context, env Env, o Options) (*Report, error) {
+	pl, err := prepare(ctx, env, o)
+	if err != nil {
+		return nil, err
+	}
+	rep := pl.run(ctx)
+	return rep, rep.Verdict()
+}
+
+// Spare starts the project's netd for its next run ([sandbox.Sandbox.StartSpare]) after the
+// same preflight as a run. It does nothing when config.yaml no longer asks for spare netds.
+func Spare(ctx context.Context, env Env) error {
+	p := env.Project
+	if !p.Config.Defaults.SpareNetd { // turned off since the run that started this
+		return nil
+	}
+	pre, err := preflight(ctx, env)
+	if err != nil {
+		return err
+	}
+	sb := &sandbox.Sandbox{Docker: env.Docker, Project: p.State, Spec: pre.RunSpec, Baseline: pre.Baseline, Now: env.Now}
+	return sb.StartSpare(ctx, sandbox.Options{Gateway: pre.Gateway})
+}
+
+// plan is a run every check passed: nothing of it has started yet.
+type plan struct {
+	env   Env
+	sb    *sandbox.Sandbox
+	so    sandbox.Options
+	rs    *render.RunSpec
+	clone *isolate.Run // the isolated run's clone; nil for a live run
+}
+
+// prepare runs every check that may refuse the run, in order, then readies what the run needs:
+// a spare netd it may no longer use is removed, an isolated run's clone made. No container has
+// started when it returns an error.
+func prepare(ctx context.Context, env Env, o Options) (*plan, error) {
+	p := env.Project
+	isolated := o.Isolated || p.Manifest.Run.Workspace == manifest.WorkspaceIsolated
+	if o.FromWorktree && !isolated {
+		return nil, ErrFromWorktree
+	}
+	pre, err := preflight(ctx, env) // the daemon's check first
+	if err != nil {
+		return nil, err
+	}
+	secretEnv, err := attachedEnv(ctx, env, pre.RunSpec)
+	if err != nil {
+		return nil, err
+	}
+	pl := &plan{env: env, rs: pre.RunSpec, so: sandboxOptions(p, pre, o, secretEnv, isolated), sb: &sandbox.Sandbox{
+		Docker: env.Docker, Project: p.State, Spec: pre.RunSpec, Baseline: pre.Baseline, Now: env.Now, Progress: env.Progress,
+	}}
+	if !o.Shell {
+		if err := pl.sb.CheckLogin(ctx, p.Manifest.EnvSecrets); err != nil {
+			return nil, err
+		}
+	}
+	// A run abox could not record is refused ([sandbox.CheckRecordable]).
+	if err := sandbox.CheckRecordable(p.State.Runs()); err != nil {
+		return nil, err
+	}
+	if !isolated { // an isolated run cannot change the workspace: its branch is reviewed instead
+		if pl.so.Watch, err = sandbox.RunScope(p.State, env.Home, pre.RunSpec); err != nil {
+			return nil, err
+		}
+	}
+	if !pl.so.SpareNetd { // turned off since a run left one: it is not used, and does not idle on
+		if err := pl.sb.RemoveSpare(ctx); err != nil {
+			env.Warn("", "removing the spare netd an earlier run left: %v", err)
+		}
+	}
+	if isolated {
+		if pl.clone, err = startClone(ctx, env, pre.RunSpec, o.FromWorktree); err != nil {
+			return nil, err
+		}
+		pl.so.ID, pl.so.Branch = pl.clone.ID, pl.clone.Branch
+	}
+	return pl, nil
+}
+
+// run runs the sandbox, then, whatever became of it (a refusal, an error, Ctrl-C), records the
+// run, collects an isolated run's clone and starts the next run's spare netd.
+func (pl *plan) run(ctx context.Context) *Report {
+	env, p := pl.env, pl.env.Project
+	out, runErr := pl.sb.Run(ctx, pl.so)
+	if err := pl.sb.Record(pl.so, out, p.Manifest.Profile, p.Manifest.Run.PermissionMode, p.Manifest.Servers); err != nil {
+		env.Warn("", "recording the run: %v", err)
+	}
+	rep := &Report{Outcome: out, Shell: pl.so.Shell, OnExecChange: pl.rs.OnExecChange, RunErr: runErr}
+	if pl.clone != nil { // after the containers are gone, even on Ctrl-C
+		rep.Collected = env.Clones.Finish(ctx, pl.clone, out.Result == "refused")
+	}
+	startSpare(env) // the next run's netd, in the background
+	if pl.so.Shell || sandbox.LoggedOut(out) {
+		sandbox.ForgetLogin(p.State) // the shell may have logged in or out; the next run looks again
+	}
+	return rep
+}
+
+// preflight checks that the daemon answers, then runs the preflight: nothing starts unless the
+// sandbox about to run is the approved one. The preflight's inspections are started at once,
+// alongside the daemon's check ([sandbox.Preflight.Prefetch]); the checks still decide in their
+// order. A manifest changed since `abox up` comes back as approval's *ChangedError.
+func preflight(ctx context.Context, env Env) (*sandbox.Ready, error) {
+	pf := env.Preflight
+	stop := pf.Prefetch(ctx)
+	defer stop()
+	if err := env.Daemon(ctx); err != nil {
+		return nil, err
+	}
+	id, err := env.Project.Identity() // root's workspace: the first thing to fix
+	if err != nil {
+		return nil, err
+	}
+	pf.Identity = id
+	return pf.Run(ctx)
+}
+
+// sandboxOptions are the sandbox's options for a run of p after preflight pre.
+func sandboxOptions(p *project.Project, pre *sandbox.Ready, o Options, secretEnv []byte, isolated bool) sandbox.Options {
+	so := sandbox.Options{
+		Prompt: o.Prompt, Resume: o.Resume, Continue: o.Continue, Keep: o.Keep, Shell: o.Shell,
+		Timeout: o.Timeout, Output: o.Output, Pretty: o.Pretty,
+		Masks: pre.RunSpec.Masks, MaskWalkLimit: p.Config.Limits.MaskWalk, SecretEnv: secretEnv, Gateway: pre.Gateway,
+		Isolated: isolated, SpareNetd: p.Config.Defaults.SpareNetd,
+	}
+	if so.Timeout == 0 && !o.Shell {
+		so.Timeout = time.Duration(p.Manifest.Run.Timeout) * time.Second
+	}
+	return so
+}
+
+// attachedEnv reads the secrets attached to the agent ([secrets.Host.AgentEnv]) and states, on
+// every run, that the agent holds them ([secrets.Exposure]). nil when none is attached.
+func attachedEnv(ctx context.Context, env Env, rs *render.RunSpec) ([]byte, error) {
+	attached := env.Project.Manifest.EnvSecrets
+	if len(attached) == 0 {
+		return nil, nil
+	}
+	data, err := env.Secrets.AgentEnv(ctx, attached)
+	if err != nil {
+		return nil, err
+	}
+	if warning, hint := secrets.Exposure(attached, rs.Egress); warning != "" {
+		env.Warn(hint, "%s", warning)
+	}
+	return data, nil
+}
+
+// startClone makes the run's clone from the user's HEAD, owned by the agent's uid. isolate's
+// refusals (no repository, no commit, an owner abox cannot give the clone to) come back as they
+// are; any other failure says it was making the clone.
+func startClone(ctx context.Context, env Env, rs *render.RunSpec, fromWorktree bool) (*isolate.Run, error) {
+	id, ok := rs.AgentIdentity()
+	if !ok {
+		return nil, ErrNoCloneOwner
+	}
+	run, err := env.Clones.Create(ctx, isolate.CreateOptions{
+		ID: sandbox.NewRunID(), FromWorktree: fromWorktree, Mask: rs.Masks,
+		Owner: &isolate.Account{UID: id.UID, GID: id.GID},
+	})
+	switch {
+	case errors.Is(err, isolate.ErrOwner), errors.Is(err, isolate.ErrNotRepository), errors.Is(err, isolate.ErrNoCommit):
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("making the run's clone: %w", err)
+	}
+	run.WriteStarted(env.Progress)
+	return run, nil
+}
+
+// startSpare starts the project's next netd in the background ([sandbox.SpawnSpare]) when
+// config.yaml asks for spare netds.
+func startSpare(env Env) {
+	if !env.Project.Config.Defaults.SpareNetd || env.Executable == "" {
+		return
+	}
+	if err := sandbox.SpawnSpare(env.Executable, env.Project.State); err != nil {
+		env.Warn("", "starting the spare netd: %v", err)
+	}
+}

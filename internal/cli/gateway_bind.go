@@ -6,56 +6,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/aboxhq/abox/internal/approval"
 	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/paths"
-	"github.com/aboxhq/abox/internal/project"
 )
-
-// bindProject records in the profile's registry what the project asks of its gateway
-// ([gateway.BindProject]). Unless approved is set (up, which has just approved p.Manifest), a
-// project with an approval is bound with its approved manifest, not with a workspace copy that
-// differs.
-func (a *App) bindProject(p *project.Project, approved bool) error {
-	m := p.Manifest
-	if !approved {
-		ap, err := approval.Approved(p.State)
-		if err != nil {
-			return err // a corrupt approval binds nothing and is refused (exit 3)
-		}
-		if ap != nil {
-			m = ap
-		}
-	}
-	left, err := gateway.BindProject(p.Paths.GatewaysDir(), p.Workspace, p.State.Hash, m, p.Custom)
-	if err != nil {
-		return err
-	}
-	for _, prof := range left {
-		a.progressf("%s left the %s gateway; `abox gateway up %s` reconciles it", m.Project, prof, prof)
-	}
-	return nil
-}
-
-// unbindProject removes the project from every registry, and removes a gateway no project
-// needs any more.
-func (a *App) unbindProject(ctx context.Context, p *project.Project) error {
-	from, err := a.gatewayManager().UnbindProject(ctx, p.Paths.GatewaysDir(), p.State.Hash)
-	if err != nil {
-		return err
-	}
-	for _, u := range from {
-		if u.Err != nil {
-			a.warnf("remove it with `abox gateway down "+u.Profile+"`", "removing the unused %s gateway: %v", u.Profile, u.Err)
-		} else if u.Removed {
-			fmt.Fprintf(a.Out, "removed %s: no project uses it any more\n", gateway.Name(u.Profile))
-		}
-	}
-	return nil
-}
 
 func (a *App) gatewayManager() *gateway.Manager {
 	m := &gateway.Manager{Docker: a.docker(), Progress: a.progressf, Now: a.Now}

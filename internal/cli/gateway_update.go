@@ -44,7 +44,18 @@ func runGatewayUpdate(ctx context.Context, a *App, o gatewayUpdateOptions) error
 	if err := a.requireDaemon(ctx); err != nil {
 		return err
 	}
-	pinned, err := a.gatewayManager().ResolveImage(ctx, o.tag)
+	u, err := a.gatewayManager().UpdateImage(ctx, ps.ConfigFile(), cfg, o.tag, func(u gateway.ImageUpdate) error {
+		fmt.Fprintf(a.Out, "- %s\n+ %s\n", u.Old, u.New)
+		switch {
+		case o.yes:
+			return nil
+		case !a.TTY:
+			return errorf("run `abox gateway update --yes` to pin it without a terminal", "the new digest was not pinned")
+		case !a.confirm("pin gateway.image to the new digest?"):
+			return errorf("nothing was changed", "cancelled")
+		}
+		return nil
+	})
 	var pe *gateway.PullError
 	var nd *gateway.NoDigestError
 	switch {
@@ -54,23 +65,9 @@ func runGatewayUpdate(ctx context.Context, a *App, o gatewayUpdateOptions) error
 		return withHint(err, "pass a tag that comes from a registry")
 	case err != nil:
 		return err
-	}
-	old := cfg.Gateway.Image
-	if old == pinned {
-		fmt.Fprintf(a.Out, "gateway.image is already pinned to %s\n", pinned)
+	case u.Old == u.New:
+		fmt.Fprintf(a.Out, "gateway.image is already pinned to %s\n", u.New)
 		return nil
-	}
-	fmt.Fprintf(a.Out, "- %s\n+ %s\n", old, pinned)
-	if !o.yes {
-		if !a.TTY {
-			return errorf("run `abox gateway update --yes` to pin it without a terminal", "the new digest was not pinned")
-		}
-		if !a.confirm("pin gateway.image to the new digest?") {
-			return errorf("nothing was changed", "cancelled")
-		}
-	}
-	if _, err := config.EditFile(ps.ConfigFile(), cfg, func(d *config.Doc) error { return d.SetGatewayImage(pinned) }); err != nil {
-		return err
 	}
 	fmt.Fprintf(a.Out, "pinned gateway.image in %s\n", ps.ConfigFile())
 	fmt.Fprintln(a.Out, "next: `abox gateway up --force` moves running gateways to it")

@@ -25,6 +25,7 @@ import (
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/project"
+	"github.com/aboxhq/abox/internal/provision"
 	"github.com/aboxhq/abox/internal/render"
 )
 
@@ -83,7 +84,7 @@ func nativeFixture(t *testing.T, checksum string) (*App, *project.Project, *dock
 }
 
 // TestNativeClaudeRefused: a binary that is not the one the manifest (or a pinned sha256)
-// vouches for stops `abox up` (ensureAgentImage, as up calls it) with a boundary refusal before
+// vouches for stops `abox up` (provision.BuildImages, as up calls it) with a boundary refusal before
 // anything is staged or built; an unreachable release host is named.
 func TestNativeClaudeRefused(t *testing.T) {
 	other := sha256Hex([]byte("another build"))
@@ -103,10 +104,10 @@ func TestNativeClaudeRefused(t *testing.T) {
 			fake.On("image inspect", docker.Result{ExitCode: 1, Stderr: []byte("Error: No such image: abox-agent-p:1\n")})
 			fake.On("build", docker.Result{}).Optional() // answered, so that a build despite the refusal shows below
 			rs := &render.RunSpec{Agent: render.RunCommand{Image: "abox-agent-p:1"}}
-			err := a.ensureAgentImage(context.Background(), p, rs, buildOptions{}) // what `abox up` runs
+			err := a.explainProvision(provision.BuildImages(context.Background(), a.provisionEnv(p, false), p, rs), "") // what `abox up` runs
 			var ec *exitCode
 			if err == nil || !errors.As(err, &ec) || ec.code != tc.exit || !strings.Contains(err.Error(), tc.msg) || !strings.Contains(hintOf(err), tc.hint) {
-				t.Errorf("ensureAgentImage = %v (hint %q), want exit %d with %q and hint %q", err, hintOf(err), tc.exit, tc.msg, tc.hint)
+				t.Errorf("BuildImages = %v (hint %q), want exit %d with %q and hint %q", err, hintOf(err), tc.exit, tc.msg, tc.hint)
 			}
 			if slices.ContainsFunc(fake.Calls(), func(c dockertest.Call) bool { return c.Args[0] == "build" }) {
 				t.Error("an image was built from the refused binary")
@@ -126,7 +127,7 @@ func TestNativeClaudeRefused(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, claudecode.RecordFile), []byte("{"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, err := a.builder(buildOptions{}).AgentContext(context.Background(), projectImages(p))
+		_, err := a.builder(false).AgentContext(context.Background(), p.Images())
 		if err == nil || !strings.Contains(err.Error(), "is not a release record") || !strings.Contains(hintOf(err), "to download it afresh") {
 			t.Errorf("AgentContext = %v (hint %q)", err, hintOf(err))
 		}
@@ -134,7 +135,7 @@ func TestNativeClaudeRefused(t *testing.T) {
 	t.Run("host unreachable", func(t *testing.T) {
 		a, p, _ := nativeFixture(t, nativeSum)
 		p.Config.ClaudeCode.ReleaseURL = "https://127.0.0.1:1/r"
-		_, err := a.builder(buildOptions{}).AgentContext(context.Background(), projectImages(p))
+		_, err := a.builder(false).AgentContext(context.Background(), p.Images())
 		if err == nil || !strings.HasPrefix(err.Error(), "cannot download Claude Code 2.1.332 from 127.0.0.1:1: fetching https://127.0.0.1:1/r/2.1.332/manifest.json: ") ||
 			!strings.Contains(hintOf(err), "allow HTTPS to 127.0.0.1:1") {
 			t.Errorf("AgentContext = %v (hint %q)", err, hintOf(err))
@@ -154,11 +155,12 @@ func TestFileClaudeRefused(t *testing.T) {
 	p.Config.ClaudeCode = config.ClaudeCode{Source: config.SourceFile, Version: "2.1.332", Path: path, SHA256: other}
 	fake.On("image inspect", docker.Result{ExitCode: 1, Stderr: []byte("Error: No such image: abox-agent-p:1\n")})
 	fake.On("build", docker.Result{}).Optional()
-	err := a.ensureAgentImage(context.Background(), p, &render.RunSpec{Agent: render.RunCommand{Image: "abox-agent-p:1"}}, buildOptions{})
+	rs := &render.RunSpec{Agent: render.RunCommand{Image: "abox-agent-p:1"}}
+	err := a.explainProvision(provision.BuildImages(context.Background(), a.provisionEnv(p, false), p, rs), "")
 	var ec *exitCode
 	if !errors.As(err, &ec) || ec.code != ExitBoundary || !strings.Contains(err.Error(), "has sha256 "+nativeSum+", but claude_code.sha256 is "+other) ||
 		!strings.Contains(hintOf(err), "update claude_code.sha256 in config.yaml only if you trust this file") {
-		t.Errorf("ensureAgentImage = %v (hint %q), want exit %d", err, hintOf(err), ExitBoundary)
+		t.Errorf("BuildImages = %v (hint %q), want exit %d", err, hintOf(err), ExitBoundary)
 	}
 	if slices.ContainsFunc(fake.Calls(), func(c dockertest.Call) bool { return c.Args[0] == "build" }) {
 		t.Error("an image was built from the refused file")

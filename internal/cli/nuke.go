@@ -6,10 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/aboxhq/abox/internal/isolate"
-	"github.com/aboxhq/abox/internal/project"
-	"github.com/aboxhq/abox/internal/render"
-	"github.com/aboxhq/abox/internal/sandbox"
+	"github.com/aboxhq/abox/internal/provision"
 )
 
 type nukeOptions struct {
@@ -57,72 +54,31 @@ func runNuke(ctx context.Context, a *App, o nukeOptions) error {
 			return errorf("nothing was removed", "cancelled")
 		}
 	}
-	removed, err := a.nukeLocked(ctx, p)
+	res, err := provision.Nuke(ctx, a.provisionEnv(p, false), p, provision.NukeOptions{RemoveLogin: a.removeLogin(o)})
 	if err != nil {
-		return err
+		return a.explainProvision(err, p.Manifest.Profile)
 	}
-	fmt.Fprintf(a.Out, "removed %s, the artifacts and the review copy of %s\n", plural(removed, "container", "containers"), p.Manifest.Project)
-	// Once the containers are gone, nothing writes a clone any more. (isolate takes the
-	// project lock itself.)
-	clones, err := (&isolate.Repo{Project: p.State}).Sweep()
-	if err != nil {
-		return withHint(err, "remove the clone by hand, or run `abox nuke` again")
+	switch {
+	case res.LoginRemoved:
+		fmt.Fprintf(a.Out, "removed the Claude login volume %s\n", res.Login)
+	case !o.keepAuth && !a.TTY:
+		fmt.Fprintf(a.Out, "kept the Claude login volume %s (remove it with `abox nuke --include-auth`)\n", res.Login)
+	default:
+		fmt.Fprintf(a.Out, "kept the Claude login volume %s\n", res.Login)
 	}
-	if len(clones) > 0 {
-		fmt.Fprintf(a.Out, "removed %s of isolated runs (branches already in your repository stay; `abox merge <run>` still lands one)\n",
-			plural(len(clones), "clone", "clones"))
-	}
-	return a.nukeAuth(ctx, p, o)
-}
-
-// nukeLocked removes the project's containers, gateway binding and state under its lock.
-func (a *App) nukeLocked(ctx context.Context, p *project.Project) (int, error) {
-	unlock, err := p.Lock()
-	if err != nil {
-		return 0, err
-	}
-	defer unlock()
-	if err := a.requireDaemon(ctx); err != nil {
-		return 0, err
-	}
-	// No spare netd starts while nuke lists and removes: one being started is waited for, so
-	// that its container is among those removed.
-	release, err := sandbox.HoldSpares(p.State, sandbox.SpareHoldWait)
-	if err != nil {
-		return 0, withHint(err, "run `abox nuke` again once it started")
-	}
-	defer release()
-	removed, err := sandbox.RemoveContainers(ctx, a.docker(), p.State.Hash)
-	if err != nil {
-		return 0, err
-	}
-	if err := a.unbindProject(ctx, p); err != nil {
-		return 0, err
-	}
-	if err := sandbox.RemoveCaches(ctx, a.docker(), p.State.Hash, p.Manifest.Mounts.Caches); err != nil {
-		return removed, withHint(err, "stop what uses the volume, then run `abox nuke` again")
-	}
-	return removed, sandbox.RemoveState(p.State)
-}
-
-// nukeAuth removes the Claude login volume only when the user says so.
-func (a *App) nukeAuth(ctx context.Context, p *project.Project, o nukeOptions) error {
-	vol := render.ClaudeVolume(p.State.Hash)
-	remove := o.includeAuth
-	if !o.keepAuth && !o.includeAuth {
-		if !a.TTY {
-			fmt.Fprintf(a.Out, "kept the Claude login volume %s (remove it with `abox nuke --include-auth`)\n", vol)
-			return nil
-		}
-		remove = a.confirm(fmt.Sprintf("also remove the Claude login volume %s? the next run will need `abox shell` to log in again", vol))
-	}
-	if !remove {
-		fmt.Fprintf(a.Out, "kept the Claude login volume %s\n", vol)
-		return nil
-	}
-	if err := a.docker().VolumeRemove(ctx, vol); err != nil {
-		return err
-	}
-	fmt.Fprintf(a.Out, "removed the Claude login volume %s\n", vol)
 	return nil
+}
+
+// removeLogin decides whether nuke removes the Claude login volume: --include-auth and
+// --keep-auth say, else the person at the terminal is asked; without one it is kept.
+func (a *App) removeLogin(o nukeOptions) func(volume string) bool {
+	return func(vol string) bool {
+		switch {
+		case o.includeAuth:
+			return true
+		case o.keepAuth || !a.TTY:
+			return false
+		}
+		return a.confirm(fmt.Sprintf("also remove the Claude login volume %s? the next run will need `abox shell` to log in again", vol))
+	}
 }

@@ -7,10 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/aboxhq/abox/internal/artifact"
 	"github.com/aboxhq/abox/internal/project"
+	"github.com/aboxhq/abox/internal/provision"
 	"github.com/aboxhq/abox/internal/render"
-	"github.com/aboxhq/abox/internal/sandbox"
 )
 
 type renderOptions struct{ dir string }
@@ -36,14 +35,9 @@ func runRender(_ context.Context, a *App, opts renderOptions) error {
 	if err != nil {
 		return err
 	}
-	unlock, err := p.Lock()
+	arts, err := provision.Render(a.provisionEnv(p, false), p)
 	if err != nil {
-		return err
-	}
-	defer unlock()
-	arts, err := a.renderProject(p, false)
-	if err != nil {
-		return err
+		return a.explainProvision(err, p.Manifest.Profile)
 	}
 	fmt.Fprintf(a.Out, "rendered %d artifacts for %s\n", render.Authoritative(arts), p.Manifest.Project)
 	fmt.Fprintf(a.Out, "  artifacts: %s\n", p.State.Artifacts())
@@ -51,31 +45,12 @@ func runRender(_ context.Context, a *App, opts renderOptions) error {
 	return nil
 }
 
-// renderProject renders and writes the project's artifacts and prints any warnings.
+// renderProject renders and writes the project's artifacts and prints any warnings
+// ([provision.RenderLocked]); the caller holds the project's lock.
 //
 // approved is set by `abox up`, which has just approved p.Manifest: it is bound as it is, not
 // with the approval recorded before.
 func (a *App) renderProject(p *project.Project, approved bool) ([]render.Artifact, error) {
-	spec, err := a.spec(p)
-	if err != nil {
-		return nil, err
-	}
-	arts, err := render.Render(spec)
-	if err != nil {
-		return nil, withHint(err, "fix the manifest or config.yaml, then run `abox render`")
-	}
-	warnings, err := artifact.Write(p.State, arts)
-	if err != nil {
-		return nil, err
-	}
-	if err := a.bindProject(p, approved); err != nil {
-		return nil, err
-	}
-	for _, w := range warnings {
-		a.warnf("", "%s", w)
-	}
-	for _, path := range sandbox.MissingContext(p.Manifest, spec.Home) {
-		a.warnf("create it, or remove it from mounts.context", "context directory %s does not exist; runs will fail until it does", path)
-	}
-	return arts, nil
+	arts, err := provision.RenderLocked(a.provisionEnv(p, false), p, approved)
+	return arts, a.explainProvision(err, p.Manifest.Profile)
 }

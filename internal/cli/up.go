@@ -8,10 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/aboxhq/abox/internal/approval"
-	"github.com/aboxhq/abox/internal/artifact"
-	"github.com/aboxhq/abox/internal/project"
-	"github.com/aboxhq/abox/internal/sandbox"
+	"github.com/aboxhq/abox/internal/provision"
 )
 
 type upOptions struct {
@@ -57,109 +54,13 @@ func runUp(ctx context.Context, a *App, opts upOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := a.requireDaemon(ctx); err != nil {
-		return err
-	}
-	unlock, err := p.Lock()
+	rs, err := provision.Up(ctx, a.provisionEnv(p, opts.noCache), p,
+		provision.UpOptions{Yes: opts.yes, NoBuild: opts.noBuild, ForceGateway: opts.forceGateway})
 	if err != nil {
-		return err
-	}
-	defer unlock()
-	if err := a.approve(p, opts.yes); err != nil {
-		return err
-	}
-	if _, err := a.renderProject(p, true); err != nil {
-		return err
-	}
-	rs, err := artifact.ReadRunSpec(p.State)
-	if err != nil {
-		return err
-	}
-	if err := a.ensureNetwork(ctx, p.Config.Network); err != nil {
-		return err
-	}
-	existed, err := sandbox.CreateClaudeVolume(ctx, a.docker(), rs, map[string]string{
-		"abox.managed": "true", "abox.project": p.Manifest.Project, "abox.hash": p.State.Hash,
-	})
-	if err != nil {
-		return err
-	}
-	if !opts.noBuild {
-		// The agent image first: its Claude Code download is what most often needs the network,
-		// and its error names the host.
-		bo := buildOptions{noCache: opts.noCache}
-		if err := a.ensureAgentImage(ctx, p, rs, bo); err != nil {
-			return err
-		}
-		if err := a.ensureNetdImage(ctx, p, rs, bo); err != nil {
-			return err
-		}
-	}
-	if err := a.ensureClaudeVolume(ctx, p, rs, existed); err != nil {
-		return err
-	}
-	if err := a.upGateway(ctx, p, opts.forceGateway); err != nil {
-		return err
-	}
-	if err := a.recordBaseline(p, rs); err != nil {
-		return err
-	}
-	if err := approval.Record(p.State, p.Raw); err != nil {
-		return err
+		return a.explainProvision(err, p.Manifest.Profile)
 	}
 	fmt.Fprintf(a.Out, "%s is up: images %s, %s; network %s\n", p.Manifest.Project, rs.Agent.Image, rs.Netd.Image, p.Config.Network)
 	fmt.Fprintf(a.Out, "next: `abox shell` once to log Claude Code in, then `abox run \"<prompt>\"`\n")
-	return nil
-}
-
-// ensureNetwork creates the bridge network abox's containers share, if missing.
-func (a *App) ensureNetwork(ctx context.Context, name string) error {
-	return a.docker().EnsureNetwork(ctx, name, map[string]string{"abox.managed": "true"})
-}
-
-// approve compares the manifest with the one approved by the last up. A widening change is shown
-// and, unless yes, confirmed on a terminal; without a terminal it is refused.
-//
-// A corrupt approval leaves nothing to compare with, so replacing it is asked like a widening,
-// and refused without a terminal or --yes (exit 3): it is never replaced silently.
-func (a *App) approve(p *project.Project, yes bool) error {
-	rv, err := approval.ReviewOf(p.State, p.Manifest)
-	switch {
-	case err != nil:
-		return err
-	case rv.Corrupt != nil:
-		return a.replaceCorrupt(rv.Corrupt, yes)
-	case len(rv.Widening) == 0 || yes:
-		return nil // the first up approves the manifest as written
-	}
-	widen := rv.Widening
-	fmt.Fprintf(a.Err, "agentbox.yaml reaches further than the manifest approved at the last `abox up`:\n")
-	for _, l := range widen {
-		linef(a.Err, "  %s", l)
-	}
-	if !a.TTY {
-		return errorf("review the change, then run `abox up --yes` to approve it", "the widened manifest was not approved")
-	}
-	if !a.confirm("approve it?") {
-		return errorf("edit agentbox.yaml, or run `abox up` again to approve", "not approved; nothing was changed")
-	}
-	return nil
-}
-
-// replaceCorrupt says that the corrupt approval (corrupt, a [*approval.CorruptError]) will be
-// replaced with agentbox.yaml as written, and asks as [App.approve] does for a widening.
-func (a *App) replaceCorrupt(corrupt error, yes bool) error {
-	linef(a.Err, "%v", corrupt)
-	fmt.Fprintf(a.Err, "approving replaces it with agentbox.yaml as written\n")
-	switch {
-	case yes:
-		return nil
-	case !a.TTY:
-		return withHint(fmt.Errorf("the approved manifest was not replaced: %w", corrupt),
-			"review agentbox.yaml, then run `abox up --yes` to approve it as written")
-	case !a.confirm("approve it?"):
-		return errorf("edit agentbox.yaml, or run `abox up` again to approve", "not approved; nothing was changed")
-	}
 	return nil
 }
 
@@ -169,16 +70,4 @@ func (a *App) confirm(question string) bool {
 	line, _ := bufio.NewReader(a.In).ReadString('\n')
 	ans := strings.ToLower(strings.TrimSpace(line))
 	return ans == "y" || ans == "yes"
-}
-
-// upGateway binds the project, which `abox up` has just approved, and reconciles its profile's
-// gateway when it declares a server.
-func (a *App) upGateway(ctx context.Context, p *project.Project, force bool) error {
-	if err := a.bindProject(p, true); err != nil {
-		return err
-	}
-	if len(p.Manifest.DeclaredServers()) == 0 {
-		return nil
-	}
-	return a.reconcileGateway(ctx, p.Manifest.Profile, force, artifact.NetdImage(p.State))
 }

@@ -161,6 +161,19 @@ var allowed = map[string]map[string]string{
 		"internal/secrets":  "the secrets a project requires are secrets.Required of its manifests",
 		"internal/statefs":  "the project's lock",
 	},
+	"internal/provision": {
+		// The sequences of `abox up`, `abox render` and `abox nuke`: their order and what they
+		// create and remove, out of cli (its doc). It may not import cli; only cli imports it.
+		"internal/approval": "up approves first and records the approval last; render binds the approved manifest, by the approval's one rule",
+		"internal/artifact": "render writes the artifacts; up reads the runspec.json it wrote and probes the gateway from its netd image",
+		"internal/docker":   "the network, the ~/.claude volume and nuke's removals run through the docker client (DESIGN §9: only docker runs docker)",
+		"internal/gateway":  "render and up bind the project to its profile's gateway and up reconciles it; nuke unbinds it",
+		"internal/images":   "up builds the agent and netd images with the images builder",
+		"internal/isolate":  "nuke removes the clones of isolated runs with the code that makes them",
+		"internal/project":  "every sequence works on a loaded project, under its lock",
+		"internal/render":   "render renders the project's spec; the runspec names the images, volume and network",
+		"internal/sandbox":  "the ~/.claude volume, the baseline and nuke's containers, caches and state are sandbox's",
+	},
 	"internal/render": {
 		// DESIGN §9: pure, manifest+config → artifacts; never docker (STYLE §3.1).
 		"internal/config":   "config.yaml is half of render's input",

@@ -41,3 +41,28 @@ func (m *Manager) ResolveImage(ctx context.Context, tag string) (string, error) 
 	}
 	return pinned, nil
 }
+
+// ImageUpdate is a change of the pinned gateway image: from Old, config.yaml's gateway.image,
+// to New, the reference the tag resolves to now.
+type ImageUpdate struct{ Old, New string }
+
+// UpdateImage re-resolves tag ([Manager.ResolveImage]) and, unless config.yaml (file, loaded as
+// cfg) pins that digest already, pins it as gateway.image once approve, shown the change, returns
+// nil; an error of approve is returned and nothing is written. Every other key and comment of
+// the file stays ([config.EditFile]). Running gateways keep their image until they are
+// recreated.
+func (m *Manager) UpdateImage(ctx context.Context, file string, cfg *config.Config, tag string, approve func(ImageUpdate) error) (ImageUpdate, error) {
+	pinned, err := m.ResolveImage(ctx, tag)
+	if err != nil {
+		return ImageUpdate{}, err
+	}
+	u := ImageUpdate{Old: cfg.Gateway.Image, New: pinned}
+	if u.Old == u.New {
+		return u, nil
+	}
+	if err := approve(u); err != nil {
+		return u, err
+	}
+	_, err = config.EditFile(file, cfg, func(d *config.Doc) error { return d.SetGatewayImage(pinned) })
+	return u, err
+}

@@ -98,6 +98,11 @@ func (p *Project) Identity() (render.Identity, error) {
 	return owner.Resolve(p.State.Workspace, p.Config.Agent, owner.StatOwner)
 }
 
+// Images is what an image build takes from the project.
+func (p *Project) Images() images.Project {
+	return images.Project{Name: p.Manifest.Project, Config: p.Config, Paths: p.Paths, State: p.State}
+}
+
 // Host is what a spec takes from the machine rather than the project.
 type Host struct {
 	Version    string       // abox's

@@ -87,6 +87,18 @@ var allowed = map[string]map[string]string{
 		"internal/watch":      "workspace and git fingerprints are diffed (DESIGN §8)",
 		"internal/wsfile":     "workspace files are read without letting the agent steer the reader",
 	},
+	"internal/edit": {
+		// The user's edits of agentbox.yaml from the host, by one rule (its doc): lock, approve,
+		// validate, write, render, reload running sandboxes.
+		"internal/approval": "an edit is refused on an unapproved manifest and applied to the approved copy alike (approval.Edit)",
+		"internal/artifact": "which hosts are mandatory is read from the rendered netd policy, what netd enforces",
+		"internal/catalog":  "a server is declared only if a catalog or custom-servers.yaml knows it; imports are classified there",
+		"internal/docker":   "running sandboxes are listed and signalled through the docker client (sandbox.Reload)",
+		"internal/manifest": "every edit is a manifest.Doc edit, re-validated as a manifest",
+		"internal/project":  "an edit works on a loaded project and holds its lock",
+		"internal/sandbox":  "running sandboxes get the new policy by sandbox.Reload",
+		"internal/termtext": "docker's errors in a stale removal's message are made safe to print",
+	},
 	"internal/egress": {}, // DESIGN §3: the one definition, shared by render, netd and doctor
 	"internal/gateway": {
 		"internal/artifact": "the health probe runs in a bound project's netd image, which its runspec.json names",

@@ -11,6 +11,7 @@ import (
 	"github.com/aboxhq/abox/internal/doctor"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/sandbox"
+	"github.com/aboxhq/abox/internal/setup/pick"
 )
 
 // Exit codes. They are documented in the root command's help.
@@ -109,6 +110,9 @@ var sentinels = []struct {
 	{sandbox.ErrNetdBinary, ExitError, fixed("run `abox up` to rebuild it")},
 	{sandbox.ErrNetworkMissing, ExitError, fixed("run `abox up` to create it")},
 	{sandbox.ErrContextMissing, ExitError, fixed("create it, or remove it from mounts.context and run `abox up`")},
+	// Manifest edits, listings and init (egress, mcp, secrets, logs, doctor, init).
+	{pick.ErrCancelled, ExitError, fixed("run `abox init` again when ready")},
+	{pick.ErrInputEnded, ExitError, fixed("give one answer per line, as the prompts ask")},
 }
 
 func fixed(hint string) func(error) string { return func(error) string { return hint } }

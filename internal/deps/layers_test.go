@@ -211,9 +211,19 @@ var allowed = map[string]map[string]string{
 		"internal/config":   "config.yaml gives the default profile and credential, and gets init's new profile and credential mode",
 		"internal/detect":   "toolchains, git remotes and registry hosts are what init proposes",
 		"internal/manifest": "the answers are proposed and merged into agentbox.yaml as manifest.Doc edits",
-		"internal/paths":    "context directories may start with ~",
+		"internal/paths":    "context directories may start with ~; the written project's state layout",
+		"internal/project":  "the written project is rendered as a project, by the spec every command builds",
+		"internal/render":   "the answers are rendered in memory before anything is written",
 		"internal/secrets":  "the report says whether the store holds the injected credential yet",
 		"internal/statefs":  "agentbox.yaml and the workspace are written atomically, under the project's lock",
+	},
+	"internal/setup/pick": {
+		// init's interactive picker (its doc): the questions and their validation, nothing written.
+		"internal/config":   "a new profile's name is checked as config.yaml checks it",
+		"internal/egress":   "typed hosts are checked by the one definition of an entry",
+		"internal/manifest": "toolchains and permission modes offered are the manifest's; chosen hosts are merged as it merges them",
+		"internal/secrets":  "the injected credential's name is checked as a secret name",
+		"internal/setup":    "the questions start from setup's state and answers, and fill them in",
 	},
 	"internal/statefs": {},
 	"internal/telemetry": {

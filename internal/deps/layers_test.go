@@ -229,6 +229,7 @@ var allowed = map[string]map[string]string{
 	"internal/telemetry": {
 		"internal/egress":   "ignored hosts are matched against the review queue as netd matches entries",
 		"internal/isolate":  "a run's row in `abox logs` shows the state of its isolated branch now, from its record",
+		"internal/paths":    "`abox logs` reads the project's runs index and its isolated runs where the state layout puts them",
 		"internal/policy":   "netd's log records and counters are policy types",
 		"internal/statefs":  "runs.jsonl and the review queue are written atomically",
 		"internal/termtext": "agent-written text is made safe to print",

@@ -155,6 +155,7 @@ var allowed = map[string]map[string]string{
 		"internal/catalog":  "the spec holds the catalog the servers are looked up in",
 		"internal/config":   "config.yaml and custom-servers.yaml are half of a project",
 		"internal/images":   "the CA certificates and the npm registry the spec names are read as the image build reads them",
+		"internal/isolate":  "a project's isolated runs are reviewed with its watched patterns (Isolated)",
 		"internal/manifest": "agentbox.yaml is the other half",
 		"internal/owner":    "the agent runs as the workspace's owner, or config.yaml's agent.uid and agent.gid",
 		"internal/paths":    "the project's state layout",

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/edit"
+	"github.com/aboxhq/abox/internal/gateway"
 )
 
 func newMCPCmd(a *App) *cobra.Command {
@@ -144,17 +145,15 @@ func runMCPOAuth(ctx context.Context, a *App, args []string) error {
 	if err := a.requireDaemon(ctx); err != nil {
 		return err
 	}
-	os, err := a.docker().OperatingSystem(ctx)
-	if err != nil {
-		return err
-	}
-	if os != "Docker Desktop" {
-		return errorf("on Docker Engine, give the remote server a token header: `abox mcp add-remote NAME --url URL --header 'Authorization: Bearer ${TOKEN}' --secret NAME.token=TOKEN`",
-			"abox mcp oauth needs Docker Desktop; this daemon runs on %s", os)
-	}
 	provider := ""
 	if len(args) == 1 {
 		provider = args[0]
 	}
-	return a.docker().MCPOAuth(ctx, provider, a.TTY, a.Out, a.Err)
+	err := gateway.OAuth(ctx, a.docker(), provider, a.TTY, a.Out, a.Err)
+	var de *gateway.DesktopOnlyError
+	if errors.As(err, &de) {
+		return errorf("on Docker Engine, give the remote server a token header: `abox mcp add-remote NAME --url URL --header 'Authorization: Bearer ${TOKEN}' --secret NAME.token=TOKEN`",
+			"abox mcp oauth needs Docker Desktop; this daemon runs on %s", de.OS)
+	}
+	return err
 }

@@ -25,15 +25,14 @@ func (noProbe) GoEnv(context.Context, ...string) ([]string, error) {
 	return nil, errors.New("go: not found")
 }
 
-// state is what init starts from in an empty workspace, with one custom server of three tools,
-// and the home directory holding a context directory ctx.
-func state(t *testing.T) (*setup.State, string) {
+// state is what init starts from in an empty workspace with the custom servers given, and the
+// home directory holding a context directory ctx.
+func state(t *testing.T, custom config.CustomServers) (*setup.State, string) {
 	t.Helper()
 	home := t.TempDir()
 	if err := os.Mkdir(filepath.Join(home, "ctx"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	custom := config.CustomServers{"notes": {Image: "example.test/notes:1", Pin: new(bool), Tools: []string{"add", "list", "drop"}}}
 	env := setup.Env{Config: config.Default(), Custom: custom, ConfigFile: filepath.Join(t.TempDir(), "config.yaml"), MCPHome: t.TempDir(), Probe: noProbe{}}
 	st, err := setup.Load(context.Background(), env, t.TempDir())
 	if err != nil {
@@ -42,10 +41,18 @@ func state(t *testing.T) (*setup.State, string) {
 	return st, home
 }
 
-// run drives the picker in accessible mode with one answer per line.
+// notes is a custom server of three tools.
+var notes = config.CustomServers{"notes": {Image: "example.test/notes:1", Pin: new(bool), Tools: []string{"add", "list", "drop"}}}
+
+// run drives the picker in accessible mode with one answer per line, with the server notes.
 func run(t *testing.T, answers ...string) (setup.Answers, string, error) {
 	t.Helper()
-	st, home := state(t)
+	return runWith(t, notes, answers...)
+}
+
+func runWith(t *testing.T, custom config.CustomServers, answers ...string) (setup.Answers, string, error) {
+	t.Helper()
+	st, home := state(t, custom)
 	var out bytes.Buffer
 	in := strings.NewReader(strings.Join(answers, "\n") + "\n")
 	ans, err := pick.Run(context.Background(), st, st.Defaults(manifest.InitArgs{}), pick.Options{In: in, Out: &out, Accessible: true, Home: home})
@@ -111,5 +118,21 @@ func TestRunRefusesContext(t *testing.T) {
 	answers := append(append([]string{}, every[:11]...), "~/missing")
 	if _, _, err := run(t, answers...); err == nil || !strings.Contains(err.Error(), "~/missing is not a directory") {
 		t.Errorf("Run = %v, want ~/missing refused", err)
+	}
+}
+
+// TestRunWithoutServers: with no server known the question is skipped, and said to be; the
+// login volume clears the credential.
+func TestRunWithoutServers(t *testing.T) {
+	// profile, toolchains (none, so no egress to offer), more hosts, context, mode, credential, write
+	ans, out, err := runWith(t, nil, "1", "0", "", "", "1", "1", "y")
+	if err != nil {
+		t.Fatalf("Run = %v; output:\n%s", err, out)
+	}
+	if !strings.Contains(out, "MCP servers: none known (no Docker MCP Toolkit catalog, no custom-servers.yaml); skipped\n") {
+		t.Errorf("output does not say the servers were skipped:\n%s", out)
+	}
+	if ans.Profile != "default" || len(ans.Servers) != 0 || len(ans.Egress) != 0 || ans.Credential != "" || ans.PermissionMode != manifest.PermissionModes[0] {
+		t.Errorf("Run answers = %+v", ans)
 	}
 }

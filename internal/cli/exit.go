@@ -110,7 +110,8 @@ var sentinels = []struct {
 	{sandbox.ErrNetdBinary, ExitError, fixed("run `abox up` to rebuild it")},
 	{sandbox.ErrNetworkMissing, ExitError, fixed("run `abox up` to create it")},
 	{sandbox.ErrContextMissing, ExitError, fixed("create it, or remove it from mounts.context and run `abox up`")},
-	// Manifest edits, listings and init (egress, mcp, secrets, logs, doctor, init).
+	// init's picker. (The editing and listing commands map their typed errors, which carry
+	// fields for the hint, in explain functions beside them: explainEdit, explainEgress, explainMCP.)
 	{pick.ErrCancelled, ExitError, fixed("run `abox init` again when ready")},
 	{pick.ErrInputEnded, ExitError, fixed("give one answer per line, as the prompts ask")},
 }

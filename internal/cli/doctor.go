@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,7 +10,6 @@ import (
 	"github.com/aboxhq/abox/internal/hostprobe"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/project"
-	"github.com/aboxhq/abox/internal/termtext"
 )
 
 type doctorOptions struct {
@@ -75,19 +72,10 @@ func runDoctor(ctx context.Context, a *App, opts doctorOptions) error {
 	}
 	env.AcceptGit, env.AcceptWatch = opts.acceptGit, opts.acceptWatch
 	env.Quick, env.SecretSources = opts.quick, a.secretSources(false)
-	checks := doctor.All()
-	if opts.probe {
-		checks = append(checks, doctor.Probes()...)
-	}
-	skip, err := doctor.SkipSet(opts.skip, checks)
+	rep, err := doctor.Audit(ctx, env, opts.probe, opts.skip)
 	if err != nil {
 		return withHint(err, "`abox doctor --json` lists the check ids")
 	}
-	if opts.probe {
-		a.progressf("probing: a throwaway sandbox tries each escape route as the agent user")
-		env.RunProbes(ctx)
-	}
-	rep := doctor.NewReport(doctor.Run(ctx, env, checks, skip), doctor.Risks(ctx, env))
 	if opts.jsonOut {
 		if err := a.writeJSON(rep); err != nil {
 			return err
@@ -130,16 +118,11 @@ func (a *App) doctorHost() (doctor.Host, error) {
 }
 
 // checkBoundary refuses bypassPermissions unless every boundary check passes
-// ([doctor.BoundaryFailures]).
+// ([doctor.CheckBoundary]): a boundary refusal (exit 3).
 func (a *App) checkBoundary(ctx context.Context, p *project.Project) error {
-	failed := doctor.BoundaryFailures(ctx, p, doctor.Host{Home: a.getenv("HOME"), Now: a.Now, Spec: a.spec})
-	if len(failed) == 0 {
+	err := doctor.CheckBoundary(ctx, p, doctor.Host{Home: a.getenv("HOME"), Now: a.Now, Spec: a.spec})
+	if err == nil {
 		return nil
 	}
-	var b strings.Builder
-	for _, r := range failed {
-		fmt.Fprintf(&b, "\n%s: %s", r.ID, termtext.Line(r.Detail))
-	}
-	return boundary(errorf("fix what `abox doctor` reports, or set run.permission_mode to another mode and run `abox up`",
-		"refusing bypassPermissions: %s failed:%s", plural(len(failed), "boundary check", "boundary checks"), b.String()))
+	return boundary(withHint(err, "fix what `abox doctor` reports, or set run.permission_mode to another mode and run `abox up`"))
 }

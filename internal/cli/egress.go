@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/artifact"
+	"github.com/aboxhq/abox/internal/edit"
 	"github.com/aboxhq/abox/internal/egress"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/policy"
@@ -35,16 +34,16 @@ Host, a stronger signal) and was denied, with counts and runs, newest first.`,
 	list.Flags().BoolVar(&jsonOut, "json", false, "print JSON")
 	return groupCmd("egress", "Manage the egress allowlist and review what the agent tried to reach",
 		list,
-		egressEdit(a, "add HOST...", "Allow hosts (in running sandboxes at once, and in later runs)", egressAdd),
-		egressEdit(a, "rm HOST...", "Remove hosts from the allowlist (in running sandboxes at once)", egressRemove),
-		egressEdit(a, "ignore HOST...", "Record a decision against hosts: still blocked, no longer in the queue", egressIgnore),
-		egressEdit(a, "unignore HOST...", "Forget an ignore decision", egressUnignore),
+		egressEdit(a, "add HOST...", "Allow hosts (in running sandboxes at once, and in later runs)", edit.AllowEgress),
+		egressEdit(a, "rm HOST...", "Remove hosts from the allowlist (in running sandboxes at once)", edit.RemoveEgress),
+		egressEdit(a, "ignore HOST...", "Record a decision against hosts: still blocked, no longer in the queue", edit.IgnoreEgress),
+		egressEdit(a, "unignore HOST...", "Forget an ignore decision", edit.UnignoreEgress),
 		newEgressCheckCmd(a),
 	)
 }
 
-// egressEditFunc edits the document of p's manifest for hosts and returns what to report.
-type egressEditFunc func(a *App, d *manifest.Doc, p *project.Project, hosts []string) (string, error)
+// egressEditFunc is the edit of one egress command ([edit.AllowEgress] and the others).
+type egressEditFunc func(context.Context, *project.Project, edit.Env, []string) (*edit.EgressResult, error)
 
 func egressEdit(a *App, use, short string, fn egressEditFunc) *cobra.Command {
 	var dir string
@@ -53,8 +52,7 @@ func egressEdit(a *App, use, short string, fn egressEditFunc) *cobra.Command {
 		Short: short,
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			name := strings.Fields(use)[0]
-			hosts, err := manifest.ParseHostArgs("abox egress "+name, args)
+			hosts, err := manifest.ParseHostArgs("abox egress "+strings.Fields(use)[0], args)
 			if err != nil {
 				return err
 			}
@@ -62,70 +60,40 @@ func egressEdit(a *App, use, short string, fn egressEditFunc) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var msg string
-			before := slices.Clone(p.Manifest.Egress)
-			m, reload, err := a.mutateReload(c.Context(), p, func(d *manifest.Doc) error {
-				msg, err = fn(a, d, p, hosts)
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(a.Out, msg)
-			if !slices.Equal(before, m.Egress) {
-				// The allowlist changed: say whether running sandboxes have it, since a
-				// sandbox that was not reloaded still reaches what rm just removed.
-				fmt.Fprintln(a.Out, termtext.Line(reload.String()))
-				if name == "rm" && reload.Skipped != nil {
-					// Docker could not say what runs: a sandbox it did not list may still reach
-					// what was removed. Not knowing is not success.
-					return errorf("check that Docker answers (`docker ps`), then stop this project's running sandboxes or reload each with `docker kill --signal HUP <name>`",
-						"%s removed from agentbox.yaml, but running sandboxes could not be listed to reload them: %s",
-						strings.Join(hosts, ", "), termtext.Line(reload.Skipped.Error()))
-				}
-				if name == "rm" && len(reload.Failed) > 0 {
-					// The removal is saved, but a sandbox that did not get it still reaches
-					// what was removed: the command did not do what it was asked.
-					return errorf("stop it (`docker stop` the agent, or Ctrl-C its run) or reload it with `docker kill --signal HUP <name>`",
-						"%s still allowed by %d running sandbox(es) that were not reloaded: %s",
-						strings.Join(hosts, ", "), len(reload.Failed), termtext.Line(strings.Join(reload.Failed, "; ")))
+			res, err := fn(c.Context(), p, a.editEnv(), hosts)
+			if res != nil {
+				fmt.Fprintln(a.Out, res.Message)
+				if res.Changed {
+					// Say whether running sandboxes have the new allowlist: one that was not
+					// reloaded still reaches what rm just removed.
+					fmt.Fprintln(a.Out, termtext.Line(res.Reloaded.String()))
 				}
 			}
-			return nil
+			return explainEgress(a.explainEdit(err))
 		},
 	}
 	addDirFlag(cmd, &dir)
 	return cmd
 }
 
-func egressAdd(a *App, d *manifest.Doc, _ *project.Project, hosts []string) (string, error) {
-	for _, h := range d.EgressIgnored(hosts) {
-		if !a.TTY || !a.confirm(fmt.Sprintf("%s is ignored; unignore and allow it?", h)) {
-			return "", errorf("run `abox egress unignore "+h+"` first", "%s is in egress_ignored", h)
-		}
+// explainEgress names the fix of a refused or incomplete egress edit that has no hint yet.
+func explainEgress(err error) error {
+	var ignored *edit.IgnoredError
+	var stale *edit.StaleError
+	if hintOf(err) != "" {
+		return err
 	}
-	add, err := d.AllowEgress(hosts)
-	return manifest.AllowedMessage(hosts, add), err
-}
-
-func egressRemove(a *App, d *manifest.Doc, p *project.Project, hosts []string) (string, error) {
-	return d.RemoveEgressHosts(hosts, a.mandatory(p)).Message(), nil
-}
-
-// mandatory reports whether the rendered policy of p has a host as an entry abox added itself;
-// no host is, when there is no readable policy.
-func (a *App) mandatory(p *project.Project) func(string) bool {
-	pol, err := a.currentPolicy(p)
-	return func(host string) bool { return err == nil && pol.IsMandatory(host) }
-}
-
-func egressIgnore(a *App, d *manifest.Doc, p *project.Project, hosts []string) (string, error) {
-	ignore, mandatory, err := d.IgnoreEgressHosts(hosts, a.mandatory(p))
-	return manifest.IgnoredMessage(ignore, mandatory), err
-}
-
-func egressUnignore(_ *App, d *manifest.Doc, _ *project.Project, hosts []string) (string, error) {
-	return manifest.UnignoredMessage(hosts, d.UnignoreEgress(hosts)), nil
+	switch {
+	case errors.As(err, &ignored):
+		return withHint(err, "run `abox egress unignore "+ignored.Host+"` first")
+	case errors.As(err, &stale) && stale.Skipped != nil:
+		// Docker could not say what runs: a sandbox it did not list may still reach what was
+		// removed. Not knowing is not success.
+		return withHint(err, "check that Docker answers (`docker ps`), then stop this project's running sandboxes or reload each with `docker kill --signal HUP <name>`")
+	case errors.As(err, &stale):
+		return withHint(err, "stop it (`docker stop` the agent, or Ctrl-C its run) or reload it with `docker kill --signal HUP <name>`")
+	}
+	return err
 }
 
 func runEgressList(a *App, dir string, jsonOut bool) error {
@@ -137,7 +105,7 @@ func runEgressList(a *App, dir string, jsonOut bool) error {
 	if err != nil {
 		return err
 	}
-	rep, bad, err := telemetry.ReadReview(filepath.Join(p.State.Dir, "denied.jsonl"), pol, p.Manifest.EgressIgnored)
+	rep, bad, err := telemetry.ReadReview(p.State.Denied(), pol, p.Manifest.EgressIgnored)
 	if err != nil {
 		return err
 	}
@@ -151,7 +119,8 @@ func runEgressList(a *App, dir string, jsonOut bool) error {
 	return nil
 }
 
-// currentPolicy reads the rendered netd policy: what netd enforces.
+// currentPolicy reads the rendered netd policy, what netd enforces, naming the fix of one that
+// cannot be read.
 func (a *App) currentPolicy(p *project.Project) (*policy.Netd, error) {
 	pol, err := artifact.ReadNetdPolicy(p.State.Artifacts())
 	switch {

@@ -12,6 +12,7 @@ import (
 	"github.com/aboxhq/abox/internal/launch"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/sandbox"
+	"github.com/aboxhq/abox/internal/setup/pick"
 )
 
 // Exit codes. They are documented in the root command's help.
@@ -114,6 +115,10 @@ var sentinels = []struct {
 	// login. Its other refusals and its verdict are mapped in run.go (refusalHint, verdictError).
 	{launch.ErrFromWorktree, ExitError, fixed("add --isolated: only an isolated run has a clone to carry the changes into")},
 	{launch.ErrLoggedOut, ExitError, fixed(loginHint)},
+	// init's picker. (The editing and listing commands map their typed errors, which carry
+	// fields for the hint, in explain functions beside them: explainEdit, explainEgress, explainMCP.)
+	{pick.ErrCancelled, ExitError, fixed("run `abox init` again when ready")},
+	{pick.ErrInputEnded, ExitError, fixed("give one answer per line, as the prompts ask")},
 }
 
 func fixed(hint string) func(error) string { return func(error) string { return hint } }

@@ -9,7 +9,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/setup"
+	"github.com/aboxhq/abox/internal/setup/pick"
 )
 
 type initOptions struct {
@@ -86,6 +89,38 @@ func runInit(ctx context.Context, a *App, opts initOptions) error {
 		}
 	}
 	return a.writeInit(st, ans, ps)
+}
+
+// pickInit asks for every answer, starting from ans ([pick.Run]). Accessible prompts are
+// init's output, on stdout; the terminal form draws on stderr.
+func (a *App) pickInit(ctx context.Context, st *setup.State, ans setup.Answers, accessible bool) (setup.Answers, error) {
+	out := a.Err
+	if accessible {
+		out = a.Out
+	}
+	return pick.Run(ctx, st, ans, pick.Options{In: a.In, Out: out, Accessible: accessible, Home: a.getenv("HOME")})
+}
+
+// writeInit writes what the answers make ([setup.State.Write]) and reports it.
+func (a *App) writeInit(st *setup.State, ans setup.Answers, ps paths.Paths) error {
+	rep, err := st.Write(ans, ps, setup.Hooks{
+		Spec:     a.spec,
+		Render:   func(p *project.Project) error { _, err := a.renderProject(p, false); return err },
+		Progress: a.progressf,
+	})
+	switch {
+	case errors.Is(err, setup.ErrAnswers):
+		return withHint(err, "fix the values given to `abox init`")
+	case errors.Is(err, setup.ErrRender):
+		return withHint(err, "fix config.yaml, then run `abox init` again")
+	case err != nil:
+		return err
+	}
+	rep.WriteText(a.Out)
+	if rep.CredentialErr != nil {
+		a.warnf("keep it a regular file of mode 0600: `abox secrets set "+rep.Credential+"` rewrites it", "the Claude credential cannot be handed to netd: %v", rep.CredentialErr)
+	}
+	return nil
 }
 
 // mcpHome is where the Docker MCP Toolkit keeps its catalogs.

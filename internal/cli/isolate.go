@@ -75,14 +75,11 @@ func (a *App) isolateRepo(dir string) (*isolate.Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return isolateRepoOf(p), nil
+	return p.Isolated(), nil
 }
 
-// isolateRepoOf is p's isolated runs, with the project's watched patterns.
-func isolateRepoOf(p *project.Project) *isolate.Repo {
-	watch := append(append([]string{}, p.Config.Defaults.Watch...), p.Manifest.Mounts.Watch...)
-	return &isolate.Repo{Project: p.State, Watch: watch}
-}
+// isolateRepoOf is p's isolated runs ([project.Project.Isolated]), for run.go.
+func isolateRepoOf(p *project.Project) *isolate.Repo { return p.Isolated() }
 
 func isolateHint(err error, id string) error {
 	switch {

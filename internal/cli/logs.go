@@ -2,13 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/gateway"
-	"github.com/aboxhq/abox/internal/isolate"
 	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/telemetry"
 )
@@ -57,38 +57,35 @@ func runLogs(ctx context.Context, a *App, o logsOptions) error {
 	if o.limit < 1 {
 		return errorf("pass a positive number", "--limit must be at least 1")
 	}
-	runs, bad, err := telemetry.ReadRuns(p.State.RunsIndex())
-	if err != nil {
-		return err
-	}
+	q := telemetry.LogsQuery{Runs: o.runs, DNS: o.dns, Gateway: o.gateway, Transcript: o.transcript, Limit: o.limit}
+	logs, bad, err := telemetry.ReadLogs(p.State, q)
 	for _, b := range bad {
 		a.warnf("the line is skipped; remove it to silence this warning", "corrupt line in %s", b)
 	}
-	if o.transcript != "" {
-		path := telemetry.FindTranscript(runs, o.transcript)
-		if path == "" {
-			return errorf("list runs with `abox logs --runs`", "no transcript for run %q", o.transcript)
-		}
-		return telemetry.WriteTranscript(a.Out, path, o.jsonl)
+	var nt *telemetry.NoTranscriptError
+	switch {
+	case errors.As(err, &nt):
+		return withHint(err, "list runs with `abox logs --runs`")
+	case err != nil:
+		return err
+	case logs.Transcript != "":
+		return telemetry.WriteTranscript(a.Out, logs.Transcript, o.jsonl)
 	}
-	if o.dns {
-		rep := telemetry.NewDNSReport(runs, o.limit)
-		if err := a.writeLogs(o.jsonl, rep.Lines, rep.WriteText); err != nil {
+	if logs.DNS != nil {
+		if err := a.writeLogs(o.jsonl, logs.DNS.Lines, logs.DNS.WriteText); err != nil {
 			return err
 		}
 	}
-	if o.gateway {
-		rep := telemetry.NewMCPReport(runs, o.limit)
-		if err := a.writeLogs(o.jsonl, rep.Lines, rep.WriteText); err != nil {
+	if logs.MCP != nil {
+		if err := a.writeLogs(o.jsonl, logs.MCP.Lines, logs.MCP.WriteText); err != nil {
 			return err
 		}
 		if !o.jsonl {
 			a.showGatewayLog(ctx, p, o.limit)
 		}
 	}
-	if o.runs || !o.dns && !o.gateway {
-		rep := telemetry.NewRunsReport(runs, o.limit, &isolate.Repo{Project: p.State})
-		return a.writeLogs(o.jsonl, rep.Rows, rep.WriteText)
+	if logs.Runs != nil {
+		return a.writeLogs(o.jsonl, logs.Runs.Rows, logs.Runs.WriteText)
 	}
 	return nil
 }

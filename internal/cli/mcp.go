@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/catalog"
-	"github.com/aboxhq/abox/internal/manifest"
-	"github.com/aboxhq/abox/internal/project"
+	"github.com/aboxhq/abox/internal/edit"
+	"github.com/aboxhq/abox/internal/gateway"
 )
 
 func newMCPCmd(a *App) *cobra.Command {
@@ -47,52 +46,49 @@ func runMCPAdd(ctx context.Context, a *App, o mcpAddOptions, server string) erro
 	if err != nil {
 		return err
 	}
-	if _, remote := p.Manifest.RemoteServers[server]; remote {
-		return a.narrowRemote(ctx, p, server, o.tools)
-	}
-	cat, err := catalog.Load(a.mcpHome(), p.Custom)
+	d, err := edit.AddServer(ctx, p, a.editEnv(), server, o.tools)
 	if err != nil {
+		return explainMCP(a.explainEdit(err))
+	}
+	switch {
+	case d.Remote:
+		fmt.Fprintln(a.Out, declared(server, o.tools))
+		fmt.Fprintln(a.Out, "next: `abox up` reconciles the gateway")
+	case d.Already:
+		fmt.Fprintf(a.Out, "%s is already declared\n", server)
+	default:
+		fmt.Fprintln(a.Out, declared(server, o.tools))
+		a.printSecretsNeeded(d.Entry)
+		fmt.Fprintln(a.Out, "next: `abox up` starts it in the gateway")
+	}
+	return nil
+}
+
+// explainMCP names the fix of a refused server edit that has no hint yet.
+func explainMCP(err error) error {
+	var (
+		bad           *catalog.BadNameError
+		unknown       *catalog.UnknownServerError
+		alreadyRemote *edit.AlreadyRemoteError
+		remote        *edit.RemoteError
+		undeclared    *edit.NotDeclaredError
+	)
+	if hintOf(err) != "" {
 		return err
 	}
-	d, err := cat.Declarable(p.Manifest, server, o.tools)
-	var bad *catalog.BadNameError
-	var unknown *catalog.UnknownServerError
 	switch {
 	case errors.As(err, &bad):
 		return withHint(err, "server names are letters, digits, . _ -")
 	case errors.As(err, &unknown):
 		return withHint(err, "list known servers with `abox mcp list --all`, or define it in custom-servers.yaml")
-	case err != nil:
-		return err
-	case d.Already:
-		fmt.Fprintf(a.Out, "%s is already declared\n", server)
-		return nil
+	case errors.As(err, &alreadyRemote):
+		return withHint(err, "narrow it with `abox mcp add "+alreadyRemote.Server+" --tool NAME`, or replace it with `abox mcp add-remote`")
+	case errors.As(err, &remote):
+		return withHint(err, "remove it with `abox mcp rm-remote "+remote.Server+"`")
+	case errors.As(err, &undeclared):
+		return withHint(err, "see the declared servers with `abox mcp list`")
 	}
-	for _, t := range d.Unlisted {
-		a.warnf("", "%s's catalog entry does not list a tool %q (it lists %s)", server, t, strings.Join(d.Entry.Tools, ", "))
-	}
-	if _, err := a.mutate(ctx, p, func(d *manifest.Doc) error { return d.DeclareServer(server, o.tools) }); err != nil {
-		return err
-	}
-	fmt.Fprintln(a.Out, declared(server, o.tools))
-	a.printSecretsNeeded(d.Entry)
-	fmt.Fprintln(a.Out, "next: `abox up` starts it in the gateway")
-	return nil
-}
-
-// narrowRemote sets the narrowing of a declared remote server: its tools are known only from
-// what the project lists.
-func (a *App) narrowRemote(ctx context.Context, p *project.Project, server string, tools []string) error {
-	if len(tools) == 0 {
-		return errorf("narrow it with `abox mcp add "+server+" --tool NAME`, or replace it with `abox mcp add-remote`",
-			"%q is already declared as a remote server", server)
-	}
-	if _, err := a.mutate(ctx, p, func(d *manifest.Doc) error { return d.NarrowServer(server, tools) }); err != nil {
-		return err
-	}
-	fmt.Fprintln(a.Out, declared(server, tools))
-	fmt.Fprintln(a.Out, "next: `abox up` reconciles the gateway")
-	return nil
+	return err
 }
 
 func declared(server string, tools []string) string {
@@ -121,17 +117,8 @@ func newMCPRmCmd(a *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, remote := p.Manifest.RemoteServers[server]; remote {
-				return errorf("remove it with `abox mcp rm-remote "+server+"`", "%q is a remote server", server)
-			}
-			if !slices.Contains(p.Manifest.Servers, server) {
-				return errorf("see the declared servers with `abox mcp list`", "%q is not declared in agentbox.yaml", server)
-			}
-			if _, err := a.mutate(c.Context(), p, func(d *manifest.Doc) error {
-				d.UndeclareServer(server)
-				return nil
-			}); err != nil {
-				return err
+			if err := edit.RemoveServer(c.Context(), p, a.editEnv(), server); err != nil {
+				return explainMCP(a.explainEdit(err))
 			}
 			fmt.Fprintf(a.Out, "removed %s\n", server)
 			fmt.Fprintln(a.Out, "next: `abox up` reconciles the gateway")
@@ -158,17 +145,15 @@ func runMCPOAuth(ctx context.Context, a *App, args []string) error {
 	if err := a.requireDaemon(ctx); err != nil {
 		return err
 	}
-	os, err := a.docker().OperatingSystem(ctx)
-	if err != nil {
-		return err
-	}
-	if os != "Docker Desktop" {
-		return errorf("on Docker Engine, give the remote server a token header: `abox mcp add-remote NAME --url URL --header 'Authorization: Bearer ${TOKEN}' --secret NAME.token=TOKEN`",
-			"abox mcp oauth needs Docker Desktop; this daemon runs on %s", os)
-	}
 	provider := ""
 	if len(args) == 1 {
 		provider = args[0]
 	}
-	return a.docker().MCPOAuth(ctx, provider, a.TTY, a.Out, a.Err)
+	err := gateway.OAuth(ctx, a.docker(), provider, a.TTY, a.Out, a.Err)
+	var de *gateway.DesktopOnlyError
+	if errors.As(err, &de) {
+		return errorf("on Docker Engine, give the remote server a token header: `abox mcp add-remote NAME --url URL --header 'Authorization: Bearer ${TOKEN}' --secret NAME.token=TOKEN`",
+			"abox mcp oauth needs Docker Desktop; this daemon runs on %s", de.OS)
+	}
+	return err
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"github.com/spf13/cobra"
@@ -47,19 +48,17 @@ func runMCPCost(ctx context.Context, a *App, dir string, jsonOut bool) error {
 	} else if err != nil {
 		return err
 	}
-	if pol.MCP == nil {
-		return errorf("declare one with `abox mcp add SERVER`", "%s declares no MCP server", p.Manifest.Project)
-	}
-	if err := a.requireDaemon(ctx); err != nil {
+	m := p.Manifest
+	rep, err := toolcost.Estimate(pol.MCP, toolcost.Project{Name: m.Project, Narrowed: m.Tools,
+		Version: p.Config.ClaudeCode.Version, AgentEnv: p.Config.AgentEnv, EnvSecrets: m.EnvSecrets},
+		func() ([]json.RawMessage, error) { return a.runningTools(ctx, m.Profile) })
+	var ns *toolcost.NoServersError
+	switch {
+	case errors.As(err, &ns):
+		return withHint(err, "declare one with `abox mcp add SERVER`")
+	case err != nil:
 		return err
 	}
-	res, err := a.probeProfile(ctx, p.Manifest.Profile)
-	if err != nil {
-		return err
-	}
-	rep := toolcost.Of(res.Tools, pol.MCP, p.Manifest.Tools)
-	rep.Price(p.Config.ClaudeCode.Version, p.Config.AgentEnv)
-	rep.Client.Why += toolcost.UnreadSwitches(p.Manifest.EnvSecrets)
 	if jsonOut {
 		return a.writeJSON(rep)
 	}
@@ -67,8 +66,12 @@ func runMCPCost(ctx context.Context, a *App, dir string, jsonOut bool) error {
 	return nil
 }
 
-// probeProfile lists the tools of the profile's running gateway ([gateway.RunningTools]).
-func (a *App) probeProfile(ctx context.Context, profile string) (*gateway.ProbeResult, error) {
+// runningTools lists the tools of the profile's running gateway ([gateway.RunningTools]), once
+// the daemon answers.
+func (a *App) runningTools(ctx context.Context, profile string) ([]json.RawMessage, error) {
+	if err := a.requireDaemon(ctx); err != nil {
+		return nil, err
+	}
 	cfg, custom, ps, err := a.loadConfig()
 	if err != nil {
 		return nil, err
@@ -84,5 +87,5 @@ func (a *App) probeProfile(ctx context.Context, profile string) (*gateway.ProbeR
 	case err != nil:
 		return nil, a.explainGateway(err, profile)
 	}
-	return res, nil
+	return res.Tools, nil
 }

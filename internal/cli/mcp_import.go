@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/catalog"
-	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/edit"
 )
 
 func newMCPImportCmd(a *App) *cobra.Command {
@@ -37,15 +37,10 @@ func runMCPImport(ctx context.Context, a *App, dir string, apply bool) error {
 	if err != nil {
 		return err
 	}
-	cat, err := catalog.Load(a.mcpHome(), p.Custom)
+	rows, err := edit.HostImports(p, a.mcpHome(), a.claudeConfig())
 	if err != nil {
-		return err
+		return explainHostConfig(err)
 	}
-	found, err := a.hostServers(p.Workspace)
-	if err != nil {
-		return err
-	}
-	rows := cat.ClassifyImports(found, p.Manifest)
 	if len(rows) == 0 {
 		fmt.Fprintln(a.Out, "no MCP servers configured on this host")
 		return nil
@@ -59,8 +54,8 @@ func runMCPImport(ctx context.Context, a *App, dir string, apply bool) error {
 		fmt.Fprintln(a.Out, "next: `abox mcp import --apply` declares the importable ones")
 		return nil
 	}
-	if _, err := a.mutate(ctx, p, func(d *manifest.Doc) error { return catalog.ApplyImports(d, todo) }); err != nil {
-		return err
+	if err := edit.Import(ctx, p, a.editEnv(), todo); err != nil {
+		return a.explainEdit(err)
 	}
 	for _, r := range todo {
 		linef(a.Out, "declared %s (%s)", r.Name, r.Import) // names and URLs may come from the workspace's .mcp.json
@@ -72,20 +67,22 @@ func runMCPImport(ctx context.Context, a *App, dir string, apply bool) error {
 	return nil
 }
 
-// hostServers reads the Toolkit's registry.yaml and Claude Code's configuration (its global
-// servers and those of this workspace), with a hint on a file that does not parse.
-func (a *App) hostServers(ws string) ([]catalog.HostServer, error) {
-	path := a.getenv("ABOX_CLAUDE_CONFIG")
-	if path == "" {
-		path = filepath.Join(a.getenv("HOME"), ".claude.json")
+// claudeConfig is Claude Code's configuration file: ABOX_CLAUDE_CONFIG, or ~/.claude.json.
+func (a *App) claudeConfig() string {
+	if path := a.getenv("ABOX_CLAUDE_CONFIG"); path != "" {
+		return path
 	}
-	found, err := catalog.HostServers(a.mcpHome(), path, ws)
+	return filepath.Join(a.getenv("HOME"), ".claude.json")
+}
+
+// explainHostConfig names the fix of a host's MCP configuration file that does not parse.
+func explainHostConfig(err error) error {
 	var ce *catalog.HostConfigError
 	switch {
 	case errors.As(err, &ce) && ce.ClaudeConfig != "":
-		return nil, withHint(err, "fix the file, or point ABOX_CLAUDE_CONFIG elsewhere")
+		return withHint(err, "fix the file, or point ABOX_CLAUDE_CONFIG elsewhere")
 	case errors.As(err, &ce):
-		return nil, withHint(err, "fix or remove the file")
+		return withHint(err, "fix or remove the file")
 	}
-	return found, err
+	return err
 }

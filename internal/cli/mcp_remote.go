@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aboxhq/abox/internal/edit"
 	"github.com/aboxhq/abox/internal/manifest"
 )
 
@@ -37,10 +38,8 @@ A header value may name a secret's variable, never hold a credential itself:
 				return err
 			}
 			name := args[0]
-			if _, err := a.mutate(c.Context(), p, func(d *manifest.Doc) error {
-				return d.SetRemoteServer(name, r)
-			}); err != nil {
-				return err
+			if err := edit.SetRemote(c.Context(), p, a.editEnv(), name, r); err != nil {
+				return a.explainEdit(err)
 			}
 			fmt.Fprintf(a.Out, "declared remote server %s (%s, %s)\n", name, r.URL, r.Transport)
 			for _, s := range r.Secrets {
@@ -79,14 +78,8 @@ func newMCPRmRemoteCmd(a *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, ok := p.Manifest.RemoteServers[name]; !ok {
-				return errorf("see the declared servers with `abox mcp list`", "%q is not a remote server of this project", name)
-			}
-			if _, err := a.mutate(c.Context(), p, func(d *manifest.Doc) error {
-				d.RemoveRemoteServer(name)
-				return nil
-			}); err != nil {
-				return err
+			if err := edit.RemoveRemote(c.Context(), p, a.editEnv(), name); err != nil {
+				return explainMCP(a.explainEdit(err))
 			}
 			fmt.Fprintf(a.Out, "removed remote server %s\n", name)
 			fmt.Fprintln(a.Out, "next: `abox up` reconciles the gateway")

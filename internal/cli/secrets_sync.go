@@ -2,11 +2,9 @@ package cli
 
 import (
 	"context"
-	"errors"
 
 	"github.com/spf13/cobra"
 
-	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/secrets"
@@ -80,16 +78,9 @@ func runSecretsCheck(ctx context.Context, a *App, h *secrets.Host, o secretsChec
 	return a.writeRows(h.Check(ctx, func() ([]secrets.Need, error) { return a.requiredSecrets(h.Paths, o.dir) }))
 }
 
-// requiredSecrets returns what the project at dir requires ([project.RequiredSecrets]); none
+// requiredSecrets returns what the project at dir requires ([project.RequiredSecretsAt]); none
 // when dir is in no project.
 func (a *App) requiredSecrets(ps paths.Paths, dir string) ([]secrets.Need, error) {
-	ws, err := manifest.Find(dir)
-	if errors.Is(err, manifest.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	need, err := project.RequiredSecrets(ws, ps, a.mcpHome())
+	need, err := project.RequiredSecretsAt(dir, ps, a.mcpHome())
 	return need, explainLoad(err)
 }

@@ -87,6 +87,18 @@ var allowed = map[string]map[string]string{
 		"internal/watch":      "workspace and git fingerprints are diffed (DESIGN §8)",
 		"internal/wsfile":     "workspace files are read without letting the agent steer the reader",
 	},
+	"internal/edit": {
+		// The user's edits of agentbox.yaml from the host, by one rule (its doc): lock, approve,
+		// validate, write, render, reload running sandboxes.
+		"internal/approval": "an edit is refused on an unapproved manifest and applied to the approved copy alike (approval.Edit)",
+		"internal/artifact": "which hosts are mandatory is read from the rendered netd policy, what netd enforces",
+		"internal/catalog":  "a server is declared only if a catalog or custom-servers.yaml knows it; imports are classified there",
+		"internal/docker":   "running sandboxes are listed and signalled through the docker client (sandbox.Reload)",
+		"internal/manifest": "every edit is a manifest.Doc edit, re-validated as a manifest",
+		"internal/project":  "an edit works on a loaded project and holds its lock",
+		"internal/sandbox":  "running sandboxes get the new policy by sandbox.Reload",
+		"internal/termtext": "docker's errors in a stale removal's message are made safe to print",
+	},
 	"internal/egress": {}, // DESIGN §3: the one definition, shared by render, netd and doctor
 	"internal/gateway": {
 		"internal/artifact": "the health probe runs in a bound project's netd image, which its runspec.json names",
@@ -154,6 +166,7 @@ var allowed = map[string]map[string]string{
 		"internal/catalog":  "the spec holds the catalog the servers are looked up in",
 		"internal/config":   "config.yaml and custom-servers.yaml are half of a project",
 		"internal/images":   "the CA certificates and the npm registry the spec names are read as the image build reads them",
+		"internal/isolate":  "a project's isolated runs are reviewed with its watched patterns (Isolated)",
 		"internal/manifest": "agentbox.yaml is the other half",
 		"internal/owner":    "the agent runs as the workspace's owner, or config.yaml's agent.uid and agent.gid",
 		"internal/paths":    "the project's state layout",
@@ -223,14 +236,25 @@ var allowed = map[string]map[string]string{
 		"internal/config":   "config.yaml gives the default profile and credential, and gets init's new profile and credential mode",
 		"internal/detect":   "toolchains, git remotes and registry hosts are what init proposes",
 		"internal/manifest": "the answers are proposed and merged into agentbox.yaml as manifest.Doc edits",
-		"internal/paths":    "context directories may start with ~",
+		"internal/paths":    "context directories may start with ~; the written project's state layout",
+		"internal/project":  "the written project is rendered as a project, by the spec every command builds",
+		"internal/render":   "the answers are rendered in memory before anything is written",
 		"internal/secrets":  "the report says whether the store holds the injected credential yet",
 		"internal/statefs":  "agentbox.yaml and the workspace are written atomically, under the project's lock",
+	},
+	"internal/setup/pick": {
+		// init's interactive picker (its doc): the questions and their validation, nothing written.
+		"internal/config":   "a new profile's name is checked as config.yaml checks it",
+		"internal/egress":   "typed hosts are checked by the one definition of an entry",
+		"internal/manifest": "toolchains and permission modes offered are the manifest's; chosen hosts are merged as it merges them",
+		"internal/secrets":  "the injected credential's name is checked as a secret name",
+		"internal/setup":    "the questions start from setup's state and answers, and fill them in",
 	},
 	"internal/statefs": {},
 	"internal/telemetry": {
 		"internal/egress":   "ignored hosts are matched against the review queue as netd matches entries",
 		"internal/isolate":  "a run's row in `abox logs` shows the state of its isolated branch now, from its record",
+		"internal/paths":    "`abox logs` reads the project's runs index and its isolated runs where the state layout puts them",
 		"internal/policy":   "netd's log records and counters are policy types",
 		"internal/statefs":  "runs.jsonl and the review queue are written atomically",
 		"internal/termtext": "agent-written text is made safe to print",

@@ -1,6 +1,7 @@
 package project
 
 import (
+	"errors"
 	"path/filepath"
 
 	"github.com/aboxhq/abox/internal/approval"
@@ -34,4 +35,17 @@ func RequiredSecrets(ws string, ps paths.Paths, mcpHome string) ([]secrets.Need,
 		return nil, err
 	}
 	return secrets.Required(m, approved, cat), nil
+}
+
+// RequiredSecretsAt is [RequiredSecrets] of the project at or above dir ([manifest.Find]); none
+// when dir is in no project.
+func RequiredSecretsAt(dir string, ps paths.Paths, mcpHome string) ([]secrets.Need, error) {
+	ws, err := manifest.Find(dir)
+	if errors.Is(err, manifest.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return RequiredSecrets(ws, ps, mcpHome)
 }

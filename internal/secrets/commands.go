@@ -264,7 +264,7 @@ func (r *RowsReport) Verdict() error {
 	return e
 }
 
-// Edit applies an edit to the project's manifest as a command of the user does (cli's mutate:
+// Edit applies an edit to the project's manifest as a command of the user does (edit.Apply:
 // validated, written, approved, rendered) and returns the result.
 type Edit func(func(*manifest.Doc) error) (*manifest.Manifest, error)
 

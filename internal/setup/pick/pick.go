@@ -1,4 +1,4 @@
-package cli
+package pick
 
 import (
 	"cmp"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -19,20 +18,61 @@ import (
 	"github.com/aboxhq/abox/internal/setup"
 )
 
+// Errors the picker ends on; nothing was written when either is returned.
+var (
+	// ErrCancelled: the user declined the summary, or aborted a form.
+	ErrCancelled = errors.New("init cancelled; nothing was written")
+	// ErrInputEnded: accessible input ran out before every question was answered.
+	ErrInputEnded = errors.New("init's input ended before every question was answered; nothing was written")
+)
+
+// Options say where and how the picker asks.
+type Options struct {
+	In  io.Reader
+	Out io.Writer
+	// Accessible asks with plain numbered prompts, each answer read as one line.
+	Accessible bool
+	// Home is the host home directory, for context directories starting with ~.
+	Home string
+}
+
 // newProfileChoice is the profile option that asks for a new name.
 const newProfileChoice = "+ new profile"
 
-// picker runs huh forms, on the terminal or, accessible, as plain numbered prompts read line by
-// line (screen readers, scripted input).
+// Credential choices of the picker.
+const (
+	loginVolumeChoice = "login"
+	injectedChoice    = "injected"
+)
+
+// picker runs huh forms with the options of one [Run].
 type picker struct {
-	ctx        context.Context
-	in         io.Reader
-	out        io.Writer
-	accessible bool
+	ctx context.Context
+	in  io.Reader
+	Options
+}
+
+// Run asks for every answer, starting from ans, and returns them once the user confirms the
+// summary. It ends with [ErrCancelled] when the user declines or aborts, and with
+// [ErrInputEnded] when accessible input runs out.
+func Run(ctx context.Context, st *setup.State, ans setup.Answers, o Options) (setup.Answers, error) {
+	p := &picker{ctx: ctx, in: o.In, Options: o}
+	if o.Accessible {
+		p.in = &byteReader{r: o.In} // huh reads each answer with a fresh scanner: never read ahead
+	}
+	steps := []func(*picker, *setup.State, *setup.Answers) error{
+		pickProfile, pickServers, pickTools, pickToolchains, pickEgress, pickContext, pickMode, pickCredential, confirm,
+	}
+	for _, step := range steps {
+		if err := step(p, st, &ans); err != nil {
+			return ans, err
+		}
+	}
+	return ans, nil
 }
 
 func (p *picker) run(fields ...huh.Field) (err error) {
-	form := huh.NewForm(huh.NewGroup(fields...)).WithAccessible(p.accessible).WithInput(p.in).WithOutput(p.out)
+	form := huh.NewForm(huh.NewGroup(fields...)).WithAccessible(p.Accessible).WithInput(p.in).WithOutput(p.Out)
 	// huh's accessible select indexes its options with the number it read, 0 when the input
 	// ended, and panics: scripted answers that run out end init with an error instead.
 	if br, ok := p.in.(*byteReader); ok {
@@ -41,39 +81,17 @@ func (p *picker) run(fields ...huh.Field) (err error) {
 				if !br.eof {
 					panic(r)
 				}
-				err = errorf("give one answer per line, as the prompts ask", "init's input ended before every question was answered; nothing was written")
+				err = ErrInputEnded
 			}
 		}()
 	}
 	if err := form.RunWithContext(p.ctx); err != nil {
 		if errors.Is(err, huh.ErrUserAborted) {
-			return errorf("run `abox init` again when ready", "init cancelled; nothing was written")
+			return ErrCancelled
 		}
 		return err
 	}
 	return nil
-}
-
-// pickInit asks for every answer, starting from ans.
-func (a *App) pickInit(ctx context.Context, st *setup.State, ans setup.Answers, accessible bool) (setup.Answers, error) {
-	in := a.In
-	if accessible {
-		in = &byteReader{r: a.In} // huh reads each answer with a fresh scanner: never read ahead
-	}
-	out := a.Err
-	if accessible {
-		out = a.Out
-	}
-	p := &picker{ctx: ctx, in: in, out: out, accessible: accessible}
-	steps := []func(*picker, *setup.State, *setup.Answers) error{
-		pickProfile, pickServers, pickTools, pickToolchains, pickEgress, pickContext, pickMode, pickCredential, confirmInit,
-	}
-	for _, step := range steps {
-		if err := step(p, st, &ans); err != nil {
-			return ans, err
-		}
-	}
-	return ans, nil
 }
 
 func pickProfile(p *picker, st *setup.State, ans *setup.Answers) error {
@@ -101,7 +119,7 @@ func pickProfile(p *picker, st *setup.State, ans *setup.Answers) error {
 func pickServers(p *picker, st *setup.State, ans *setup.Answers) error {
 	names := st.Catalog.Names()
 	if len(names) == 0 {
-		fmt.Fprintln(p.out, "MCP servers: none known (no Docker MCP Toolkit catalog, no custom-servers.yaml); skipped")
+		fmt.Fprintln(p.Out, "MCP servers: none known (no Docker MCP Toolkit catalog, no custom-servers.yaml); skipped")
 		return nil
 	}
 	opts := choices(names, ans.Servers)
@@ -160,10 +178,9 @@ func pickEgress(p *picker, st *setup.State, ans *setup.Answers) error {
 	return err
 }
 
-func pickContext(p *picker, st *setup.State, ans *setup.Answers) error {
+func pickContext(p *picker, _ *setup.State, ans *setup.Answers) error {
 	text := strings.Join(ans.Context, " ")
-	home := os.Getenv("HOME")
-	check := func(s string) error { return setup.CheckContextDirs(s, home) }
+	check := func(s string) error { return setup.CheckContextDirs(s, p.Home) }
 	field := huh.NewInput().Title("Read-only context directories (space-separated, optional)").Value(&text).Validate(check)
 	if err := p.run(field); err != nil {
 		return err
@@ -180,24 +197,9 @@ func pickMode(p *picker, _ *setup.State, ans *setup.Answers) error {
 	return p.run(huh.NewSelect[string]().Title("Claude Code permission mode").Options(opts...).Value(&ans.PermissionMode))
 }
 
-// choices are options named by their values, those in selected ticked.
-func choices(values, selected []string) []huh.Option[string] {
-	opts := make([]huh.Option[string], len(values))
-	for i, v := range values {
-		opts[i] = huh.NewOption(v, v).Selected(slices.Contains(selected, v))
-	}
-	return opts
-}
-
-// Credential choices of the picker.
-const (
-	loginVolumeChoice = "login"
-	injectedChoice    = "injected"
-)
-
 // pickCredential asks how Claude Code gets its credential, config.yaml's choice for every
 // project: the login volume, or a secret netd injects. It asks for the secret's name only,
-// never its value; writeInit names the command that stores it.
+// never its value; init's report names the command that stores it.
 func pickCredential(p *picker, _ *setup.State, ans *setup.Answers) error {
 	choice := loginVolumeChoice
 	if ans.Credential != "" {
@@ -225,15 +227,25 @@ func pickCredential(p *picker, _ *setup.State, ans *setup.Answers) error {
 	return err
 }
 
-func confirmInit(p *picker, _ *setup.State, ans *setup.Answers) error {
+// confirm shows the summary; declining it is [ErrCancelled].
+func confirm(p *picker, _ *setup.State, ans *setup.Answers) error {
 	ok := true
 	if err := p.run(huh.NewConfirm().Title("Write agentbox.yaml?").Description(ans.Summary()).Value(&ok)); err != nil {
 		return err
 	}
 	if !ok {
-		return errorf("run `abox init` again when ready", "init cancelled; nothing was written")
+		return ErrCancelled
 	}
 	return nil
+}
+
+// choices are options named by their values, those in selected ticked.
+func choices(values, selected []string) []huh.Option[string] {
+	opts := make([]huh.Option[string], len(values))
+	for i, v := range values {
+		opts[i] = huh.NewOption(v, v).Selected(slices.Contains(selected, v))
+	}
+	return opts
 }
 
 // byteReader reads one byte at a time, so that each prompt's scanner consumes exactly one line.

@@ -71,6 +71,7 @@ type supFixture struct {
 	sigs        chan os.Signal
 	stdout      *syncBuffer
 	result      chan error
+	finished    chan struct{} // closed once the supervisor's run has returned
 }
 
 func writePolicy(t *testing.T, dir string, egress ...string) {
@@ -90,7 +91,7 @@ func startSupervisor(t *testing.T, nft *fakeNFT, crash chan error, opts ...func(
 func startSupervisorWith(t *testing.T, nft *fakeNFT, crash chan error, p policy.Netd, opts ...func(*options)) *supFixture {
 	t.Helper()
 	f := &supFixture{dir: t.TempDir(), logDir: filepath.Join(t.TempDir(), "logs"), addrs: freeAddrs(t), nft: nft,
-		sigs: make(chan os.Signal, 1), stdout: &syncBuffer{}, result: make(chan error, 1)}
+		sigs: make(chan os.Signal, 1), stdout: &syncBuffer{}, result: make(chan error, 1), finished: make(chan struct{})}
 	if err := writeAtomic(filepath.Join(f.dir, policy.File), p.Marshal()); err != nil {
 		t.Fatal(err)
 	}
@@ -102,11 +103,21 @@ func startSupervisorWith(t *testing.T, nft *fakeNFT, crash chan error, p policy.
 		opt(&o)
 	}
 	s := newSupervisor(o, nft, f.child, st, f.stdout)
-	go func() { f.result <- s.run(context.Background(), f.sigs) }()
+	go func() {
+		f.result <- s.run(context.Background(), f.sigs)
+		close(f.finished)
+	}()
+	// The log directory is removed after this cleanup: the supervisor must have stopped
+	// writing it by then.
 	t.Cleanup(func() {
 		select {
 		case f.sigs <- syscall.SIGTERM:
 		default:
+		}
+		select {
+		case <-f.finished:
+		case <-time.After(10 * time.Second):
+			t.Errorf("the supervisor still runs 10 s after SIGTERM")
 		}
 	})
 	return f

@@ -533,13 +533,7 @@ func startMCPSupervisor(t *testing.T, upstream string) *supFixture {
 	}
 	o.gateway = netip.MustParseAddrPort(u.Host) // the test gateway, on loopback: as abox would give its address
 	s := newSupervisor(o, nft, f.child, st, f.stdout)
-	go func() { f.result <- s.run(context.Background(), f.sigs) }()
-	t.Cleanup(func() {
-		select {
-		case f.sigs <- syscall.SIGTERM:
-		default:
-		}
-	})
+	f.serve(t, s)
 	return f
 }
 

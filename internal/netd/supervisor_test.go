@@ -91,7 +91,7 @@ func startSupervisor(t *testing.T, nft *fakeNFT, crash chan error, opts ...func(
 func startSupervisorWith(t *testing.T, nft *fakeNFT, crash chan error, p policy.Netd, opts ...func(*options)) *supFixture {
 	t.Helper()
 	f := &supFixture{dir: t.TempDir(), logDir: filepath.Join(t.TempDir(), "logs"), addrs: freeAddrs(t), nft: nft,
-		sigs: make(chan os.Signal, 1), stdout: &syncBuffer{}, result: make(chan error, 1), finished: make(chan struct{})}
+		sigs: make(chan os.Signal, 1), stdout: &syncBuffer{}, result: make(chan error, 1)}
 	if err := writeAtomic(filepath.Join(f.dir, policy.File), p.Marshal()); err != nil {
 		t.Fatal(err)
 	}
@@ -103,12 +103,18 @@ func startSupervisorWith(t *testing.T, nft *fakeNFT, crash chan error, p policy.
 		opt(&o)
 	}
 	s := newSupervisor(o, nft, f.child, st, f.stdout)
+	f.serve(t, s)
+	return f
+}
+
+// serve runs s as the fixture's supervisor until the test ends. The log directory is removed
+// after the cleanup serve registers, so the supervisor must have stopped writing it by then.
+func (f *supFixture) serve(t *testing.T, s *supervisor) {
+	f.finished = make(chan struct{})
 	go func() {
 		f.result <- s.run(context.Background(), f.sigs)
 		close(f.finished)
 	}()
-	// The log directory is removed after this cleanup: the supervisor must have stopped
-	// writing it by then.
 	t.Cleanup(func() {
 		select {
 		case f.sigs <- syscall.SIGTERM:
@@ -120,7 +126,6 @@ func startSupervisorWith(t *testing.T, nft *fakeNFT, crash chan error, p policy.
 			t.Errorf("the supervisor still runs 10 s after SIGTERM")
 		}
 	})
-	return f
 }
 
 // stopped returns what the supervisor's run returned, failing the test if it is still running

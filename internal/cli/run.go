@@ -134,7 +134,7 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 func (a *App) launchEnv(p *project.Project) launch.Env {
 	return launch.Env{
 		Docker: a.docker(), Project: p, Preflight: a.preflightOf(p), Daemon: a.requireDaemon,
-		Secrets: a.secretsHostAt(p.Paths), Clones: isolateRepoOf(p), Home: a.getenv("HOME"),
+		Secrets: a.secretsHostAt(p.Paths), Clones: p.Isolated(), Home: a.getenv("HOME"),
 		Now: a.Now, Progress: a.Err, Warn: a.warnf, Executable: a.Executable,
 	}
 }

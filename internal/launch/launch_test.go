@@ -226,7 +226,7 @@ func TestInterruptedRunIsRecorded(t *testing.T) {
 func TestSpareNetd(t *testing.T) {
 	exe, err := exec.LookPath("true")
 	if err != nil {
-		t.Skip("no true on PATH")
+		t.Fatalf("true is not on PATH: %v", err)
 	}
 	f := newFixture(t, demoManifest)
 	f.loggedIn()

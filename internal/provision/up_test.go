@@ -277,4 +277,11 @@ func TestUpNeverReRecordsTheBaseline(t *testing.T) {
 	if after, _ := os.ReadFile(p.State.Baselines()); !bytes.Equal(before, after) {
 		t.Error("the second up changed the baseline")
 	}
+	write(t, p.State.Baselines(), "{")
+	if _, err := Up(context.Background(), f.env, p, UpOptions{NoBuild: true}); err == nil {
+		t.Error("Up over a corrupt baseline succeeded, want an error")
+	}
+	if data, _ := os.ReadFile(p.State.Baselines()); string(data) != "{" {
+		t.Errorf("the corrupt baseline was rewritten: %q", data)
+	}
 }

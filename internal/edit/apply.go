@@ -51,6 +51,23 @@ func Apply(ctx context.Context, p *project.Project, env Env, fn func(*manifest.D
 	return m, reload(ctx, p, env), nil
 }
 
+// checkApproved refuses, as [Apply] would, a workspace manifest that differs from its approval,
+// for an edit that decides from the manifest before it applies anything (whether a server is
+// declared): the agent can write the workspace, and a decision read from its edits would tell
+// the user "already declared" of a server only the agent declared. Apply checks again under the
+// project's lock; a never-approved project passes.
+func checkApproved(p *project.Project) error {
+	_, err := approval.Check(p.State, p.Manifest, p.Raw)
+	var changed *approval.ChangedError
+	switch {
+	case errors.As(err, &changed):
+		return &UnapprovedError{Changed: changed}
+	case errors.Is(err, approval.ErrNotApproved):
+		return nil
+	}
+	return err
+}
+
 // write is the part of [Apply] that holds the project's lock: edit, write, render.
 func write(p *project.Project, env Env, fn func(*manifest.Doc) error) (*manifest.Manifest, error) {
 	unlock, err := p.Lock()

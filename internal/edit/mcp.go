@@ -53,6 +53,9 @@ type Declared struct {
 // catalogs or custom-servers.yaml ([catalog.Catalog.Declarable]'s errors). Tools the catalog
 // entry does not list are kept, with a warning: the catalog may be behind the server.
 func AddServer(ctx context.Context, p *project.Project, env Env, server string, tools []string) (*Declared, error) {
+	if err := checkApproved(p); err != nil {
+		return nil, err
+	}
 	if _, remote := p.Manifest.RemoteServers[server]; remote {
 		return narrowRemote(ctx, p, env, server, tools)
 	}
@@ -91,6 +94,9 @@ func narrowRemote(ctx context.Context, p *project.Project, env Env, server strin
 // RemoveServer undeclares the catalog server server, with its tools: and server_network:
 // entries. A remote server is a [*RemoteError], one not declared a [*NotDeclaredError].
 func RemoveServer(ctx context.Context, p *project.Project, env Env, server string) error {
+	if err := checkApproved(p); err != nil {
+		return err
+	}
 	if _, remote := p.Manifest.RemoteServers[server]; remote {
 		return &RemoteError{Server: server}
 	}
@@ -113,6 +119,9 @@ func SetRemote(ctx context.Context, p *project.Project, env Env, name string, r 
 // RemoveRemote undeclares the remote server name with its tools: entry; one the project does
 // not declare is a [*NotDeclaredError].
 func RemoveRemote(ctx context.Context, p *project.Project, env Env, name string) error {
+	if err := checkApproved(p); err != nil {
+		return err
+	}
 	if _, ok := p.Manifest.RemoteServers[name]; !ok {
 		return &NotDeclaredError{Server: name, Remote: true}
 	}

@@ -160,3 +160,29 @@ func TestImport(t *testing.T) {
 		t.Errorf("HostImports of a broken config = %v, want a HostConfigError", err)
 	}
 }
+
+// TestServerEditsRefuseAnUnapprovedManifest: a server only the agent declared (the workspace
+// manifest differs from its approval) is neither "already declared" to mcp add nor removable:
+// each decision that reads the manifest refuses it as unapproved first, and writes nothing.
+func TestServerEditsRefuseAnUnapprovedManifest(t *testing.T) {
+	approvedRaw := base
+	planted := base + "servers:\n  - github-official\nremote_servers:\n  planted:\n    url: https://mcp.example.com/mcp\n"
+	p, home := fixture(t, planted)
+	writeFile(t, p.State.Approved(), approvedRaw)
+	fake := dockertest.New(t)
+	var r recorder
+	env := r.env(fake, home)
+	var unapproved *edit.UnapprovedError
+	if d, err := edit.AddServer(context.Background(), p, env, "github-official", nil); !errors.As(err, &unapproved) {
+		t.Errorf("AddServer of a server only the agent declared = %+v, %v; want *UnapprovedError", d, err)
+	}
+	if err := edit.RemoveServer(context.Background(), p, env, "github-official"); !errors.As(err, &unapproved) {
+		t.Errorf("RemoveServer = %v, want *UnapprovedError", err)
+	}
+	if err := edit.RemoveRemote(context.Background(), p, env, "planted"); !errors.As(err, &unapproved) {
+		t.Errorf("RemoveRemote = %v, want *UnapprovedError", err)
+	}
+	if ws := readFile(t, filepath.Join(p.Workspace, "agentbox.yaml")); ws != planted || len(r.renders) != 0 {
+		t.Errorf("workspace manifest = %q after %d renders, want it untouched", ws, len(r.renders))
+	}
+}

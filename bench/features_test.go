@@ -85,7 +85,7 @@ func benchCaches(t *testing.T, w *world) {
 	f.Note("`npm install --prefer-offline` from the registry `npm config get registry` names, through netd, in a " +
 		"fresh directory each run; the cache was filled by the warm-up run; only the install is timed, inside the " +
 		"agent. Without --prefer-offline npm revalidates every package's metadata with the registry, cache or not, " +
-		"and the cache saved nothing (with 1.42× the time of no cache in a run at 29418f0, 3 pairs, load 12)")
+		"and the cache saved nothing (with 1.42× the time of no cache in a run of an earlier version of this figure, 3 pairs, load 12)")
 	w.write(t, f)
 }
 

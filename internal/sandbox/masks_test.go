@@ -401,8 +401,18 @@ func TestFindMasksUnreadableDirectory(t *testing.T) {
 		if err != nil || os.WriteFile(bin, data, 0o755) != nil {
 			t.Fatalf("copying the test binary: %v", err)
 		}
-		cmd := exec.Command(bin, "-test.run=^TestFindMasksUnreadableDirectory$")
-		cmd.Env = append(os.Environ(), "ABOX_TEST_UNREADABLE_WS="+w.dir)
+		// Under -cover the child writes coverage data: to a directory nobody may write, not the
+		// build's (its counts are not merged; the parent's are).
+		cov := filepath.Join(parent, "cover")
+		if err := os.Mkdir(cov, 0o777); err != nil || os.Chmod(cov, 0o777) != nil {
+			t.Fatalf("making the child's coverage directory: %v", err)
+		}
+		args := []string{"-test.run=^TestFindMasksUnreadableDirectory$"}
+		if testing.CoverMode() != "" {
+			args = append(args, "-test.gocoverdir="+cov)
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "ABOX_TEST_UNREADABLE_WS="+w.dir, "TMPDIR="+cov, "GOCOVERDIR="+cov)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 		b, err := cmd.CombinedOutput()
 		if err != nil {

@@ -364,9 +364,14 @@ func TestAttackPlantedUpstreamLoop(t *testing.T) {
 	srv := h.StartServer("allowed.test")
 	upProject(t, h, "plant", []string{"allowed.test"}, "")
 	const lookups = 3
-	script := []string{`claude net plant 12 > /tmp/plant.json &`, `sleep 3`}
+	script := []string{`claude net plant 12 > /tmp/plant.json &`, `sleep 3`,
+		// A lookup whose own datagram the kernel refused (EPERM: its ephemeral port's tuple
+		// clashes with an entry the planter made) never reached netd, so it is tried again from
+		// another port, twice at most: the agent denying itself a lookup is no breach. A timeout
+		// is not retried: that is what a loop through netd's resolver would look like.
+		`again() { local r n=0; r=$("$@"); while [ $n -lt 2 ]; do case "$r" in *"write: operation not permitted"*) n=$((n+1)); r=$("$@");; *) break;; esac; done; echo "$r"; }`}
 	for i := range lookups {
-		script = append(script, fmt.Sprintf(`echo "q%d $(claude net dns 127.0.0.1:53 allowed.test)"`, i))
+		script = append(script, fmt.Sprintf(`echo "q%d $(again claude net dns 127.0.0.1:53 allowed.test)"`, i))
 	}
 	_, got := attackRun(t, h, append(script, `wait`, `echo "plant $(cat /tmp/plant.json)"`)...)
 	if p := got["plant"]; !p.OK || p.Sent < 20000 {

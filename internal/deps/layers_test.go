@@ -170,7 +170,7 @@ var allowed = map[string]map[string]string{
 		"internal/manifest": "agentbox.yaml is the other half",
 		"internal/owner":    "the agent runs as the workspace's owner, or config.yaml's agent.uid and agent.gid",
 		"internal/paths":    "the project's state layout",
-		"internal/render":   "the result is a render.Spec",
+		"internal/render":   "the result is a render.Spec; isolated runs flag the patterns runspec.json watches (render.Watched)",
 		"internal/secrets":  "the secrets a project requires are secrets.Required of its manifests",
 		"internal/statefs":  "the project's lock",
 	},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/aboxhq/abox/internal/isolate"
+	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/termtext"
 )
 
@@ -15,7 +16,7 @@ import (
 func isolatedRuns(ctx context.Context, e *Env) Finding {
 	repo := &isolate.Repo{Project: e.Project}
 	if e.Manifest != nil && e.Config != nil {
-		repo.Watch = append(append([]string{}, e.Config.Defaults.Watch...), e.Manifest.Mounts.Watch...)
+		repo.Watch = render.Watched(e.Config, e.Manifest)
 	}
 	runs, err := repo.List()
 	if err != nil {

@@ -155,8 +155,7 @@ func (e *Env) watchPatterns() (watchList, masks []string) {
 		return rs.Watch, rs.Masks
 	}
 	if e.Config != nil && e.Manifest != nil {
-		watchList = append(append([]string{}, e.Config.Defaults.Watch...), e.Manifest.Mounts.Watch...)
-		masks = append(append([]string{}, e.Config.Defaults.Mask...), e.Manifest.Mounts.Mask...)
+		watchList, masks = render.Watched(e.Config, e.Manifest), render.Masks(e.Config, e.Manifest)
 	}
 	return watchList, masks
 }

@@ -359,10 +359,22 @@ func LoginCheckCommand(project, hash string, id Identity, image string) RunComma
 }
 
 // masks merges defaults.mask and mounts.mask, in order, without duplicates.
-func (m *model) masks() []string { return mergeUnique(m.c.Defaults.Mask, m.m.Mounts.Mask) }
+func (m *model) masks() []string { return Masks(m.c, m.m) }
 
 // watch merges defaults.watch and mounts.watch, in order, without duplicates.
-func (m *model) watch() []string { return mergeUnique(m.c.Defaults.Watch, m.m.Mounts.Watch) }
+func (m *model) watch() []string { return Watched(m.c, m.m) }
+
+// Masks is the mask patterns runspec.json holds for c and m: defaults.mask, then mounts.mask,
+// without duplicates. Readers with nothing rendered (doctor) use it to get the same list.
+func Masks(c *config.Config, m *manifest.Manifest) []string {
+	return mergeUnique(c.Defaults.Mask, m.Mounts.Mask)
+}
+
+// Watched is the watch patterns runspec.json holds for c and m: defaults.watch, then
+// mounts.watch, without duplicates; isolated runs flag the same files.
+func Watched(c *config.Config, m *manifest.Manifest) []string {
+	return mergeUnique(c.Defaults.Watch, m.Mounts.Watch)
+}
 
 func mergeUnique(lists ...[]string) []string {
 	seen := map[string]bool{}

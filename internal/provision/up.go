@@ -115,12 +115,10 @@ func BuildImages(ctx context.Context, e *Env, p *project.Project, rs *render.Run
 	return failed(StepImages, e.Images.Netd(ctx, p.Images(), rs.Netd.Image, e.Executable, e.ExecutableSHA256()))
 }
 
-// upGateway binds the project, which Up has just approved, and reconciles its profile's gateway
-// when it declares a server, probing it from the project's netd image.
+// upGateway reconciles the profile's gateway when the project declares a server, probing it
+// from the project's netd image. The project is bound already: Up's render bound it with the
+// manifest Up has just approved.
 func upGateway(ctx context.Context, e *Env, p *project.Project, force bool) error {
-	if err := bind(e, p, true); err != nil {
-		return err
-	}
 	if len(p.Manifest.DeclaredServers()) == 0 {
 		return nil
 	}

@@ -2,10 +2,10 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/aboxhq/abox/internal/docker"
+	"github.com/aboxhq/abox/internal/remedy"
 )
 
 // docker returns a client for the docker CLI, tracing argv to stderr with --verbose.
@@ -26,11 +26,5 @@ func (a *App) requireDaemon(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	_, err := a.docker().Version(ctx)
-	switch {
-	case errors.Is(err, docker.ErrDaemonUnreachable):
-		return withHint(err, "start the Docker daemon (`dockerd`, or Docker Desktop), then retry")
-	case err != nil:
-		return withHint(err, "check that the docker CLI is installed and can reach its daemon (`docker version`)")
-	}
-	return nil
+	return remedy.Daemon(err)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/project"
+	"github.com/aboxhq/abox/internal/remedy"
 	"github.com/aboxhq/abox/internal/telemetry"
 	"github.com/aboxhq/abox/internal/termtext"
 )
@@ -69,31 +70,11 @@ func egressEdit(a *App, use, short string, fn egressEditFunc) *cobra.Command {
 					fmt.Fprintln(a.Out, termtext.Line(res.Reloaded.String()))
 				}
 			}
-			return explainEgress(a.explainEdit(err))
+			return remedy.Egress(remedy.Edit(err))
 		},
 	}
 	addDirFlag(cmd, &dir)
 	return cmd
-}
-
-// explainEgress names the fix of a refused or incomplete egress edit that has no hint yet.
-func explainEgress(err error) error {
-	var ignored *edit.IgnoredError
-	var stale *edit.StaleError
-	if hintOf(err) != "" {
-		return err
-	}
-	switch {
-	case errors.As(err, &ignored):
-		return withHint(err, "run `abox egress unignore "+ignored.Host+"` first")
-	case errors.As(err, &stale) && stale.Skipped != nil:
-		// Docker could not say what runs: a sandbox it did not list may still reach what was
-		// removed. Not knowing is not success.
-		return withHint(err, "check that Docker answers (`docker ps`), then stop this project's running sandboxes or reload each with `docker kill --signal HUP <name>`")
-	case errors.As(err, &stale):
-		return withHint(err, "stop it (`docker stop` the agent, or Ctrl-C its run) or reload it with `docker kill --signal HUP <name>`")
-	}
-	return err
 }
 
 func runEgressList(a *App, dir string, jsonOut bool) error {

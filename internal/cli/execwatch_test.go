@@ -11,6 +11,7 @@ import (
 	"github.com/aboxhq/abox/internal/launch"
 	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/project"
+	"github.com/aboxhq/abox/internal/remedy"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/sandbox"
 	"github.com/aboxhq/abox/internal/watch"
@@ -32,7 +33,7 @@ func execFixture(t *testing.T) (*App, *project.Project, *render.RunSpec, *bytes.
 // there is none ([sandbox.RunScope], as [launch.Run] asks it).
 func execScope(a *App, p *project.Project, rs *render.RunSpec) (*watch.Scope, error) {
 	scope, err := sandbox.RunScope(p.State, a.getenv("HOME"), rs)
-	return scope, a.refusalHint(p, err)
+	return scope, remedy.Refusal(err, p.State.Runs())
 }
 
 // TestRunRefusedWithoutBaseline: a project whose baseline was never recorded, or is corrupt,
@@ -72,7 +73,7 @@ func TestExecVerdict(t *testing.T) {
 	}
 	for _, tc := range tests {
 		rep := &launch.Report{Outcome: &sandbox.Outcome{ID: "r1", Exec: tc.x}, OnExecChange: tc.policy}
-		err := verdictError(rep.Verdict())
+		err := remedy.Verdict(rep.Verdict())
 		if tc.want < 0 {
 			if err != nil {
 				t.Errorf("%s: verdict = %v, want nil", tc.name, err)

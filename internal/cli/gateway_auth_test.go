@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,8 +51,7 @@ func TestRunRefusesAnOpenGateway(t *testing.T) {
 	t.Run("open", func(t *testing.T) {
 		a, fake, p, rs, gw := authFixture(t, `{"ok":true,"tools":[],"auth":{"no_token":200,"wrong_token":200}}`)
 		err := a.checkGatewayAuth(ctx, p, rs, gw)
-		var ec *exitCode
-		if !errors.As(err, &ec) || ec.code != ExitBoundary || !strings.Contains(err.Error(), "does not enforce its token") ||
+		if code := explicitExit(err); code != ExitBoundary || !strings.Contains(err.Error(), "does not enforce its token") ||
 			!strings.Contains(hintOf(err), "`abox gateway update`") {
 			t.Fatalf("checkGatewayAuth = %v (hint %q), want exit 3 with the gateway update hint", err, hintOf(err))
 		}
@@ -67,7 +65,7 @@ func TestRunRefusesAnOpenGateway(t *testing.T) {
 	t.Run("refused with another token", func(t *testing.T) {
 		a, _, p, rs, gw := authFixture(t, `{"ok":false,"status":401,"error":"initialize: the gateway refused the token (HTTP 401)","tools":[]}`)
 		err := a.checkGatewayAuth(ctx, p, rs, gw)
-		if !errors.As(err, new(*exitCode)) || !strings.Contains(hintOf(err), "holds another token") {
+		if explicitExit(err) != ExitBoundary || !strings.Contains(hintOf(err), "holds another token") {
 			t.Errorf("checkGatewayAuth = %v (hint %q)", err, hintOf(err))
 		}
 	})
@@ -92,7 +90,7 @@ func TestRunRefusesAnOpenGateway(t *testing.T) {
 		if err := os.Remove(filepath.Join(p.Paths.Gateway("default"), "token")); err != nil {
 			t.Fatal(err)
 		}
-		if err := a.checkGatewayAuth(ctx, p, rs, gw); !errors.As(err, new(*exitCode)) || !strings.Contains(hintOf(err), "abox up") {
+		if err := a.checkGatewayAuth(ctx, p, rs, gw); explicitExit(err) != ExitBoundary || !strings.Contains(hintOf(err), "abox up") {
 			t.Errorf("checkGatewayAuth = %v (hint %q)", err, hintOf(err))
 		}
 	})

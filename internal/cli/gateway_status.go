@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/gateway"
+	"github.com/aboxhq/abox/internal/remedy"
 )
 
 type gatewayStatusOptions struct {
@@ -39,14 +40,14 @@ func runGatewayStatus(ctx context.Context, a *App, o gatewayStatusOptions, args 
 	env := a.gatewayEnv(cfg, custom, ps)
 	profiles, err := env.Profiles(args)
 	if err != nil {
-		return a.explainGateway(err, "")
+		return remedy.Gateway(err, "")
 	}
 	if err := a.requireDaemon(ctx); err != nil {
 		return err
 	}
 	out, err := gateway.Statuses(ctx, env, profiles, o.tools)
 	if err != nil {
-		return a.explainGateway(err, "")
+		return remedy.Gateway(err, "")
 	}
 	if o.json {
 		return a.writeJSON(out)

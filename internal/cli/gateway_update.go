@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/config"
 	"github.com/aboxhq/abox/internal/gateway"
+	"github.com/aboxhq/abox/internal/remedy"
 )
 
 type gatewayUpdateOptions struct {
@@ -56,15 +56,9 @@ func runGatewayUpdate(ctx context.Context, a *App, o gatewayUpdateOptions) error
 		}
 		return nil
 	})
-	var pe *gateway.PullError
-	var nd *gateway.NoDigestError
 	switch {
-	case errors.As(err, &pe):
-		return withHint(err, "check the tag and that the registry is reachable")
-	case errors.As(err, &nd):
-		return withHint(err, "pass a tag that comes from a registry")
 	case err != nil:
-		return err
+		return remedy.GatewayUpdate(err)
 	case u.Old == u.New:
 		fmt.Fprintf(a.Out, "gateway.image is already pinned to %s\n", u.New)
 		return nil

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -26,6 +25,7 @@ import (
 	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/provision"
+	"github.com/aboxhq/abox/internal/remedy"
 	"github.com/aboxhq/abox/internal/render"
 )
 
@@ -104,9 +104,8 @@ func TestNativeClaudeRefused(t *testing.T) {
 			fake.On("image inspect", docker.Result{ExitCode: 1, Stderr: []byte("Error: No such image: abox-agent-p:1\n")})
 			fake.On("build", docker.Result{}).Optional() // answered, so that a build despite the refusal shows below
 			rs := &render.RunSpec{Agent: render.RunCommand{Image: "abox-agent-p:1"}}
-			err := a.explainProvision(provision.BuildImages(context.Background(), a.provisionEnv(p, false), p, rs), "") // what `abox up` runs
-			var ec *exitCode
-			if err == nil || !errors.As(err, &ec) || ec.code != tc.exit || !strings.Contains(err.Error(), tc.msg) || !strings.Contains(hintOf(err), tc.hint) {
+			err := remedy.Provision(provision.BuildImages(context.Background(), a.provisionEnv(p, false), p, rs), "") // what `abox up` runs
+			if err == nil || explicitExit(err) != tc.exit || !strings.Contains(err.Error(), tc.msg) || !strings.Contains(hintOf(err), tc.hint) {
 				t.Errorf("BuildImages = %v (hint %q), want exit %d with %q and hint %q", err, hintOf(err), tc.exit, tc.msg, tc.hint)
 			}
 			if slices.ContainsFunc(fake.Calls(), func(c dockertest.Call) bool { return c.Args[0] == "build" }) {
@@ -156,9 +155,8 @@ func TestFileClaudeRefused(t *testing.T) {
 	fake.On("image inspect", docker.Result{ExitCode: 1, Stderr: []byte("Error: No such image: abox-agent-p:1\n")})
 	fake.On("build", docker.Result{}).Optional()
 	rs := &render.RunSpec{Agent: render.RunCommand{Image: "abox-agent-p:1"}}
-	err := a.explainProvision(provision.BuildImages(context.Background(), a.provisionEnv(p, false), p, rs), "")
-	var ec *exitCode
-	if !errors.As(err, &ec) || ec.code != ExitBoundary || !strings.Contains(err.Error(), "has sha256 "+nativeSum+", but claude_code.sha256 is "+other) ||
+	err := remedy.Provision(provision.BuildImages(context.Background(), a.provisionEnv(p, false), p, rs), "")
+	if explicitExit(err) != ExitBoundary || !strings.Contains(err.Error(), "has sha256 "+nativeSum+", but claude_code.sha256 is "+other) ||
 		!strings.Contains(hintOf(err), "update claude_code.sha256 in config.yaml only if you trust this file") {
 		t.Errorf("BuildImages = %v (hint %q), want exit %d", err, hintOf(err), ExitBoundary)
 	}

@@ -2,12 +2,11 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/isolate"
+	"github.com/aboxhq/abox/internal/remedy"
 )
 
 // The review commands of isolated runs (issue 21): the run's branch is in the user's
@@ -77,18 +76,6 @@ func (a *App) isolateRepo(dir string) (*isolate.Repo, error) {
 	return p.Isolated(), nil
 }
 
-func isolateHint(err error, id string) error {
-	switch {
-	case errors.Is(err, isolate.ErrNotFound):
-		return withHint(err, "check the run id: `abox diff` takes the id an isolated run printed")
-	case errors.Is(err, isolate.ErrDirty):
-		return withHint(err, fmt.Sprintf("commit or stash your changes, then run `abox merge %s` again", id))
-	case errors.Is(err, isolate.ErrFlagged):
-		return withHint(err, fmt.Sprintf("review them with `abox diff %s --patch`, then run `abox merge %s --force`", id, id))
-	}
-	return err
-}
-
 func runDiff(ctx context.Context, a *App, o isolateOptions, id string) error {
 	r, err := a.isolateRepo(o.dir)
 	if err != nil {
@@ -96,7 +83,7 @@ func runDiff(ctx context.Context, a *App, o isolateOptions, id string) error {
 	}
 	d, err := r.Diff(ctx, id, o.patch)
 	if err != nil {
-		return isolateHint(err, id)
+		return remedy.Isolate(err, id)
 	}
 	if o.json {
 		return a.writeJSON(d)
@@ -112,7 +99,7 @@ func runMerge(ctx context.Context, a *App, o isolateOptions, id string) error {
 	}
 	run, err := r.Merge(ctx, id, isolate.MergeOptions{Force: o.force})
 	if err != nil {
-		return isolateHint(err, id)
+		return remedy.Isolate(err, id)
 	}
 	linef(a.Out, "merged %s into %s", run.Branch, run.Into)
 	return nil
@@ -125,7 +112,7 @@ func runDiscard(ctx context.Context, a *App, o isolateOptions, id string) error 
 	}
 	run, err := r.Discard(ctx, id)
 	if err != nil {
-		return isolateHint(err, id)
+		return remedy.Isolate(err, id)
 	}
 	linef(a.Out, "removed the branch and clone of run %s (%s)", run.ID, run.State)
 	return nil

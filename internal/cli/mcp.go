@@ -11,6 +11,7 @@ import (
 	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/edit"
 	"github.com/aboxhq/abox/internal/gateway"
+	"github.com/aboxhq/abox/internal/remedy"
 )
 
 func newMCPCmd(a *App) *cobra.Command {
@@ -48,7 +49,7 @@ func runMCPAdd(ctx context.Context, a *App, o mcpAddOptions, server string) erro
 	}
 	d, err := edit.AddServer(ctx, p, a.editEnv(), server, o.tools)
 	if err != nil {
-		return explainMCP(a.explainEdit(err))
+		return remedy.MCP(remedy.Edit(err))
 	}
 	switch {
 	case d.Remote:
@@ -62,33 +63,6 @@ func runMCPAdd(ctx context.Context, a *App, o mcpAddOptions, server string) erro
 		fmt.Fprintln(a.Out, "next: `abox up` starts it in the gateway")
 	}
 	return nil
-}
-
-// explainMCP names the fix of a refused server edit that has no hint yet.
-func explainMCP(err error) error {
-	var (
-		bad           *catalog.BadNameError
-		unknown       *catalog.UnknownServerError
-		alreadyRemote *edit.AlreadyRemoteError
-		remote        *edit.RemoteError
-		undeclared    *edit.NotDeclaredError
-	)
-	if hintOf(err) != "" {
-		return err
-	}
-	switch {
-	case errors.As(err, &bad):
-		return withHint(err, "server names are letters, digits, . _ -")
-	case errors.As(err, &unknown):
-		return withHint(err, "list known servers with `abox mcp list --all`, or define it in custom-servers.yaml")
-	case errors.As(err, &alreadyRemote):
-		return withHint(err, "narrow it with `abox mcp add "+alreadyRemote.Server+" --tool NAME`, or replace it with `abox mcp add-remote`")
-	case errors.As(err, &remote):
-		return withHint(err, "remove it with `abox mcp rm-remote "+remote.Server+"`")
-	case errors.As(err, &undeclared):
-		return withHint(err, "see the declared servers with `abox mcp list`")
-	}
-	return err
 }
 
 func declared(server string, tools []string) string {
@@ -118,7 +92,7 @@ func newMCPRmCmd(a *App) *cobra.Command {
 				return err
 			}
 			if err := edit.RemoveServer(c.Context(), p, a.editEnv(), server); err != nil {
-				return explainMCP(a.explainEdit(err))
+				return remedy.MCP(remedy.Edit(err))
 			}
 			fmt.Fprintf(a.Out, "removed %s\n", server)
 			fmt.Fprintln(a.Out, "next: `abox up` reconciles the gateway")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/artifact"
 	"github.com/aboxhq/abox/internal/gateway"
+	"github.com/aboxhq/abox/internal/remedy"
 	"github.com/aboxhq/abox/internal/toolcost"
 )
 
@@ -77,15 +78,8 @@ func (a *App) runningTools(ctx context.Context, profile string) ([]json.RawMessa
 		return nil, err
 	}
 	res, err := gateway.RunningTools(ctx, a.gatewayEnv(cfg, custom, ps), profile)
-	switch {
-	case errors.Is(err, gateway.ErrNotRunning):
-		return nil, withHint(err, "start it with `abox up`")
-	case errors.Is(err, gateway.ErrNoProbeImage):
-		return nil, withHint(err, "run `abox up` to build the netd image the probe runs in")
-	case errors.Is(err, gateway.ErrNoAnswer):
-		return nil, withHint(err, "see `abox gateway status "+profile+"`")
-	case err != nil:
-		return nil, a.explainGateway(err, profile)
+	if err != nil {
+		return nil, remedy.RunningTools(err, profile)
 	}
 	return res.Tools, nil
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/edit"
+	"github.com/aboxhq/abox/internal/remedy"
 )
 
 func newMCPImportCmd(a *App) *cobra.Command {
@@ -39,7 +39,7 @@ func runMCPImport(ctx context.Context, a *App, dir string, apply bool) error {
 	}
 	rows, err := edit.HostImports(p, a.mcpHome(), a.claudeConfig())
 	if err != nil {
-		return explainHostConfig(err)
+		return remedy.HostConfig(err)
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(a.Out, "no MCP servers configured on this host")
@@ -55,7 +55,7 @@ func runMCPImport(ctx context.Context, a *App, dir string, apply bool) error {
 		return nil
 	}
 	if err := edit.Import(ctx, p, a.editEnv(), todo); err != nil {
-		return a.explainEdit(err)
+		return remedy.Edit(err)
 	}
 	for _, r := range todo {
 		linef(a.Out, "declared %s (%s)", r.Name, r.Import) // names and URLs may come from the workspace's .mcp.json
@@ -73,16 +73,4 @@ func (a *App) claudeConfig() string {
 		return path
 	}
 	return filepath.Join(a.getenv("HOME"), ".claude.json")
-}
-
-// explainHostConfig names the fix of a host's MCP configuration file that does not parse.
-func explainHostConfig(err error) error {
-	var ce *catalog.HostConfigError
-	switch {
-	case errors.As(err, &ce) && ce.ClaudeConfig != "":
-		return withHint(err, "fix the file, or point ABOX_CLAUDE_CONFIG elsewhere")
-	case errors.As(err, &ce):
-		return withHint(err, "fix or remove the file")
-	}
-	return err
 }

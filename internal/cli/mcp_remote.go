@@ -7,6 +7,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/edit"
 	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/remedy"
 )
 
 type mcpAddRemoteOptions struct {
@@ -39,7 +40,7 @@ A header value may name a secret's variable, never hold a credential itself:
 			}
 			name := args[0]
 			if err := edit.SetRemote(c.Context(), p, a.editEnv(), name, r); err != nil {
-				return a.explainEdit(err)
+				return remedy.Edit(err)
 			}
 			fmt.Fprintf(a.Out, "declared remote server %s (%s, %s)\n", name, r.URL, r.Transport)
 			for _, s := range r.Secrets {
@@ -79,7 +80,7 @@ func newMCPRmRemoteCmd(a *App) *cobra.Command {
 				return err
 			}
 			if err := edit.RemoveRemote(c.Context(), p, a.editEnv(), name); err != nil {
-				return explainMCP(a.explainEdit(err))
+				return remedy.MCP(remedy.Edit(err))
 			}
 			fmt.Fprintf(a.Out, "removed remote server %s\n", name)
 			fmt.Fprintln(a.Out, "next: `abox up` reconciles the gateway")

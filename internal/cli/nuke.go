@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/provision"
+	"github.com/aboxhq/abox/internal/remedy"
 )
 
 type nukeOptions struct {
@@ -56,7 +57,7 @@ func runNuke(ctx context.Context, a *App, o nukeOptions) error {
 	}
 	res, err := provision.Nuke(ctx, a.provisionEnv(p, false), p, provision.NukeOptions{RemoveLogin: a.removeLogin(o)})
 	if err != nil {
-		return a.explainProvision(err, p.Manifest.Profile)
+		return remedy.Provision(err, p.Manifest.Profile)
 	}
 	switch {
 	case res.LoginRemoved:

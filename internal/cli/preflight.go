@@ -13,7 +13,7 @@ import (
 // preflightOf is [sandbox.Preflight] for p, with the checks whose rules live with other
 // commands handed in: the MCP scope, the gateway's proof of its token, doctor's boundary checks.
 // [launch.Run] runs it after the daemon's check; its refusals are mapped to hints and exit
-// statuses in exit.go.
+// statuses by [remedy].
 func (a *App) preflightOf(p *project.Project) *sandbox.Preflight {
 	return &sandbox.Preflight{
 		Docker: a.docker(), Gateways: a.gatewayManager(), Project: p.State, Manifest: p.Manifest, Raw: p.Raw,

@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/provision"
-	"github.com/aboxhq/abox/internal/sandbox"
 )
 
 // provisionEnv is what [provision] needs of this App for p: questions on the terminal only,
@@ -58,54 +56,4 @@ func (a *App) show(ev provision.Event) {
 		fmt.Fprintf(a.Out, "removed %s of isolated runs (branches already in your repository stay; `abox merge <run>` still lands one)\n",
 			plural(ev.Clones, "clone", "clones"))
 	}
-}
-
-// explainProvision names the fix of an error of [provision]: a refused approval, or the step
-// that failed. profile is the project's, whose gateway a failed reconciliation names. Other
-// errors stay as they are: a refusal of a lower package carries its own hint or sentinel.
-func (a *App) explainProvision(err error, profile string) error {
-	var nr *provision.NotReplacedError
-	var se *provision.StepError
-	switch {
-	case errors.Is(err, provision.ErrUnconfirmed):
-		return withHint(err, "review the change, then run `abox up --yes` to approve it")
-	case errors.As(err, &nr):
-		return withHint(err, "review agentbox.yaml, then run `abox up --yes` to approve it as written")
-	case errors.Is(err, provision.ErrDeclined):
-		return withHint(err, "edit agentbox.yaml, or run `abox up` again to approve")
-	case !errors.As(err, &se):
-		return err
-	}
-	switch se.Step {
-	case provision.StepRender:
-		return withHint(err, "fix the manifest or config.yaml, then run `abox render`")
-	case provision.StepImages:
-		return a.explainBuild(err)
-	case provision.StepVolume:
-		return explainVolume(err)
-	case provision.StepGateway:
-		return a.explainGateway(err, profile)
-	case provision.StepBaseline:
-		return withHint(err, "run `abox doctor`, then `abox doctor --accept-git --accept-watch` to record it again")
-	case provision.StepSpares:
-		return withHint(err, "run `abox nuke` again once it started")
-	case provision.StepCaches:
-		return withHint(err, "stop what uses the volume, then run `abox nuke` again")
-	case provision.StepClones:
-		return withHint(err, "remove the clone by hand, or run `abox nuke` again")
-	}
-	return err
-}
-
-// explainVolume names the fix of a ~/.claude volume that could not be given to the agent
-// ([sandbox.OwnClaudeVolume]).
-func explainVolume(err error) error {
-	var re *sandbox.ReownError
-	switch {
-	case errors.Is(err, sandbox.ErrNoAgentUser):
-		return withHint(err, "run `abox render` to write runspec.json again")
-	case errors.As(err, &re):
-		return withHint(err, "run `abox up` again once the agent image is built")
-	}
-	return err
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/provision"
+	"github.com/aboxhq/abox/internal/remedy"
 	"github.com/aboxhq/abox/internal/render"
 )
 
@@ -37,7 +38,7 @@ func runRender(_ context.Context, a *App, opts renderOptions) error {
 	}
 	arts, err := provision.Render(a.provisionEnv(p, false), p)
 	if err != nil {
-		return a.explainProvision(err, p.Manifest.Profile)
+		return remedy.Provision(err, p.Manifest.Profile)
 	}
 	fmt.Fprintf(a.Out, "rendered %d artifacts for %s\n", render.Authoritative(arts), p.Manifest.Project)
 	fmt.Fprintf(a.Out, "  artifacts: %s\n", p.State.Artifacts())
@@ -52,5 +53,5 @@ func runRender(_ context.Context, a *App, opts renderOptions) error {
 // with the approval recorded before.
 func (a *App) renderProject(p *project.Project, approved bool) ([]render.Artifact, error) {
 	arts, err := provision.RenderLocked(a.provisionEnv(p, false), p, approved)
-	return arts, a.explainProvision(err, p.Manifest.Profile)
+	return arts, remedy.Provision(err, p.Manifest.Profile)
 }

@@ -2,21 +2,15 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"regexp"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/aboxhq/abox/internal/approval"
-	"github.com/aboxhq/abox/internal/isolate"
 	"github.com/aboxhq/abox/internal/launch"
-	"github.com/aboxhq/abox/internal/owner"
 	"github.com/aboxhq/abox/internal/project"
+	"github.com/aboxhq/abox/internal/remedy"
 	"github.com/aboxhq/abox/internal/sandbox"
-	"github.com/aboxhq/abox/internal/secrets"
-	"github.com/aboxhq/abox/internal/termtext"
 )
 
 type runOptions struct {
@@ -123,11 +117,11 @@ func runSandbox(ctx context.Context, a *App, opts runOptions) error {
 	}
 	rep, err := launch.Run(ctx, a.launchEnv(p), lo)
 	if rep == nil {
-		return a.refusalHint(p, err)
+		return remedy.Refusal(err, p.State.Runs())
 	}
 	a.printSummary(rep.Outcome, opts.shell, rep.OnExecChange)
 	rep.Collected.WriteSummary(a.Err)
-	return verdictError(err)
+	return remedy.Verdict(err)
 }
 
 // launchEnv is what [launch.Run] and [launch.Spare] take of this host for p.
@@ -139,76 +133,10 @@ func (a *App) launchEnv(p *project.Project) launch.Env {
 	}
 }
 
-// refusalHint names the fix of a run refused before anything started ([launch.Run],
-// [launch.Spare]). The preflight's refusals get theirs from the sentinels in exit.go; a
-// manifest changed since `abox up` is shown as a diff and refused (exit 3).
-func (a *App) refusalHint(p *project.Project, err error) error {
-	var (
-		changed *approval.ChangedError
-		ae      *secrets.AttachedError
-	)
-	switch {
-	case errors.As(err, &changed):
-		fmt.Fprintf(a.Err, "%v:\n%s", changed, termtext.Text(changed.Diff))
-		return boundary(errorf("review the change; `abox up` approves it", "refusing to run an unapproved manifest"))
-	case errors.As(err, new(*owner.RootOwnedError)):
-		return explainIdentity(err)
-	case errors.As(err, &ae):
-		n := ae.Missing.Needs[0]
-		return withHint(err, fmt.Sprintf("store it with `abox secrets set %s`, or take it back with `abox secrets detach %s`", n.Secret, n.By))
-	case errors.Is(err, sandbox.ErrUnrecordable):
-		return withHint(err, "free space on the disk that holds "+p.State.Runs())
-	case errors.Is(err, sandbox.ErrNoBaseline):
-		return withHint(err, "run `abox up`: it records the baseline before any agent runs")
-	case errors.As(err, new(*sandbox.BaselineError)):
-		return withHint(err, "run `abox doctor` to see what changed, then `abox doctor --accept-git --accept-watch` to record the baseline again")
-	case errors.Is(err, launch.ErrNoCloneOwner):
-		return boundary(withHint(err, "run `abox render` to rewrite runspec.json"))
-	case errors.Is(err, isolate.ErrOwner):
-		return withHint(err, "run abox as root, or as the workspace's owner")
-	case errors.Is(err, isolate.ErrNotRepository):
-		return withHint(err, "run `git init` and commit in the project, or run without --isolated")
-	case errors.Is(err, isolate.ErrNoCommit):
-		return withHint(err, "commit something first: the clone starts from HEAD")
-	}
-	return secretsHint(err) // what reading the attached secrets met, if that was it
-}
-
-// verdictError gives the verdict of a run that happened ([launch.Report.Verdict]) its exit
-// status and hint. The summary is printed by then.
-func verdictError(err error) error {
-	var (
-		exec  *launch.ExecChangeError
-		masks *launch.MasksReplacedError
-		fe    *isolate.FinishError
-		exit  *launch.AgentExitError
-	)
-	switch {
-	case errors.As(err, &exec):
-		return &exitCode{code: ExitExecChange, err: withHint(err, "review them; `abox doctor --accept-watch` or `--accept-git` accepts the ones you want")}
-	case errors.Is(err, sandbox.ErrBoundary):
-		if hintOf(err) == "" {
-			err = withHint(err, "run `abox doctor` to see what is wrong; `abox up` rebuilds what is missing")
-		}
-		return boundary(err)
-	case errors.As(err, &masks):
-		return withHint(err, "read the run's summary above, or `abox logs --runs`; `abox doctor` names the quarantine")
-	case errors.As(err, &fe):
-		return finishHint(err, fe)
-	case errors.As(err, &exit):
-		return silentExit(exit.Code)
-	}
-	return err
-}
-
 // printSummary prints what happened in a run to stderr ([sandbox.Summary]).
 func (a *App) printSummary(out *sandbox.Outcome, shell bool, onExecChange string) {
 	sandbox.Summary{Outcome: out, Shell: shell, OnExecChange: onExecChange, ExecExit: ExitExecChange}.WriteText(a.Err)
 }
-
-// loginHint is the fix for a headless run refused or ended for want of a Claude login
-// ([sandbox.ErrNotLoggedIn]).
-const loginHint = "run `abox shell` once and log Claude Code in there (`claude`, then /login); the login stays in the project's volume for every later run"
 
 // sessionIDRe is what --resume accepts: Claude Code's session ids are UUIDs; nothing that
 // could read as a flag.
@@ -222,15 +150,4 @@ func checkResume(opts runOptions) error {
 		return errorf("list the sessions of past runs with `abox logs --runs`", "--resume %q is not a session id", opts.resume)
 	}
 	return nil
-}
-
-// finishHint names the fix of a failed step of [isolate.Repo.Finish].
-func finishHint(err error, fe *isolate.FinishError) error {
-	switch fe.Step {
-	case isolate.StepDiscard:
-		return withHint(err, fmt.Sprintf("run `abox discard %s`", fe.ID))
-	case isolate.StepCollect:
-		return withHint(err, fmt.Sprintf("the clone is kept in abox's state; `abox discard %s` removes it", fe.ID))
-	}
-	return withHint(err, fmt.Sprintf("run `abox diff %s`", fe.ID))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/aboxhq/abox/internal/launch"
 	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/project"
+	"github.com/aboxhq/abox/internal/remedy"
 	"github.com/aboxhq/abox/internal/sandbox"
 	"github.com/aboxhq/abox/internal/secrets"
 )
@@ -35,7 +36,7 @@ func TestRunHints(t *testing.T) {
 			"error: attached secrets are not in the secrets store: acme.token (env ACME_TOKEN)\n" +
 				"  ↳ store it with `abox secrets set acme.token`, or take it back with `abox secrets detach ACME_TOKEN`\n", ExitError},
 		{"not logged in", &sandbox.NotLoggedInError{Volume: "v"},
-			"error: Claude Code is not logged in for this project: volume v holds no login\n  ↳ " + loginHint + "\n", ExitError},
+			"error: Claude Code is not logged in for this project: volume v holds no login\n  ↳ " + remedy.LoginHint + "\n", ExitError},
 		{"unrecordable", fmt.Errorf("%w: disk full", sandbox.ErrUnrecordable),
 			"error: cannot record a run: disk full\n  ↳ free space on the disk that holds /state/p/runs\n", ExitError},
 		{"no baseline", sandbox.ErrNoBaseline,
@@ -58,8 +59,7 @@ func TestRunHints(t *testing.T) {
 	for _, tc := range refusals {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
-			a := &App{Err: &b}
-			if code := report(&b, a.refusalHint(p, tc.err)); code != tc.code || b.String() != tc.want {
+			if code := report(&b, remedy.Refusal(tc.err, p.State.Runs())); code != tc.code || b.String() != tc.want {
 				t.Errorf("refusal %v: exit %d, printed\n%s\nwant exit %d,\n%s", tc.err, code, &b, tc.code, tc.want)
 			}
 		})
@@ -75,7 +75,7 @@ func TestRunHints(t *testing.T) {
 			"error: the run changed 1 execution-adjacent file(s) or git setting(s), and run.on_exec_change is fail\n" +
 				"  ↳ review them; `abox doctor --accept-watch` or `--accept-git` accepts the ones you want\n", ExitExecChange},
 		{"logged out", launch.ErrLoggedOut,
-			"error: Claude Code is not logged in for this project: the run ended asking for /login\n  ↳ " + loginHint + "\n", ExitError},
+			"error: Claude Code is not logged in for this project: the run ended asking for /login\n  ↳ " + remedy.LoginHint + "\n", ExitError},
 		{"boundary", fmt.Errorf("%w: starting netd: exit 125", sandbox.ErrBoundary),
 			"error: sandbox not verified: starting netd: exit 125\n  ↳ run `abox doctor` to see what is wrong; `abox up` rebuilds what is missing\n", ExitBoundary},
 		{"boundary with its own hint", &sandbox.RuntimeError{Runtime: "runsc", Problem: "is not registered", Hint: "register gVisor"},
@@ -96,7 +96,7 @@ func TestRunHints(t *testing.T) {
 	for _, tc := range verdicts {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
-			code := report(&b, verdictError(tc.err))
+			code := report(&b, remedy.Verdict(tc.err))
 			if tc.name == "boundary with its own hint" { // the sandbox's hint stays
 				tc.want = "error: " + tc.err.Error() + "\n  ↳ register gVisor\n"
 			}
@@ -105,4 +105,14 @@ func TestRunHints(t *testing.T) {
 			}
 		})
 	}
+}
+
+// explicitExit is the exit status err carries of its own ([remedy.Exit]), or -1 when it
+// carries none (a sentinel's status alone is not one).
+func explicitExit(err error) int {
+	if exit, _ := remedy.IsExit(err); !exit {
+		return -1
+	}
+	code, _ := exitStatus(err)
+	return code
 }

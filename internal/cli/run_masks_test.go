@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/aboxhq/abox/internal/launch"
+	"github.com/aboxhq/abox/internal/remedy"
 	"github.com/aboxhq/abox/internal/sandbox"
 	"github.com/aboxhq/abox/internal/telemetry"
 )
@@ -19,7 +20,7 @@ func TestMaskFailure(t *testing.T) {
 		fails  bool
 	}{{nil, false}, {[]telemetry.MaskEvent{moved}, false}, {[]telemetry.MaskEvent{moved, planted}, true}} {
 		rep := &launch.Report{Outcome: &sandbox.Outcome{ID: "r1", MaskEvents: tc.events}}
-		err := verdictError(rep.Verdict())
+		err := remedy.Verdict(rep.Verdict())
 		if (err != nil) != tc.fails || (err != nil && !strings.Contains(hintOf(err), "`abox doctor` names the quarantine")) {
 			t.Errorf("verdict(%v) = %v (hint %q), want failing %v", tc.events, err, hintOf(err), tc.fails)
 		}

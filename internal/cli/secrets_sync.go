@@ -7,6 +7,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/project"
+	"github.com/aboxhq/abox/internal/remedy"
 	"github.com/aboxhq/abox/internal/secrets"
 )
 
@@ -82,5 +83,5 @@ func runSecretsCheck(ctx context.Context, a *App, h *secrets.Host, o secretsChec
 // when dir is in no project.
 func (a *App) requiredSecrets(ps paths.Paths, dir string) ([]secrets.Need, error) {
 	need, err := project.RequiredSecretsAt(dir, ps, a.mcpHome())
-	return need, explainLoad(err)
+	return need, remedy.Load(err)
 }

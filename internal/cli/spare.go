@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/launch"
+	"github.com/aboxhq/abox/internal/remedy"
 )
 
 // newSpareNetdCmd is the hidden command `abox run` starts in the background after a run when
@@ -21,7 +22,7 @@ func newSpareNetdCmd(a *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.refusalHint(p, launch.Spare(c.Context(), a.launchEnv(p)))
+			return remedy.Refusal(launch.Spare(c.Context(), a.launchEnv(p)), p.State.Runs())
 		},
 	}
 	addDirFlag(cmd, &dir)

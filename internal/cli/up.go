@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aboxhq/abox/internal/provision"
+	"github.com/aboxhq/abox/internal/remedy"
 )
 
 type upOptions struct {
@@ -57,7 +58,7 @@ func runUp(ctx context.Context, a *App, opts upOptions) error {
 	rs, err := provision.Up(ctx, a.provisionEnv(p, opts.noCache), p,
 		provision.UpOptions{Yes: opts.yes, NoBuild: opts.noBuild, ForceGateway: opts.forceGateway})
 	if err != nil {
-		return a.explainProvision(err, p.Manifest.Profile)
+		return remedy.Provision(err, p.Manifest.Profile)
 	}
 	fmt.Fprintf(a.Out, "%s is up: images %s, %s; network %s\n", p.Manifest.Project, rs.Agent.Image, rs.Netd.Image, p.Config.Network)
 	fmt.Fprintf(a.Out, "next: `abox shell` once to log Claude Code in, then `abox run \"<prompt>\"`\n")

@@ -174,6 +174,28 @@ var allowed = map[string]map[string]string{
 		"internal/secrets":  "the secrets a project requires are secrets.Required of its manifests",
 		"internal/statefs":  "the project's lock",
 	},
+	"internal/remedy": {
+		// The exit status and the hint of every error a command can end with, out of cli (its
+		// doc): it knows the errors of the packages below, imports none of their callers, and
+		// only cli imports it.
+		"internal/approval":   "an unapproved or corrupt approval is a boundary refusal (exit 3)",
+		"internal/catalog":    "a catalog finding and a bad or unknown server name name their fix",
+		"internal/docker":     "a daemon that does not answer, or an image that is not there",
+		"internal/doctor":     "a workspace the agent cannot write gets doctor's own hint (CanWriteHint)",
+		"internal/edit":       "a refused manifest edit names the command that lifts the refusal",
+		"internal/gateway":    "a gateway that is open, unhealthy or lacks secrets names the command that fixes it",
+		"internal/images":     "a refused build input is a boundary refusal; a failed build names the fix",
+		"internal/isolate":    "an isolated run's review commands and its finish name the run's id",
+		"internal/launch":     "a run's refusals and its verdict get their exit status (3, 4, the agent's)",
+		"internal/manifest":   "a missing agentbox.yaml names abox init",
+		"internal/owner":      "a root-owned workspace names chown or agent.uid",
+		"internal/project":    "an unreadable config.yaml, manifest or profile names the file to fix",
+		"internal/provision":  "the step of abox up that failed names its own fix",
+		"internal/sandbox":    "the preflight's refusal sentinels, each with its status and hint",
+		"internal/secrets":    "a secret that is missing, loose or unmapped names the secrets command that fixes it",
+		"internal/setup/pick": "init's picker cancelled or out of input",
+		"internal/termtext":   "a workspace path quoted in a hint is escaped",
+	},
 	"internal/provision": {
 		// The sequences of `abox up`, `abox render` and `abox nuke`: their order and what they
 		// create and remove, out of cli (its doc). It may not import cli; only cli imports it.

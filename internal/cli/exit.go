@@ -116,10 +116,10 @@ func showDetails(w io.Writer, err error) {
 		fmt.Fprintf(w, "%v:\n%s", changed, termtext.Text(changed.Diff))
 	}
 	if errors.As(err, &build) && !(errors.As(err, &refused) && refused.Refused) {
-		fmt.Fprintf(w, "--- build log of %s ---\n%s--- end of build log ---\n", build.Tag, build.Log)
+		fmt.Fprintf(w, "--- build log of %s ---\n%s--- end of build log ---\n", build.Tag, termtext.Text(build.Log))
 	}
 	if errors.As(err, &up) && up.Log != "" && errors.As(up, new(*gateway.UnhealthyError)) && !errors.As(up, new(*gateway.OpenError)) {
-		fmt.Fprintf(w, "the last lines of %s's log:\n%s\n", gateway.Name(up.Profile), up.Log)
+		fmt.Fprintf(w, "the last lines of %s's log:\n%s\n", gateway.Name(up.Profile), termtext.Text(up.Log))
 	}
 }
 

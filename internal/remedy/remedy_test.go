@@ -7,11 +7,15 @@ import (
 	"testing"
 
 	"github.com/aboxhq/abox/internal/approval"
+	"github.com/aboxhq/abox/internal/catalog"
 	"github.com/aboxhq/abox/internal/edit"
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/images"
 	"github.com/aboxhq/abox/internal/isolate"
 	"github.com/aboxhq/abox/internal/launch"
+	"github.com/aboxhq/abox/internal/manifest"
+	"github.com/aboxhq/abox/internal/owner"
+	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/provision"
 	"github.com/aboxhq/abox/internal/sandbox"
 	"github.com/aboxhq/abox/internal/secrets"
@@ -123,6 +127,55 @@ func TestRemedies(t *testing.T) {
 	} {
 		if err != nil {
 			t.Errorf("%s(nil) = %v, want nil", name, err)
+		}
+	}
+}
+
+// TestRemediesOfSetup: the fixes of the errors of loading, secrets, images and catalogs name
+// the file, secret or workspace the error carries.
+func TestRemediesOfSetup(t *testing.T) {
+	other := errors.New("bad")
+	tests := []struct {
+		name string
+		err  error
+		code int
+		hint string
+	}{
+		{"load: no manifest", Load(fmt.Errorf("x: %w", manifest.ErrNotFound)), ExitError, "`abox init`"},
+		{"load: config", Load(&project.ConfigError{File: "/c/config.yaml", Err: other}), ExitError, "fix /c/config.yaml"},
+		{"load: manifest", Load(&project.ManifestError{Err: other}), ExitError, "`abox render`"},
+		{"identity", Identity(&owner.RootOwnedError{Workspace: "/w\x1b[2J"}), ExitError, `chown -R <user>: /w\x1b[2J`},
+		{"secrets: daemon", Secrets(&secrets.DetectError{Err: secrets.ErrNoDaemon}), ExitError, "start the Docker daemon"},
+		{"secrets: detect", Secrets(&secrets.DetectError{Err: other}), ExitError, "`docker version`"},
+		{"secrets: config", Secrets(&secrets.ConfigError{File: "/c/secrets.yaml", Err: other}), ExitError, "fix /c/secrets.yaml"},
+		{"secrets: loose", Secrets(&secrets.ReadError{Name: "n", File: "/f", Err: secrets.ErrLoosePerms}), ExitError, "`chmod 600 /f`"},
+		{"secrets: no terminal", Secrets(&secrets.ReadError{Name: "gh.token", Err: secrets.ErrNoTerminal}), ExitError, "`abox secrets set gh.token --stdin`"},
+		{"secrets: unmapped", Secrets(&secrets.UnmappedError{Name: "a\x1bb"}), ExitError, `abox secrets set a\x1bb`},
+		{"secrets: drifted", Secrets(&secrets.AttentionError{Verb: "check", Fix: secrets.Row{Status: secrets.Drifted}}), ExitError, "`abox secrets sync`"},
+		{"secrets: other attention", Secrets(&secrets.AttentionError{Verb: "check"}), ExitError, "`abox secrets check` again"},
+		{"secrets: unknown", Secrets(other), ExitError, ""},
+		{"build: failed", Build(&images.BuildError{Tag: "t", Err: other}), ExitError, "--no-cache"},
+		{"volume: no agent user", Provision(&provision.StepError{Step: provision.StepVolume, Err: sandbox.ErrNoAgentUser}, "p"), ExitError, "`abox render`"},
+		{"host config: claude", HostConfig(&catalog.HostConfigError{ClaudeConfig: "/h/.claude.json", Err: other}), ExitError, "ABOX_CLAUDE_CONFIG"},
+		{"running tools: not running", RunningTools(gateway.ErrNotRunning, "p"), ExitError, "`abox up`"},
+		{"running tools: no answer", RunningTools(gateway.ErrNoAnswer, "work"), ExitError, "`abox gateway status work`"},
+		{"gateway update: pull", GatewayUpdate(&gateway.PullError{}), ExitError, "registry is reachable"},
+		{"isolate: flagged", Isolate(isolate.ErrFlagged, "r9"), ExitError, "`abox merge r9 --force`"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, hint := Status(tc.err)
+			if code != tc.code || (tc.hint == "") != (hint == "") || !strings.Contains(hint, tc.hint) {
+				t.Errorf("%v: %d, %q; want %d and a hint with %q", tc.err, code, hint, tc.code, tc.hint)
+			}
+		})
+	}
+	if got := Leak(gateway.Leak{Project: "a", Unlisted: []string{"fetch"}}); !strings.Contains(got, "`abox mcp add fetch --tool NAME`") {
+		t.Errorf("Leak(unlisted) = %q", got)
+	}
+	for _, k := range []catalog.Kind{catalog.Unknown, catalog.ToolCollision, catalog.Unpinned, catalog.LocalImage} {
+		if Finding(k) == Finding(catalog.Kind("no such kind")) {
+			t.Errorf("Finding(%v) is the fallback hint", k)
 		}
 	}
 }

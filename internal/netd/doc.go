@@ -12,8 +12,10 @@
 //     loads the rendered ruleset (policy.RulesFile) atomically with nft, reads the gateway token,
 //     opens the decision logs, starts the serving child, self-tests it and prints the one "ready"
 //     line the CLI waits for. It adds (address . port) elements to the ruleset's sets only on the
-//     child's request, after validating it, and it reloads on SIGHUP and writes the counters on
-//     SIGTERM;
+//     child's request, after validating it, and it reloads on SIGHUP. On SIGTERM it stops the
+//     child, writes the counters and exits; on SIGUSR1 (policy.FinishSignal, sent once the
+//     agent is gone) it does the same but stays up, idle, after a "finished" line, so that abox
+//     copies its logs out and removes it after the run's result is printed;
 //   - the serving child (`netd serve`) runs as policy.NetdUID with no capabilities at all. It
 //     serves on loopback only: a DNS resolver that answers only allowed names, a TLS proxy that
 //     decides on the ClientHello's server name without terminating TLS, a plain-HTTP proxy that

@@ -77,7 +77,7 @@ func mainSupervisor(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	s := newSupervisor(o, nft, execChild{upstreamDNS: o.upstreamDNS, stderr: stderr}, st, stdout)
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
 	if err := s.run(ctx, sigs); err != nil {
 		fmt.Fprintf(stderr, "abox netd: error: %v\n", err)

@@ -108,12 +108,20 @@ type fakeNFT struct {
 	loadErr  error    // for -f <file>
 	batchErr error    // for -f -
 	failIf   string   // when set, batchErr only for batches holding this
+	// tableDelay holds each listing of the table (the counters' read) this long.
+	tableDelay time.Duration
 }
 
 func (f *fakeNFT) run(_ context.Context, stdin []byte, args ...string) ([]byte, error) {
+	cmd := strings.Join(args, " ")
+	f.mu.Lock()
+	delay := f.tableDelay
+	f.mu.Unlock()
+	if cmd == "-j list table inet abox" {
+		time.Sleep(delay)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	cmd := strings.Join(args, " ")
 	f.calls = append(f.calls, cmd+"\n"+string(stdin))
 	switch {
 	case cmd == "-j list ruleset":

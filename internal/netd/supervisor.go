@@ -188,14 +188,20 @@ func (s *supervisor) awaitListening(ctx context.Context, rc *runningChild) error
 // startTimeout bounds the child's start.
 const startTimeout = 15 * time.Second
 
-// loop serves signals until a stop.
+// loop serves signals until a stop, or a finish ([policy.FinishSignal]) and then a stop.
 func (s *supervisor) loop(ctx context.Context, sigs <-chan os.Signal, rc *runningChild) error {
 	for {
 		select {
 		case sig := <-sigs:
-			if sig == syscall.SIGHUP {
+			switch sig {
+			case syscall.SIGHUP:
 				s.reload(rc)
 				continue
+			case syscall.SIGUSR1:
+				s.shutdown(rc)
+				s.ev.emit(policy.EventFinished, "")
+				s.idle(ctx, sigs)
+				return nil
 			}
 			s.shutdown(rc)
 			return nil
@@ -206,6 +212,21 @@ func (s *supervisor) loop(ctx context.Context, sigs <-chan os.Signal, rc *runnin
 			return fmt.Errorf("serving child exited: %v", err)
 		case err := <-rc.ctlDone:
 			return s.childGone(rc, err)
+		}
+	}
+}
+
+// idle waits, after a finish, for the stop signal or ctx's end. Nothing serves any more: the
+// child is gone, and the counters are written. Further finish and reload signals are ignored.
+func (s *supervisor) idle(ctx context.Context, sigs <-chan os.Signal) {
+	for {
+		select {
+		case sig := <-sigs:
+			if sig != syscall.SIGHUP && sig != syscall.SIGUSR1 {
+				return
+			}
+		case <-ctx.Done():
+			return
 		}
 	}
 }

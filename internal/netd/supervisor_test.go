@@ -467,3 +467,43 @@ func TestSupervisorGuardsTheNamespace(t *testing.T) {
 		}
 	}
 }
+
+// TestSupervisorFinishThenIdle: the finish signal stops the child and writes the counters, like a
+// stop, reports "finished" only after both, and leaves the supervisor up, serving nothing, until
+// the stop that follows. Without the finish, abox would have to wait for the container's whole
+// exit before it could copy the logs.
+func TestSupervisorFinishThenIdle(t *testing.T) {
+	nft := okNFT(t)
+	f := startSupervisor(t, nft, nil)
+	f.waitEvent(t, policy.EventReady, 1)
+	nft.mu.Lock()
+	nft.tableDelay = 300 * time.Millisecond // a slow read of the counters
+	nft.mu.Unlock()
+	f.sigs <- syscall.SIGUSR1
+	f.waitEvent(t, policy.EventFinished, 1)
+	var c policy.Counters
+	if err := json.Unmarshal(readFile(t, filepath.Join(f.logDir, policy.CountersLog)), &c); err != nil || c.TS == "" {
+		t.Fatalf("counters.json when finished = %+v, %v; want them written before the event", c, err)
+	}
+	if _, err := net.DialTimeout("tcp", f.addrs.sni, time.Second); err == nil {
+		t.Errorf("the TLS listener still accepts after the finish")
+	}
+	for _, sig := range []os.Signal{syscall.SIGUSR1, syscall.SIGHUP} {
+		f.sigs <- sig
+		select {
+		case err := <-f.result:
+			t.Fatalf("the supervisor ended (%v) on %v after the finish; want it idle until a stop", err, sig)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	f.sigs <- syscall.SIGTERM
+	if err := f.stopped(t); err != nil {
+		t.Fatalf("run after the finish and SIGTERM = %v", err)
+	}
+	if n := strings.Count(f.stdout.String(), `"event":"finished"`); n != 1 {
+		t.Errorf("%d finished lines, want 1:\n%s", n, f.stdout)
+	}
+	if !strings.Contains(f.stdout.String(), `"event":"stop"`) {
+		t.Errorf("no stop event after the finish:\n%s", f.stdout)
+	}
+}

@@ -70,7 +70,15 @@ const (
 	EventReload = "reload"
 	EventError  = "error"
 	EventStop   = "stop"
+	// EventFinished follows policy.FinishSignal: the serving child has stopped (the gateway
+	// sessions closed, its logs flushed) and the counters are written, while netd's container
+	// stays up so that its logs can be copied out before it is removed.
+	EventFinished = "finished"
 )
+
+// FinishSignal is the signal abox sends netd once the agent's container is gone: netd then does
+// what it does at a stop, reports [EventFinished], and idles until it is stopped or removed.
+const FinishSignal = "USR1"
 
 // ConnRecord is one connection netd proxied or refused.
 type ConnRecord struct {

@@ -15,19 +15,11 @@ import (
 	"github.com/aboxhq/abox/internal/telemetry"
 )
 
-// upSpare is a project whose config.yaml sets defaults.spare_netd.
+// upSpare is a project whose config.yaml sets defaults.spare_netd, as abox does by default.
 func upSpare(t *testing.T, project string) *harness.H {
 	t.Helper()
 	h := harness.Setup(t)
-	c := h.DefaultConfig()
-	defaults := map[string]any{"spare_netd": true}
-	if d, ok := c.Extra["defaults"].(map[string]string); ok {
-		for k, v := range d {
-			defaults[k] = v
-		}
-	}
-	c.Extra["defaults"] = defaults
-	h.WriteConfig(c)
+	h.WriteConfig(harness.SpareNetd(h.DefaultConfig()))
 	h.WriteManifest("version: 1\nproject: " + project + "\nprofile: " + h.Profile + "\n")
 	mustAbox(t, h, "up", "--yes")
 	return h

@@ -148,8 +148,32 @@ func (h *H) AboxIn(dir string, args ...string) Result {
 		h.T.Fatalf("abox %s: %v\n%s", strings.Join(args, " "), err, res)
 	}
 	h.T.Logf("abox %s: exit %d in %.1fs", strings.Join(args, " "), res.ExitCode, time.Since(start).Seconds())
+	h.WaitAfterRun()
 	return res
 }
+
+// WaitAfterRun waits until no project of the test has a finished netd left to remove: a run
+// returns once it has harvested its netd, and leaves the removal of the container to the
+// after-run process it starts in the background. Tests that look at the containers after a
+// run see them as the user does a moment later; the retire itself has tests of its own.
+func (h *H) WaitAfterRun() {
+	h.T.Helper()
+	deadline := time.Now().Add(afterRunWait)
+	for {
+		left, _ := filepath.Glob(filepath.Join(h.StateHome, "projects", "*", "retired-netd"))
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.T.Fatalf("finished netds still listed for removal %s after a run: %v", afterRunWait, left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// afterRunWait bounds [H.WaitAfterRun]: the after-run process removes a netd in well under a
+// second; it may wait for a spare's start-up before.
+const afterRunWait = 30 * time.Second
 
 // DefaultConfig is a config.yaml for this test: its network, the offline base image, the test
 // and host CAs, the stand-in claude from a file, the mcpstub gateway and the test's profile.
@@ -179,18 +203,38 @@ func (h *H) DefaultConfig() Config {
 	}
 }
 
-// defaultExtra is DefaultConfig's agent_env and, for a run of the suite under another runtime
-// ([AgentRuntime]), defaults.runtime.
+// defaultExtra is DefaultConfig's agent_env, defaults.spare_netd off and, for a run of the
+// suite under another runtime ([AgentRuntime]), defaults.runtime.
+//
+// Spare netds are abox's default, but a test's project does not leave one behind unless it asks
+// for it ([H.SpareNetd]): a spare per test would start a netd in the background after every run
+// of the suite, on a machine the serial tests time and load, and add a container to every test
+// that counts them. The spare's own tests, and the benchmarks, turn it on.
 func (h *H) defaultExtra() map[string]any {
 	extra := map[string]any{"agent_env": map[string]string{"CLAUDE_CODE_OAUTH_TOKEN": "e2e-stand-in"}}
+	defaults := map[string]any{"spare_netd": false}
 	rt, err := AgentRuntime()
 	if err != nil {
 		h.T.Fatal(err)
 	}
 	if rt != "runc" {
-		extra["defaults"] = map[string]string{"runtime": rt}
+		defaults["runtime"] = rt
 	}
+	extra["defaults"] = defaults
 	return extra
+}
+
+// SpareNetd returns c with defaults.spare_netd set to on, as abox's own default has it.
+func SpareNetd(c Config) Config {
+	defaults := map[string]any{}
+	if d, ok := c.Extra["defaults"].(map[string]any); ok {
+		for k, v := range d {
+			defaults[k] = v
+		}
+	}
+	defaults["spare_netd"] = true
+	c.Extra["defaults"] = defaults
+	return c
 }
 
 // AgentRuntime is the runtime the projects of [H.DefaultConfig] run their agent under:

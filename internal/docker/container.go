@@ -32,6 +32,8 @@ type ContainerState struct {
 	Running  bool
 	ExitCode int
 	Pid      int
+	// StartedAt is when the container's current start began (RFC 3339); a restart changes it.
+	StartedAt string
 }
 
 // ContainerConfig is [Container].Config: what the container was created with.

@@ -27,7 +27,7 @@ func TestContainerInspect(t *testing.T) {
 		Name:  "/probe-x",
 		Image: "sha256:e8c0457d0e743ec90c9924bcf68ac02a198f0e5017fbe496c7d8a04bb1fc13f5",
 		Args:  []string{"600"},
-		State: docker.ContainerState{Status: "running", Running: true, Pid: 12382},
+		State: docker.ContainerState{Status: "running", Running: true, Pid: 12382, StartedAt: "2026-11-29T10:38:19.678166615Z"},
 		Config: docker.ContainerConfig{
 			Image: "abox-test-base:bookworm", User: "1000:1000", Env: []string{"FOO=bar"},
 			Cmd: []string{"600"}, Entrypoint: []string{"sleep"},

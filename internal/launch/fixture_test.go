@@ -48,6 +48,10 @@ type fixture struct {
 	progress bytes.Buffer
 }
 
+// netdOutput is what a fake netd prints: its ready line, then the line of its finish, which the
+// teardown of a run whose agent ran waits for.
+const netdOutput = `{"event":"ready"}` + "\n" + `{"event":"finished"}` + "\n"
+
 func newFixture(t *testing.T, manifestYAML string) *fixture {
 	t.Helper()
 	root := t.TempDir()
@@ -164,7 +168,7 @@ func (f *fixture) loggedIn() {
 func (f *fixture) agent(stream string, code int, during func()) {
 	f.fake.On("run", docker.Result{Stdout: []byte("netd-id\n")})
 	f.fake.On("create", docker.Result{Stdout: []byte("agent-id\n")})
-	f.fake.On("logs", docker.Result{Stdout: []byte(`{"event":"ready"}` + "\n")})
+	f.fake.On("logs", docker.Result{Stdout: []byte(netdOutput)})
 	f.fake.On("exec", docker.Result{Stdout: policy.ExpectedRuleset(policy.NetdUID)})
 	f.fake.OnFunc("wait", func(docker.Invocation) (docker.Result, error) {
 		time.Sleep(time.Second) // netd outlives the agent
@@ -178,6 +182,7 @@ func (f *fixture) agent(stream string, code int, during func()) {
 	})
 	f.fake.On("container inspect", docker.Result{Stdout: fmt.Appendf(nil, `{"State":{"Running":false,"ExitCode":%d}}`, code)})
 	f.fake.On("stop", docker.Result{}).Optional()
+	f.fake.On("kill --signal USR1", docker.Result{}).Optional()
 	f.fake.On("kill", docker.Result{}).Optional()
 	f.fake.On("rm", docker.Result{}).Optional()
 	f.fake.On("cp", docker.Result{}).Optional()

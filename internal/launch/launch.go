@@ -38,8 +38,9 @@ type Env struct {
 	// Progress gets the run's progress lines (stderr); Warn its warnings, each with a hint or "".
 	Progress io.Writer
 	Warn     func(hint, format string, args ...any)
-	// Executable is the running abox binary, run again in the background to start the next
-	// run's spare netd ([sandbox.SpawnSpare]); "" starts none.
+	// Executable is the running abox binary, run again in the background after a run to remove
+	// the run's finished netd and start the next run's spare ([sandbox.SpawnAfterRun]); "" starts
+	// none, and the run removes its netd itself.
 	Executable string
 }
 
@@ -107,17 +108,31 @@ type plan struct {
 	so    sandbox.Options
 	rs    *render.RunSpec
 	clone *isolate.Run // the isolated run's clone; nil for a live run
+	// stopAhead ends what [sandbox.LookAhead] still asks, once the run no longer needs it.
+	stopAhead func()
 }
 
 // prepare runs every check that may refuse the run, in order, then readies what the run needs:
 // a spare netd it may no longer use is removed, an isolated run's clone made. No container has
 // started when it returns an error.
-func prepare(ctx context.Context, env Env, o Options) (*plan, error) {
+func prepare(ctx context.Context, env Env, o Options) (_ *plan, err error) {
 	p := env.Project
 	isolated := o.Isolated || p.Manifest.Run.Workspace == manifest.WorkspaceIsolated
 	if o.FromWorktree && !isolated {
 		return nil, ErrFromWorktree
 	}
+	// A spare's inspection and read-back run beside the preflight; only a claim of that same
+	// spare, after every check, takes them ([sandbox.LookAhead]).
+	var ahead *sandbox.SpareAhead
+	stopAhead := func() {}
+	if p.Config.Defaults.SpareNetd && !isolated {
+		ahead, stopAhead = sandbox.LookAhead(ctx, env.Docker, p.State)
+	}
+	defer func() {
+		if err != nil {
+			stopAhead()
+		}
+	}()
 	pre, err := preflight(ctx, env) // the daemon's check first
 	if err != nil {
 		return nil, err
@@ -126,9 +141,10 @@ func prepare(ctx context.Context, env Env, o Options) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := &plan{env: env, rs: pre.RunSpec, so: sandboxOptions(p, pre, o, secretEnv, isolated), sb: &sandbox.Sandbox{
+	pl := &plan{env: env, rs: pre.RunSpec, so: sandboxOptions(p, pre, o, secretEnv, isolated, env.Executable != ""), sb: &sandbox.Sandbox{
 		Docker: env.Docker, Project: p.State, Spec: pre.RunSpec, Baseline: pre.Baseline, Now: env.Now, Progress: env.Progress,
-	}}
+	}, stopAhead: stopAhead}
+	pl.so.Ahead = ahead
 	if !o.Shell {
 		if err := pl.sb.CheckLogin(ctx, p.Manifest.EnvSecrets); err != nil {
 			return nil, err
@@ -162,6 +178,7 @@ func prepare(ctx context.Context, env Env, o Options) (*plan, error) {
 func (pl *plan) run(ctx context.Context) *Report {
 	env, p := pl.env, pl.env.Project
 	out, runErr := pl.sb.Run(ctx, pl.so)
+	pl.stopAhead()
 	if err := pl.sb.Record(pl.so, out, p.Manifest.Profile, p.Manifest.Run.PermissionMode, p.Manifest.Servers); err != nil {
 		env.Warn("", "recording the run: %v", err)
 	}
@@ -169,7 +186,7 @@ func (pl *plan) run(ctx context.Context) *Report {
 	if pl.clone != nil { // after the containers are gone, even on Ctrl-C
 		rep.Collected = env.Clones.Finish(ctx, pl.clone, out.Result == "refused")
 	}
-	startSpare(env) // the next run's netd, in the background
+	afterRun(env) // the finished netd's removal and the next run's netd, in the background
 	if pl.so.Shell || sandbox.LoggedOut(out) {
 		sandbox.ForgetLogin(p.State) // the shell may have logged in or out; the next run looks again
 	}
@@ -196,12 +213,13 @@ func preflight(ctx context.Context, env Env) (*sandbox.Ready, error) {
 }
 
 // sandboxOptions are the sandbox's options for a run of p after preflight pre.
-func sandboxOptions(p *project.Project, pre *sandbox.Ready, o Options, secretEnv []byte, isolated bool) sandbox.Options {
+// With retire, the run leaves its finished netd to the after-run process ([afterRun]).
+func sandboxOptions(p *project.Project, pre *sandbox.Ready, o Options, secretEnv []byte, isolated, retire bool) sandbox.Options {
 	so := sandbox.Options{
 		Prompt: o.Prompt, Resume: o.Resume, Continue: o.Continue, Keep: o.Keep, Shell: o.Shell,
 		Timeout: o.Timeout, Output: o.Output, Pretty: o.Pretty,
 		Masks: pre.RunSpec.Masks, MaskWalkLimit: p.Config.Limits.MaskWalk, SecretEnv: secretEnv, Gateway: pre.Gateway,
-		Isolated: isolated, SpareNetd: p.Config.Defaults.SpareNetd,
+		Isolated: isolated, SpareNetd: p.Config.Defaults.SpareNetd, Retire: retire, NetdImageID: pre.NetdImageID,
 	}
 	if so.Timeout == 0 && !o.Shell {
 		so.Timeout = time.Duration(p.Manifest.Run.Timeout) * time.Second
@@ -248,13 +266,19 @@ func startClone(ctx context.Context, env Env, rs *render.RunSpec, fromWorktree b
 	return run, nil
 }
 
-// startSpare starts the project's next netd in the background ([sandbox.SpawnSpare]) when
-// config.yaml asks for spare netds.
-func startSpare(env Env) {
-	if !env.Project.Config.Defaults.SpareNetd || env.Executable == "" {
+// afterRun starts the after-run process ([sandbox.SpawnAfterRun]): it removes the netd the run
+// retired and, when config.yaml asks for spare netds, starts the project's next one. When it
+// cannot be started, the retired netd is removed here.
+func afterRun(env Env) {
+	if env.Executable == "" {
 		return
 	}
-	if err := sandbox.SpawnSpare(env.Executable, env.Project.State); err != nil {
-		env.Warn("", "starting the spare netd: %v", err)
+	err := sandbox.SpawnAfterRun(env.Executable, env.Project.State)
+	if err == nil {
+		return
+	}
+	env.Warn("", "starting the after-run process: %v; removing the run's netd now", err)
+	if err := sandbox.RemoveRetired(context.Background(), env.Docker, env.Project.State); err != nil {
+		env.Warn("remove it with `abox nuke`", "%v", err)
 	}
 }

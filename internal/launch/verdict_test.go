@@ -75,7 +75,7 @@ func TestTimeout(t *testing.T) {
 		{Options{Timeout: time.Minute}, time.Minute},
 		{Options{Shell: true}, 0},
 	} {
-		if got := sandboxOptions(p, pre, tc.o, nil, false).Timeout; got != tc.want {
+		if got := sandboxOptions(p, pre, tc.o, nil, false, false).Timeout; got != tc.want {
 			t.Errorf("timeout of %+v = %v, want %v", tc.o, got, tc.want)
 		}
 	}

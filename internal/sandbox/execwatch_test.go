@@ -39,7 +39,7 @@ func TestRunComparesSnapshotsAroundTheAgent(t *testing.T) {
 	fake := dockertest.New(t)
 	fake.On("run", docker.Result{Stdout: []byte("netd-id\n")})
 	fake.On("create", docker.Result{Stdout: []byte("agent-id\n")})
-	fake.On("logs", docker.Result{Stdout: []byte(`{"event":"ready"}` + "\n")})
+	fake.On("logs", docker.Result{Stdout: []byte(netdOutput)})
 	fake.On("exec", docker.Result{Stdout: policy.ExpectedRuleset(policy.NetdUID)})
 	fake.OnFunc("wait", func(docker.Invocation) (docker.Result, error) {
 		time.Sleep(time.Second)
@@ -59,7 +59,8 @@ func TestRunComparesSnapshotsAroundTheAgent(t *testing.T) {
 		return docker.Result{}, nil
 	})
 	fake.On("container inspect", docker.Result{Stdout: []byte(`{"State":{"Running":false,"ExitCode":0}}`)})
-	fake.On("stop", docker.Result{})
+	fake.On("stop", docker.Result{}).Optional()
+	fake.On("kill --signal USR1", docker.Result{}).Optional()
 	fake.OnFunc("rm", func(inv docker.Invocation) (docker.Result, error) {
 		if strings.HasPrefix(inv.Args[len(inv.Args)-1], "abox-netd-") {
 			write(".github/workflows/late.yml", "on: push\n") // the last step of teardown
@@ -119,6 +120,7 @@ func TestUnwatchedRunHasNoExecReport(t *testing.T) {
 	fake.On("run", docker.Result{ExitCode: 1, Stderr: []byte("Error: boom\n")})
 	fake.On("create", docker.Result{}).Optional()
 	fake.On("stop", docker.Result{}).Optional()
+	fake.On("kill --signal USR1", docker.Result{}).Optional()
 	fake.On("rm", docker.Result{}).Optional()
 	fake.On("cp", docker.Result{}).Optional()
 	s := &Sandbox{

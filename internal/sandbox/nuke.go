@@ -39,8 +39,8 @@ func RemoveCaches(ctx context.Context, d *docker.Client, hash string, caches []s
 }
 
 // RemoveState removes what abox made for the project outside docker, for `abox nuke`: its
-// rendered artifacts, staged build files, masks, approval and spare netd's record, and the generated files of the
-// workspace's review copy. Run history and the manifest stay.
+// rendered artifacts, staged build files, masks, approval, spare netd's record and retire list,
+// and the generated files of the workspace's review copy. Run history and the manifest stay.
 func RemoveState(proj paths.Project) error {
 	for _, dir := range []string{proj.Artifacts(), proj.Build(), proj.Masks()} {
 		if err := removeAll(dir); err != nil {
@@ -50,6 +50,7 @@ func RemoveState(proj paths.Project) error {
 	os.Remove(proj.Approved())
 	os.Remove(filepath.Join(proj.Dir, spareRecordFile))   // its container went with the others
 	os.Remove(filepath.Join(proj.Dir, spareStartingFile)) // so did the one it names
+	os.Remove(filepath.Join(proj.Dir, retiredFile))       // and the finished netds it lists
 	removeReview(filepath.Join(proj.Workspace, render.ReviewDir))
 	return nil
 }

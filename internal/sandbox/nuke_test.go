@@ -23,8 +23,8 @@ func TestRemoveContainers(t *testing.T) {
 	}
 }
 
-// TestRemoveState: the artifacts, build files, masks (read-only directories included) and the
-// approval go, the review copy's generated files too, but a file the user added to the review
+// TestRemoveState: the artifacts, build files, masks (read-only directories included), the
+// approval and the retire list (its containers went with the others) go, the review copy's generated files too, but a file the user added to the review
 // directory, the run history and the manifest stay.
 func TestRemoveState(t *testing.T) {
 	ws := t.TempDir()
@@ -37,6 +37,7 @@ func TestRemoveState(t *testing.T) {
 	os.WriteFile(filepath.Join(proj.Artifacts(), "runspec.json"), []byte("{}"), 0o600)
 	os.Chmod(filepath.Join(proj.Masks(), "empty.d"), 0o500)
 	os.WriteFile(proj.Approved(), []byte("version: 1\n"), 0o600)
+	os.WriteFile(filepath.Join(proj.Dir, retiredFile), []byte("abox-netd-p-1\n"), 0o600)
 	review := filepath.Join(ws, render.ReviewDir)
 	os.Mkdir(review, 0o755)
 	os.WriteFile(filepath.Join(review, render.ComposeFile), nil, 0o644)
@@ -45,7 +46,7 @@ func TestRemoveState(t *testing.T) {
 	if err := RemoveState(proj); err != nil {
 		t.Fatal(err)
 	}
-	for _, gone := range []string{proj.Artifacts(), proj.Build(), proj.Masks(), proj.Approved(), filepath.Join(review, render.ComposeFile)} {
+	for _, gone := range []string{proj.Artifacts(), proj.Build(), proj.Masks(), proj.Approved(), filepath.Join(proj.Dir, retiredFile), filepath.Join(review, render.ComposeFile)} {
 		if _, err := os.Lstat(gone); !os.IsNotExist(err) {
 			t.Errorf("%s is still there (%v)", gone, err)
 		}

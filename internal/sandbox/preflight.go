@@ -102,6 +102,9 @@ type Ready struct {
 	RunSpec  *render.RunSpec
 	Baseline []byte         // the ruleset netd must have loaded
 	Gateway  netip.AddrPort // where netd reaches the gateway; zero without MCP servers
+	// NetdImageID is the ID of the netd image the preflight checked: a spare netd must have
+	// been started from it ([Options.NetdImageID]).
+	NetdImageID string
 }
 
 // Run runs every check in order and returns the first refusal.
@@ -143,7 +146,8 @@ func (p *Preflight) Run(ctx context.Context) (*Ready, error) {
 			return nil, err
 		}
 	}
-	if err := p.checkNetdBinary(ctx, rs.Netd.Image); err != nil {
+	netdImage, err := p.checkNetdBinary(ctx, rs.Netd.Image)
+	if err != nil {
 		return nil, err
 	}
 	if gw != nil && p.GatewayAuth != nil { // probed from the netd image, which must exist first
@@ -154,7 +158,7 @@ func (p *Preflight) Run(ctx context.Context) (*Ready, error) {
 	if err := p.checkHost(ctx, rs); err != nil {
 		return nil, err
 	}
-	return &Ready{RunSpec: rs, Baseline: policy.ExpectedRuleset(np.ServingUID()), Gateway: gwAddr}, nil
+	return &Ready{RunSpec: rs, Baseline: policy.ExpectedRuleset(np.ServingUID()), Gateway: gwAddr, NetdImageID: netdImage}, nil
 }
 
 func (p *Preflight) runSpec() (*render.RunSpec, error) {
@@ -262,19 +266,19 @@ func gatewayAddress(gw *docker.Container, profile, network, upstream string) (ne
 }
 
 // checkNetdBinary refuses a netd image that is missing or built from another abox binary than
-// this one.
-func (p *Preflight) checkNetdBinary(ctx context.Context, image string) error {
+// this one, and returns the image's ID.
+func (p *Preflight) checkNetdBinary(ctx context.Context, image string) (string, error) {
 	img, err := p.imageInspect(ctx, image)
 	if errors.Is(err, docker.ErrNotFound) {
-		return refuse(ErrImageMissing, image, "image %s is missing", image)
+		return "", refuse(ErrImageMissing, image, "image %s is missing", image)
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	if img.Labels[BinaryLabel] != p.BinarySHA256 {
-		return refuse(ErrNetdBinary, image, "image %s holds a different abox binary than this one", image)
+		return "", refuse(ErrNetdBinary, image, "image %s holds a different abox binary than this one", image)
 	}
-	return nil
+	return img.ID, nil
 }
 
 // checkHost refuses a run whose agent image, network or context directories are missing.

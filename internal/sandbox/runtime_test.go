@@ -84,7 +84,7 @@ func runtimeSandbox(t *testing.T, info string, canaryRes *docker.Result, live []
 	}
 	fake.On("run", docker.Result{Stdout: []byte("netd-id\n")}).Optional()
 	fake.On("create", docker.Result{Stdout: []byte("agent-id\n")}).Optional()
-	fake.On("logs", docker.Result{Stdout: []byte(`{"event":"ready"}` + "\n")}).Optional()
+	fake.On("logs", docker.Result{Stdout: []byte(netdOutput)}).Optional()
 	fake.On("exec", docker.Result{Stdout: live}).Optional()
 	fake.On("start", docker.Result{}).Optional()
 	fake.OnFunc("wait", func(docker.Invocation) (docker.Result, error) {
@@ -93,6 +93,7 @@ func runtimeSandbox(t *testing.T, info string, canaryRes *docker.Result, live []
 	}).Optional()
 	fake.On("container inspect", docker.Result{Stdout: []byte(`{"State":{"Running":false,"ExitCode":0}}`)}).Optional()
 	fake.On("stop", docker.Result{}).Optional()
+	fake.On("kill --signal USR1", docker.Result{}).Optional()
 	fake.On("rm", docker.Result{}).Optional()
 	fake.On("cp", docker.Result{}).Optional()
 	s := newVerifySandbox(t, fake)

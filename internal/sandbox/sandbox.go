@@ -73,6 +73,16 @@ type Options struct {
 	// SpareNetd lets the run take the project's spare netd, if one fits ([Sandbox.claimSpare]):
 	// config.yaml's defaults.spare_netd. Off, a spare an earlier run left is not used.
 	SpareNetd bool
+	// Ahead is what was asked of the project's spare before the preflight ([LookAhead]); a
+	// claim of that same spare takes it instead of asking again. nil: nothing was.
+	Ahead *SpareAhead
+	// NetdImageID is the ID of the netd image the preflight checked ([Ready.NetdImageID]); a
+	// spare must run it. "": the claim inspects the image itself.
+	NetdImageID string
+	// Retire leaves the removal of the run's finished netd to the after-run process the caller
+	// starts once the run has returned ([SpawnAfterRun]): the run puts it on the project's retire
+	// list instead of waiting for Docker to tear it down. Off, the teardown removes it.
+	Retire bool
 	// Watch, when set, is what the run snapshots ([WatchScope]) before netd starts and again
 	// after teardown; [Outcome.Exec] is the difference.
 	Watch *watch.Scope
@@ -108,6 +118,9 @@ type Outcome struct {
 	// counterBase, for a run on a spare, is its counters at the policy verify: what the spare
 	// counted before (packets sent to it while it waited) is not the run's ([Sandbox.harvest]).
 	counterBase *policy.Counters
+	// readBack, for a run on a spare, is the spare's ruleset as [LookAhead] read it back: the
+	// policy verify compares it instead of reading again.
+	readBack []byte
 }
 
 // Phase is one timed step of a run. A run's phases are consecutive and, in order: prepare (the
@@ -116,10 +129,11 @@ type Outcome struct {
 // runtime other than runc: see runtime.go), policy verify (the ruleset read back), agent create
 // (what is left of the agent's `docker create`, which runs from netd start to here),
 // agent start (until the agent's first output), agent run (until it exits), agent exit (why it
-// ended; killed if it did not end by itself), netd stop (netd writes its counters, while the
-// agent's exit code is read and the agent removed), harvest (netd's logs
-// copied out), teardown (netd removed) and, for a watched run, exec diff (the workspace
-// snapshotted again and compared). A run refused early has the first few, then the teardown's.
+// ended; killed if it did not end by itself), netd finish (netd stops serving and writes its
+// counters, while the agent's exit code is read and the agent removed; netd stop instead when
+// netd is stopped: see [Sandbox.teardown]), harvest (netd's logs copied out), teardown (netd
+// removed or retired) and, for a watched run, exec diff (the workspace snapshotted again and
+// compared). A run refused early has the first few, then the teardown's.
 type Phase struct {
 	Name string        `json:"name"`
 	Dur  time.Duration `json:"dur_ns"`

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -46,6 +47,9 @@ type spareRecord struct {
 	Argv        []string  `json:"argv"`
 	Mounts      string    `json:"mounts_sha256"` // digest of the bind-mounted files' content
 	Started     time.Time `json:"started"`
+	// ContainerStarted is the container's State.StartedAt when its ready line was seen: a spare
+	// started again since (a restart makes a new start) is not the one seen ready.
+	ContainerStarted string `json:"container_started_at"`
 }
 
 // spareTimeout bounds a spare's start-up, from when it starts.
@@ -244,7 +248,7 @@ func (s *Sandbox) readySpare(ctx context.Context, rec *spareRecord) error {
 	if err := s.waitReady(ctx, rec.Netd, spareTimeout); err != nil {
 		return fmt.Errorf("the spare netd did not become ready: %w", err)
 	}
-	res, err := s.Docker.Exec(ctx, rec.Netd, "0", []string{"/usr/sbin/nft", "-j", "list", "ruleset"}, nil)
+	res, err := s.Docker.Exec(ctx, rec.Netd, "0", readBackArgv, nil)
 	if err != nil {
 		return fmt.Errorf("reading the spare netd's ruleset: %w", err)
 	}
@@ -255,13 +259,14 @@ func (s *Sandbox) readySpare(ctx context.Context, rec *spareRecord) error {
 	if err != nil {
 		return err
 	}
-	rec.ContainerID, rec.Image = c.ID, c.Image
+	rec.ContainerID, rec.Image, rec.ContainerStarted = c.ID, c.Image, c.State.StartedAt
 	return nil
 }
 
 // claimSpare hands the recorded spare to this run, if it is the netd the run would start: it
 // then sets the run's id (and so its container names) to the spare's. The record is removed
 // whatever happens, and a spare that does not fit is removed too, with a note that says why.
+// What [LookAhead] already asked of this very record is taken instead of asking again.
 func (s *Sandbox) claimSpare(ctx context.Context, o Options, out *Outcome) bool {
 	if o.ID != "" { // the run's id was chosen before the run (an isolated run's clone is under it)
 		return false
@@ -280,18 +285,23 @@ func (s *Sandbox) claimSpare(ctx context.Context, o Options, out *Outcome) bool 
 		out.note("the spare netd's record is unreadable (%v); this run started its own", err)
 		return false
 	}
-	if why := s.spareMismatch(ctx, o, rec); why != "" {
+	ahead := o.Ahead.of(rec)
+	if why := s.spareMismatch(ctx, o, rec, ahead); why != "" {
 		out.note("the spare netd was not used (%s) and was removed; this run started its own", why)
 		s.removeSpare(context.WithoutCancel(ctx), rec)
 		return false
 	}
 	out.ID = rec.ID
 	out.Spare = rec.Started
+	if ahead != nil && ahead.rulesetErr == nil {
+		out.readBack = ahead.ruleset
+	}
 	return true
 }
 
-// spareMismatch says how the spare differs from the netd this run would start, or "".
-func (s *Sandbox) spareMismatch(ctx context.Context, o Options, rec *spareRecord) string {
+// spareMismatch says how the spare differs from the netd this run would start, or "". ahead,
+// when not nil, holds the container's inspection made ahead of the run.
+func (s *Sandbox) spareMismatch(ctx context.Context, o Options, rec *spareRecord, ahead *SpareAhead) string {
 	if !validRunID(rec.ID) {
 		return "its run id is not one abox makes"
 	}
@@ -303,20 +313,96 @@ func (s *Sandbox) spareMismatch(ctx context.Context, o Options, rec *spareRecord
 	if err != nil || digest != rec.Mounts {
 		return "the files it mounts changed since it started"
 	}
-	// The two inspects are independent: one docker call's time, not two, on the run's path.
-	var img *docker.Image
-	var imgErr error
-	done := make(chan struct{})
-	go func() { img, imgErr = s.Docker.ImageInspect(ctx, s.Spec.Netd.Image); close(done) }()
-	c, err := s.Docker.ContainerInspect(ctx, rec.Netd)
-	<-done
+	c, imageID, err := s.spareState(ctx, o, rec, ahead)
 	if err != nil || !c.State.Running || c.ID != rec.ContainerID {
 		return "it is not running"
 	}
-	if imgErr != nil || img.ID != rec.Image || c.Image != rec.Image {
+	if rec.ContainerStarted == "" || c.State.StartedAt != rec.ContainerStarted {
+		return "it was started again since it was seen ready"
+	}
+	if imageID == "" || imageID != rec.Image || c.Image != rec.Image {
 		return "its image is not the netd image of today"
 	}
 	return ""
+}
+
+// spareState inspects the spare's container, or takes the inspection made ahead, and finds the
+// ID of today's netd image: the preflight's, else inspected beside the container (one docker
+// call's time, not two, on the run's path).
+func (s *Sandbox) spareState(ctx context.Context, o Options, rec *spareRecord, ahead *SpareAhead) (*docker.Container, string, error) {
+	imageID := o.NetdImageID
+	var imgErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if imageID == "" {
+			var img *docker.Image
+			if img, imgErr = s.Docker.ImageInspect(ctx, s.Spec.Netd.Image); imgErr == nil {
+				imageID = img.ID
+			}
+		}
+	}()
+	var c *docker.Container
+	var err error
+	if ahead != nil && ahead.containerErr == nil {
+		c = ahead.container
+	} else {
+		c, err = s.Docker.ContainerInspect(ctx, rec.Netd)
+	}
+	<-done
+	if err == nil {
+		err = imgErr
+	}
+	return c, imageID, err
+}
+
+// SpareAhead is what a run asks of the project's recorded spare netd before its preflight has
+// decided anything ([LookAhead]): the spare's container inspected, and its loaded ruleset read
+// back, both by the recorded container ID. Neither changes anything. A run that then claims that
+// same record ([Sandbox.claimSpare]) takes the answers instead of asking again; the decisions are
+// the same and made in the same order, the docker calls only made earlier, beside the
+// preflight's own.
+type SpareAhead struct {
+	rec          *spareRecord
+	done         chan struct{}
+	container    *docker.Container
+	containerErr error
+	ruleset      []byte
+	rulesetErr   error
+}
+
+// LookAhead starts, in the background, the inspection and the ruleset read-back of the project's
+// recorded spare netd, if there is one; nil when there is none. Stop cancels what still runs.
+func LookAhead(ctx context.Context, d *docker.Client, proj paths.Project) (ahead *SpareAhead, stop func()) {
+	sb := &Sandbox{Docker: d, Project: proj}
+	rec, err := sb.readSpare() // written whole by a rename: never half a record
+	if err != nil || !validRunID(rec.ID) || rec.ContainerID == "" {
+		return nil, func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	a := &SpareAhead{rec: rec, done: make(chan struct{})}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		a.container, a.containerErr = d.ContainerInspect(ctx, rec.ContainerID)
+	}()
+	go func() {
+		defer wg.Done()
+		res, err := d.Exec(ctx, rec.ContainerID, "0", readBackArgv, nil)
+		a.ruleset, a.rulesetErr = res.Stdout, err
+	}()
+	go func() { wg.Wait(); close(a.done) }()
+	return a, cancel
+}
+
+// of returns a, once its calls have ended, when it was made for rec; nil otherwise.
+func (a *SpareAhead) of(rec *spareRecord) *SpareAhead {
+	if a == nil || a.rec.ID != rec.ID || a.rec.ContainerID != rec.ContainerID {
+		return nil
+	}
+	<-a.done
+	return a
 }
 
 func (s *Sandbox) readSpare() (*spareRecord, error) {
@@ -432,10 +518,12 @@ func bindSource(m string) (string, bool) {
 	return src, bind && src != ""
 }
 
-// SpawnSpare starts `exe spare-netd` for the project, detached: in its own session, with no
-// terminal, its output in the project's spare-netd.log. It outlives the abox that starts it,
-// which does not wait for it; a run that finds no spare ready starts its own netd.
-func SpawnSpare(exe string, p paths.Project) error {
+// SpawnAfterRun starts `exe spare-netd` for the project, detached: in its own session, with no
+// terminal, its output in the project's spare-netd.log. It removes the netds the run retired
+// ([RemoveRetired]) and, when config.yaml asks for one, starts the next run's spare netd. It
+// outlives the abox that starts it, which does not wait for it; a run that finds no spare ready
+// starts its own netd.
+func SpawnAfterRun(exe string, p paths.Project) error {
 	log, err := os.OpenFile(filepath.Join(p.Dir, "spare-netd.log"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, statefs.PrivateMode)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -26,7 +27,14 @@ func spareFixture(t *testing.T, fake *dockertest.Fake) (*Sandbox, string) {
 }
 
 func inspectReply(id, image string, running bool) docker.Result {
-	b, _ := json.Marshal(map[string]any{"Id": id, "Image": image, "State": map[string]any{"Running": running}})
+	return inspectStarted(id, image, running, spareStartedAt)
+}
+
+// spareStartedAt is the StartedAt of the fake spare's container.
+const spareStartedAt = "2026-12-06T10:00:00.123456789Z"
+
+func inspectStarted(id, image string, running bool, started string) docker.Result {
+	b, _ := json.Marshal(map[string]any{"Id": id, "Image": image, "State": map[string]any{"Running": running, "StartedAt": started}})
 	return docker.Result{Stdout: append(b, '\n')}
 }
 
@@ -75,7 +83,8 @@ func TestSpareClaimedOnce(t *testing.T) {
 
 // TestSpareNotFitRemoved: a spare that is not exactly the run's netd is not used but removed,
 // with a note that says why: another argv (the gateway moved), an edited mounted file, a
-// container that is not running or not the one started, or a netd image rebuilt since.
+// container that is not running or not the one started, one started again since it was seen
+// ready (docker restart), or a netd image rebuilt since.
 func TestSpareNotFitRemoved(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -96,6 +105,10 @@ func TestSpareNotFitRemoved(t *testing.T) {
 			fake.On("container inspect", inspectReply("other-id", "sha256:netd1", true)).Once()
 			fake.On("image inspect", docker.Result{Stdout: []byte(`{"Id":"sha256:netd1"}` + "\n")}).Once()
 		}, "not running"},
+		{"started again", func(_ *Sandbox, _ string, _ *Options, fake *dockertest.Fake) {
+			fake.On("container inspect", inspectStarted("spare-id", "sha256:netd1", true, "2026-12-06T10:05:00Z")).Once()
+			fake.On("image inspect", docker.Result{Stdout: []byte(`{"Id":"sha256:netd1"}` + "\n")}).Once()
+		}, "started again"},
 		{"image rebuilt", func(_ *Sandbox, _ string, _ *Options, fake *dockertest.Fake) {
 			fake.On("container inspect", inspectReply("spare-id", "sha256:netd1", true)).Once()
 			fake.On("image inspect", docker.Result{Stdout: []byte(`{"Id":"sha256:netd2"}` + "\n")}).Once()
@@ -316,4 +329,113 @@ func TestSpareClaimNotBlockedByAStart(t *testing.T) {
 	if err := <-started; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// spareRunReplies registers the replies of a run on a spare past its claim, each optional: the
+// agent's create, start and exit, netd's finish or stop, the harvest and the removals.
+func spareRunReplies(fake *dockertest.Fake) {
+	fake.On("create", docker.Result{Stdout: []byte("agent-id\n")}).Optional()
+	fake.OnFunc("wait", func(docker.Invocation) (docker.Result, error) {
+		time.Sleep(time.Second) // netd outlives the agent
+		return docker.Result{}, nil
+	}).Optional()
+	fake.On("start", docker.Result{Stdout: []byte(`{"type":"result"}` + "\n")}).Optional()
+	fake.On("container inspect", docker.Result{Stdout: []byte(`{"State":{"Running":false,"ExitCode":0}}`)}).Optional()
+	fake.On("kill --signal USR1", docker.Result{}).Optional()
+	fake.On("logs", docker.Result{Stdout: []byte(netdOutput)}).Optional()
+	fake.On("stop", docker.Result{}).Optional()
+	fake.On("cp", docker.Result{}).Optional()
+	fake.On("rm", docker.Result{}).Optional()
+}
+
+// TestSpareLookedAhead: what [LookAhead] asked of the spare before the preflight (its container,
+// its loaded ruleset, both by container ID) is taken by the run that claims that spare: the claim
+// and the policy verify ask docker nothing more, and the run does not wait for a ready line the
+// spare printed when it started. The decisions stay: the same run with a read-back that is not
+// the expected ruleset is refused, and the agent never starts.
+func TestSpareLookedAhead(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		ruleset []byte
+		refused bool
+	}{{"expected ruleset", policy.ExpectedRuleset(policy.NetdUID), false}, {"other ruleset", policy.ExpectedRuleset(policy.NetdUID + 1), true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := dockertest.New(t)
+			s, _ := spareFixture(t, fake)
+			rec := startSpare(t, s, fake)
+			fake.On("container inspect --format {{json .}} spare-id", inspectReply("spare-id", "sha256:netd1", true)).Once()
+			fake.On("exec --user 0 spare-id", docker.Result{Stdout: tc.ruleset}).Once()
+			spareRunReplies(fake)
+			before := len(fake.Calls())
+			ahead, stop := LookAhead(context.Background(), s.Docker, s.Project)
+			defer stop()
+			if ahead == nil {
+				t.Fatal("LookAhead found no spare")
+			}
+			out, err := s.Run(context.Background(), Options{Prompt: "hi", SpareNetd: true, Ahead: ahead, NetdImageID: "sha256:netd1"})
+			if out.ID != rec.ID {
+				t.Fatalf("the run did not take the spare: %+v (%v)", out, err)
+			}
+			var asked []string
+			for _, c := range fake.Calls()[before:] {
+				asked = append(asked, strings.Join(c.Args, " "))
+			}
+			if n := countPrefix(asked, "exec"); n != 1 {
+				t.Errorf("calls %q: the ruleset was read back %d times, want once, ahead", asked, n)
+			}
+			if n := countPrefix(asked, "container inspect --format {{json .}} spare-id") + countPrefix(asked, "container inspect "+rec.Netd); n != 1 {
+				t.Errorf("calls %q: the spare was inspected %d times, want once, ahead", asked, n)
+			}
+			if countPrefix(asked, "image inspect") != 0 {
+				t.Errorf("calls %q: the netd image was inspected again after the preflight", asked)
+			}
+			started := countPrefix(asked, "start") > 0
+			if tc.refused {
+				if !errors.Is(err, ErrBoundary) || started {
+					t.Errorf("Run = %v, agent started %v; want a boundary refusal and no agent", err, started)
+				}
+				return
+			}
+			if err != nil || !started || out.Result != "exited" {
+				t.Errorf("Run = %v, %q, agent started %v (notes %v)", err, out.Result, started, out.Notes)
+			}
+			if logs := countPrefix(asked, "logs"); logs != 1 { // the finish's, not a ready wait
+				t.Errorf("calls %q: netd's output followed %d times, want once (its finish)", asked, logs)
+			}
+		})
+	}
+}
+
+// TestSpareLookAheadOfAnotherRecord: answers looked ahead for a spare that is no longer the
+// recorded one (another spare was recorded meanwhile) are not taken: the claim asks about the
+// spare it claims.
+func TestSpareLookAheadOfAnotherRecord(t *testing.T) {
+	fake := dockertest.New(t)
+	s, _ := spareFixture(t, fake)
+	startSpare(t, s, fake)
+	fake.On("container inspect --format {{json .}} spare-id", inspectReply("spare-id", "sha256:netd1", true)).Once()
+	fake.On("exec --user 0 spare-id", docker.Result{Stdout: policy.ExpectedRuleset(policy.NetdUID)}).Once()
+	ahead, stop := LookAhead(context.Background(), s.Docker, s.Project)
+	defer stop()
+	<-ahead.done
+	os.Remove(s.spareFile())
+	rec := startSpare(t, s, fake) // a new spare: same fake container ID, another run id
+	fake.On("container inspect --format {{json .}} "+rec.Netd, inspectReply("spare-id", "sha256:netd1", true)).Once()
+	out := &Outcome{}
+	if !s.claimSpare(context.Background(), Options{Ahead: ahead, NetdImageID: "sha256:netd1"}, out) || out.ID != rec.ID {
+		t.Fatalf("the new spare was not claimed: %+v", out)
+	}
+	if out.readBack != nil {
+		t.Errorf("the claim took a read-back made for another spare")
+	}
+}
+
+func countPrefix(calls []string, prefix string) int {
+	n := 0
+	for _, c := range calls {
+		if strings.HasPrefix(c, prefix) {
+			n++
+		}
+	}
+	return n
 }

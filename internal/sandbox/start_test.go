@@ -16,6 +16,10 @@ import (
 	"github.com/aboxhq/abox/internal/render"
 )
 
+// netdOutput is what a fake netd prints: its ready line, then the line of its finish, which the
+// teardown of a run whose agent ran waits for.
+const netdOutput = `{"event":"ready"}` + "\n" + `{"event":"finished"}` + "\n"
+
 // startFixture is a sandbox over a fake docker whose agent create and netd ready can be held.
 func startFixture(t *testing.T, fake *dockertest.Fake) *Sandbox {
 	return &Sandbox{
@@ -51,7 +55,7 @@ func TestAgentCreatedWhileNetdStarts(t *testing.T) {
 	}
 	fake.On("run", docker.Result{Stdout: []byte("netd-id\n")})
 	fake.OnFunc("create", hold(func() { createAsked.Do(func() { close(created) }) }, following, docker.Result{Stdout: []byte("agent-id\n")}))
-	fake.OnFunc("logs", hold(func() { logsAsked.Do(func() { close(following) }) }, created, docker.Result{Stdout: []byte(`{"event":"ready"}` + "\n")}))
+	fake.OnFunc("logs", hold(func() { logsAsked.Do(func() { close(following) }) }, created, docker.Result{Stdout: []byte(netdOutput)}))
 	fake.On("exec", docker.Result{Stdout: policy.ExpectedRuleset(policy.NetdUID)})
 	fake.OnFunc("wait", func(docker.Invocation) (docker.Result, error) {
 		time.Sleep(time.Second) // netd outlives the agent
@@ -59,7 +63,8 @@ func TestAgentCreatedWhileNetdStarts(t *testing.T) {
 	}).Optional()
 	fake.On("start", docker.Result{Stdout: []byte(`{"type":"result"}` + "\n")})
 	fake.On("container inspect", docker.Result{Stdout: []byte(`{"State":{"Running":false,"ExitCode":0}}`)})
-	fake.On("stop", docker.Result{})
+	fake.On("stop", docker.Result{}).Optional()
+	fake.On("kill --signal USR1", docker.Result{}).Optional()
 	fake.On("rm", docker.Result{})
 	fake.On("cp", docker.Result{})
 	s := startFixture(t, fake)
@@ -100,7 +105,7 @@ func TestRefusedRunWaitsForTheCreate(t *testing.T) {
 		mu.Unlock()
 		return docker.Result{Stdout: []byte("agent-id\n")}, nil
 	})
-	fake.On("logs", docker.Result{Stdout: []byte(`{"event":"ready"}` + "\n")})
+	fake.On("logs", docker.Result{Stdout: []byte(netdOutput)})
 	fake.On("exec", docker.Result{Stdout: []byte(`{"nftables": []}`)}) // not the expected ruleset
 	removedEarly := false
 	fake.OnFunc("rm", func(inv docker.Invocation) (docker.Result, error) {
@@ -111,7 +116,8 @@ func TestRefusedRunWaitsForTheCreate(t *testing.T) {
 		mu.Unlock()
 		return docker.Result{}, nil
 	})
-	fake.On("stop", docker.Result{})
+	fake.On("stop", docker.Result{}).Optional()
+	fake.On("kill --signal USR1", docker.Result{}).Optional()
 	fake.On("cp", docker.Result{})
 	s := startFixture(t, fake)
 	out, err := s.Run(context.Background(), Options{Prompt: "hi"})
@@ -128,16 +134,16 @@ func TestRefusedRunWaitsForTheCreate(t *testing.T) {
 	}
 }
 
-// TestExitCodeReadWhileNetdStops: the agent's exit code comes from its container, inspected while
-// netd stops (the inspect answers only once netd's stop was asked: inspected first, it would time
-// out and the exit code be lost) and before the agent is removed.
-func TestExitCodeReadWhileNetdStops(t *testing.T) {
+// TestExitCodeReadWhileNetdFinishes: the agent's exit code comes from its container, inspected
+// while netd finishes (the inspect answers only once netd's finish signal was sent: inspected
+// first, it would time out and the exit code be lost) and before the agent is removed.
+func TestExitCodeReadWhileNetdFinishes(t *testing.T) {
 	fake := dockertest.New(t)
 	stopping := make(chan struct{})
 	var once sync.Once
 	fake.On("run", docker.Result{Stdout: []byte("netd-id\n")})
 	fake.On("create", docker.Result{Stdout: []byte("agent-id\n")})
-	fake.On("logs", docker.Result{Stdout: []byte(`{"event":"ready"}` + "\n")})
+	fake.On("logs", docker.Result{Stdout: []byte(netdOutput)})
 	fake.On("exec", docker.Result{Stdout: policy.ExpectedRuleset(policy.NetdUID)})
 	fake.OnFunc("wait", func(docker.Invocation) (docker.Result, error) {
 		time.Sleep(time.Second) // netd outlives the agent
@@ -152,7 +158,7 @@ func TestExitCodeReadWhileNetdStops(t *testing.T) {
 			return docker.Result{ExitCode: 1, Stderr: []byte("not overlapped\n")}, nil
 		}
 	})
-	fake.OnFunc("stop", func(docker.Invocation) (docker.Result, error) {
+	fake.OnFunc("kill --signal USR1", func(docker.Invocation) (docker.Result, error) {
 		once.Do(func() { close(stopping) })
 		return docker.Result{}, nil
 	})

@@ -28,11 +28,15 @@ func stepContext(base context.Context, d time.Duration) (context.Context, contex
 	return context.WithTimeout(base, d)
 }
 
-// teardown stops netd, so that it writes its counters, and meanwhile reads the agent's exit code
-// and removes the agent (the two are independent: an agent still running is killed by the forced
-// removal, and offline once netd stops); then it harvests netd's logs from netd's own filesystem and removes netd. It
-// never fails the run; problems become notes. base carries no cancellation (see [Sandbox.Run]);
-// every step bounds itself from when it starts.
+// teardown ends netd's part, so that it writes its counters, and meanwhile reads the agent's
+// exit code and removes the agent (the two are independent: an agent still running is killed by
+// the forced removal, and offline once netd stops); then it harvests netd's logs from netd's own
+// filesystem and removes netd, or retires it ("Finishing netd, and retiring it"). It never fails
+// the run; problems become notes. base carries no cancellation (see [Sandbox.Run]); every step
+// bounds itself from when it starts.
+//
+// netd is finished rather than stopped when the agent ran and nothing is kept: a netd that never
+// reported ready does not serve signals yet, a dead one cannot, and a kept one is left stopped.
 func (s *Sandbox) teardown(base context.Context, o Options, out *Outcome, c *clock) {
 	removed := make(chan error, 1)
 	go func() {
@@ -47,31 +51,51 @@ func (s *Sandbox) teardown(base context.Context, o Options, out *Outcome, c *clo
 		defer cancel()
 		removed <- s.Docker.Remove(ctx, true, true, out.Agent)
 	}()
-	sctx, cancel := stepContext(base, stopTimeout)
-	err := s.Docker.Stop(sctx, out.Netd, 5*time.Second)
-	cancel()
-	if err != nil && !strings.Contains(err.Error(), "not found") {
-		out.note("stopping netd: %v", err)
+	finished := false
+	if out.exitToRead && !o.Keep && out.Result != "netd-died" {
+		if err := s.finishNetd(base, out.Netd); err != nil {
+			out.note("finishing netd: %v; stopping it instead", err)
+		} else {
+			finished = true
+		}
+	}
+	if !finished {
+		s.stopNetd(base, out)
 	}
 	if err := <-removed; err != nil {
 		out.note("removing the agent container: %v", err)
 	}
-	c.mark("netd stop")
+	if finished {
+		c.mark("netd finish")
+	} else {
+		c.mark("netd stop")
+	}
 	hctx, cancel := stepContext(base, harvestTimeout)
 	s.harvest(hctx, out)
 	cancel()
 	c.mark("harvest")
-	if !o.Keep {
+	switch {
+	case o.Keep:
+		out.note("kept containers %s and %s (remove them with `docker rm -f`)", out.Agent, out.Netd)
+	case finished && o.Retire && s.retire(out.Netd) == nil:
+	default:
 		rctx, cancel := stepContext(base, removeTimeout)
 		if err := s.Docker.Remove(rctx, true, true, out.Netd); err != nil {
 			out.note("removing netd: %v", err)
 		}
 		cancel()
-	} else {
-		out.note("kept containers %s and %s (remove them with `docker rm -f`)", out.Agent, out.Netd)
 	}
 	s.checkMasks(out)
 	c.mark("teardown")
+}
+
+// stopNetd stops netd with `docker stop`: its 5 s grace, then SIGKILL.
+func (s *Sandbox) stopNetd(base context.Context, out *Outcome) {
+	sctx, cancel := stepContext(base, stopTimeout)
+	defer cancel()
+	if err := s.Docker.Stop(sctx, out.Netd, 5*time.Second); err != nil && !strings.Contains(err.Error(), "not found") {
+		out.note("stopping netd: %v", err)
+	}
 }
 
 // harvest copies netd's log directory into the run directory and reads it.

@@ -42,7 +42,7 @@ func TestTeardownStepsHaveTheirOwnDeadlines(t *testing.T) {
 	fake := dockertest.New(t)
 	fake.On("run", docker.Result{Stdout: []byte("netd-id\n")})
 	fake.On("create", docker.Result{Stdout: []byte("agent-id\n")})
-	fake.On("logs", docker.Result{Stdout: []byte(`{"event":"ready"}` + "\n")})
+	fake.On("logs", docker.Result{Stdout: []byte(netdOutput)})
 	fake.On("exec", docker.Result{Stdout: policy.ExpectedRuleset(policy.NetdUID)})
 	fake.OnFunc("wait", func(docker.Invocation) (docker.Result, error) {
 		time.Sleep(3 * agentRuns) // netd outlives the agent
@@ -53,7 +53,8 @@ func TestTeardownStepsHaveTheirOwnDeadlines(t *testing.T) {
 		return docker.Result{}, nil
 	})
 	fake.On("container inspect", docker.Result{Stdout: []byte(`{"State":{"Running":false,"ExitCode":0}}`)})
-	fake.On("stop", docker.Result{})
+	fake.On("stop", docker.Result{}).Optional()
+	fake.On("kill --signal USR1", docker.Result{}).Optional()
 	fake.On("rm", docker.Result{})
 	fake.On("cp", docker.Result{})
 	rec := &deadlineRunner{r: fake, left: map[string][]time.Duration{}}
@@ -74,7 +75,7 @@ func TestTeardownStepsHaveTheirOwnDeadlines(t *testing.T) {
 	for _, step := range []struct {
 		call string
 		want time.Duration
-	}{{"stop", stopTimeout}, {"cp", harvestTimeout}, {"rm", removeTimeout}} {
+	}{{"kill", finishTimeout}, {"cp", harvestTimeout}, {"rm", removeTimeout}} {
 		lefts := rec.left[step.call]
 		if len(lefts) == 0 {
 			t.Errorf("teardown made no %s call", step.call)

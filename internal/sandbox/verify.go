@@ -23,8 +23,12 @@ func (s *Sandbox) verify(ctx context.Context, o Options, out *Outcome, c *clock,
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
-	if err := s.waitReady(ctx, out.Netd, timeout); err != nil {
-		return fmt.Errorf("%w: netd did not become ready: %v", ErrBoundary, err)
+	// A spare's ready line was seen when it was started; the claim made sure it has not been
+	// started again since ([Sandbox.spareMismatch]).
+	if out.Spare.IsZero() {
+		if err := s.waitReady(ctx, out.Netd, timeout); err != nil {
+			return fmt.Errorf("%w: netd did not become ready: %v", ErrBoundary, err)
+		}
 	}
 	c.mark("netd ready")
 	canary := runtime != render.RuntimeRunc
@@ -34,22 +38,26 @@ func (s *Sandbox) verify(ctx context.Context, o Options, out *Outcome, c *clock,
 		}
 		c.mark("runtime canary")
 	}
-	rctx, cancel := context.WithTimeout(ctx, readBackTimeout)
-	defer cancel()
-	res, err := s.Docker.Exec(rctx, out.Netd, "0", []string{"/usr/sbin/nft", "-j", "list", "ruleset"}, nil)
-	if err != nil {
-		return fmt.Errorf("%w: reading the loaded ruleset: %v", ErrBoundary, err)
+	loaded := out.readBack       // a spare's, read by [LookAhead]
+	if loaded == nil || canary { // the canary's refusal must be in the counters read back
+		rctx, cancel := context.WithTimeout(ctx, readBackTimeout)
+		defer cancel()
+		res, err := s.Docker.Exec(rctx, out.Netd, "0", readBackArgv, nil)
+		if err != nil {
+			return fmt.Errorf("%w: reading the loaded ruleset: %v", ErrBoundary, err)
+		}
+		loaded = res.Stdout
 	}
-	if err := policy.CompareRuleset(s.Baseline, res.Stdout); err != nil {
+	if err := policy.CompareRuleset(s.Baseline, loaded); err != nil {
 		return fmt.Errorf("%w: the loaded ruleset differs from netpolicy.nft: %v", ErrBoundary, err)
 	}
 	if canary {
-		if err := canaryCounted(runtime, res.Stdout); err != nil {
+		if err := canaryCounted(runtime, loaded); err != nil {
 			return err
 		}
 	}
 	if !out.Spare.IsZero() {
-		base, err := policy.ParseCounters(res.Stdout)
+		base, err := policy.ParseCounters(loaded)
 		if err != nil {
 			return fmt.Errorf("%w: reading the spare netd's counters: %v", ErrBoundary, err)
 		}
@@ -59,14 +67,22 @@ func (s *Sandbox) verify(ctx context.Context, o Options, out *Outcome, c *clock,
 	return nil
 }
 
+// readBackArgv reads the ruleset loaded in netd's namespace, run in netd's container as root.
+var readBackArgv = []string{"/usr/sbin/nft", "-j", "list", "ruleset"}
+
 // readBackTimeout bounds the read-back of the loaded ruleset, from when it starts.
 const readBackTimeout = 30 * time.Second
 
-// errNetdExited is returned when netd stops before reporting ready.
+// errNetdExited is returned when netd stops before reporting the event waited for.
 var errNetdExited = errors.New("netd exited")
 
 // waitReady follows netd's output until its ready event, its exit, or the timeout.
 func (s *Sandbox) waitReady(ctx context.Context, name string, timeout time.Duration) error {
+	return s.waitEvent(ctx, name, policy.EventReady, timeout)
+}
+
+// waitEvent follows netd's output until the event, its exit, or the timeout.
+func (s *Sandbox) waitEvent(ctx context.Context, name, event string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	pr, pw := io.Pipe()
@@ -78,7 +94,7 @@ func (s *Sandbox) waitReady(ctx context.Context, name string, timeout time.Durat
 			line := sc.Text()
 			lines = append(lines, line)
 			var ev policy.Event
-			if json.Unmarshal(bytes.TrimSpace(sc.Bytes()), &ev) == nil && ev.Event == policy.EventReady {
+			if json.Unmarshal(bytes.TrimSpace(sc.Bytes()), &ev) == nil && ev.Event == event {
 				ready <- nil
 				cancel()
 				io.Copy(io.Discard, pr)
@@ -94,7 +110,7 @@ func (s *Sandbox) waitReady(ctx context.Context, name string, timeout time.Durat
 		return nil
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("no ready line within %s%s", timeout, tail(lines))
+		return fmt.Errorf("no %s line within %s%s", event, timeout, tail(lines))
 	}
 	if err != nil {
 		return err

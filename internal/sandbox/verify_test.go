@@ -90,7 +90,7 @@ func verifySandbox(t *testing.T, live []byte, execErr bool) (*Sandbox, *dockerte
 	fake := dockertest.New(t)
 	fake.On("run", docker.Result{Stdout: []byte("netd-id\n")})
 	fake.On("create", docker.Result{Stdout: []byte("agent-id\n")})
-	fake.On("logs", docker.Result{Stdout: []byte(`{"event":"ready"}` + "\n")})
+	fake.On("logs", docker.Result{Stdout: []byte(netdOutput)})
 	if execErr {
 		fake.On("exec", docker.Result{ExitCode: 1, Stderr: []byte("Error: cannot list ruleset\n")})
 	} else {
@@ -103,6 +103,7 @@ func verifySandbox(t *testing.T, live []byte, execErr bool) (*Sandbox, *dockerte
 	}).Optional()
 	fake.On("container inspect", docker.Result{Stdout: []byte(`{"State":{"Running":false,"ExitCode":0}}`)}).Optional()
 	fake.On("stop", docker.Result{}).Optional()
+	fake.On("kill --signal USR1", docker.Result{}).Optional()
 	fake.On("rm", docker.Result{}).Optional()
 	fake.On("cp", docker.Result{}).Optional()
 	return newVerifySandbox(t, fake), fake
@@ -295,6 +296,7 @@ func TestVerifyRefusesANetdThatIsNotReady(t *testing.T) {
 			fake.On("create", docker.Result{Stdout: []byte("agent-id\n")})
 			fake.OnFunc("logs", tc.logs)
 			fake.On("stop", docker.Result{}).Optional()
+			fake.On("kill --signal USR1", docker.Result{}).Optional()
 			fake.On("rm", docker.Result{}).Optional()
 			fake.On("cp", docker.Result{}).Optional()
 			s := newVerifySandbox(t, fake)

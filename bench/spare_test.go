@@ -8,22 +8,17 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/aboxhq/abox/e2e/harness"
 )
 
-// benchSpare: `abox run` of a no-op prompt with defaults.spare_netd (the run takes the netd the
-// run before left started) against `docker run --rm <agent image> true`. Each sample, of either
-// side, begins once the spare of the run before is recorded, so no side shares the machine with
-// a spare's start-up.
+// benchSpare: `abox run` of a no-op prompt as abox runs it by default, on the spare netd the run
+// before left started (defaults.spare_netd), against `docker run --rm <agent image> true`. Each
+// sample, of either side, begins once the spare of the run before is recorded (which the
+// after-run process does after it removed that run's netd), so no side shares the machine with
+// a spare's start-up or a netd's removal.
 func benchSpare(t *testing.T, w *world) {
-	c := w.h.DefaultConfig()
-	defaults := map[string]any{"spare_netd": true}
-	if d, ok := c.Extra["defaults"].(map[string]string); ok {
-		for k, v := range d {
-			defaults[k] = v
-		}
-	}
-	c.Extra["defaults"] = defaults
-	w.h.WriteConfig(c)
+	w.h.WriteConfig(harness.SpareNetd(w.h.DefaultConfig()))
 	p := w.small
 	record := filepath.Join(w.stateDir(p), "spare-netd.json")
 	defer func() {
@@ -49,12 +44,13 @@ func benchSpare(t *testing.T, w *world) {
 		return mustOK(t, "docker run", w.docker(t, "run", "--rm", p.spec.Agent.Image, "true")).Wall.Seconds()
 	})
 	runs = runs[1:]
-	f := NewFigure("1c-run-overhead-spare", "abox run of a no-op prompt on a spare netd (defaults.spare_netd) vs docker run --rm <agent image> true", "s",
-		NewSeries("abox run, spare netd", s[0]), NewSeries("docker run --rm", s[1]), &Target{"ratio<=", 1.5})
+	f := NewFigure("1-run-overhead", "abox run of a no-op prompt (on the spare netd the run before left, abox's default) vs docker run --rm <agent image> true", "s",
+		NewSeries("abox run", s[0]), NewSeries("docker run --rm", s[1]), &Target{"ratio<=", 1.5})
 	f.Parts = phaseParts(runs, phaseOrder(t, w, p))
 	f.Command = "bench/run -run TestBench/spare"
-	f.Note("each sample of either side starts once the spare of the run before is recorded; the spare's " +
-		"start-up (after the run has ended, in the background) is not in either side's time")
+	f.Note("each sample of either side starts once the spare of the run before is recorded; what the " +
+		"after-run process does once a run has returned (the run's finished netd removed, the next spare " +
+		"started) is in neither side's time")
 	w.write(t, f)
 }
 

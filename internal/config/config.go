@@ -154,10 +154,11 @@ type Defaults struct {
 	// runsc (manifest.Runtimes); empty means runc. (Omitted from JSON when empty, so that the
 	// digest of a configuration without it stays what it was.)
 	Runtime string `yaml:"runtime,omitempty" json:",omitempty"`
-	// SpareNetd, when true, has every `abox run` start the project's netd for its next run in the
-	// background once it ended (a spare, used by one run only; see internal/sandbox), so that run
-	// does not wait for netd's start-up. Nothing rendered depends on it (no JSON).
-	SpareNetd bool `yaml:"spare_netd,omitempty" json:"-"`
+	// SpareNetd, on unless config.yaml sets it false, has every `abox run` (and `abox up`) start
+	// the project's netd for its next run in the background (a spare, used by one run only; see
+	// internal/sandbox), so that run does not wait for netd's start-up. Nothing rendered depends
+	// on it (no JSON).
+	SpareNetd bool `yaml:"spare_netd" json:"-"`
 }
 
 // Built-in values.
@@ -237,6 +238,7 @@ func Default() *Config {
 			Watch: []string{".github/workflows", ".gitlab-ci.yml", "Makefile", "justfile", "package.json",
 				".pre-commit-config.yaml", ".vscode/tasks.json", ".vscode/settings.json", ".vscode/launch.json", ".idea", "*.code-workspace"},
 			EgressMandatory: append([]string{}, BaseMandatory...),
+			SpareNetd:       true,
 		},
 	}
 }

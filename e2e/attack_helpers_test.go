@@ -190,6 +190,7 @@ func startAbox(t *testing.T, h *harness.H, dir string, env []string, args ...str
 				code = 128 + int(ws.Signal())
 			}
 		}
+		h.WaitAfterRun() // as [harness.H.AboxIn] does
 		return harness.Result{Stdout: stdout.String(), Stderr: stderr.String(), ExitCode: code}
 	}
 }

@@ -38,7 +38,7 @@ var signalPhases = []signalPhase{
 	{"during-verify", "nft -j list ruleset", 20 * time.Second, true},
 	{"during-agent", "", 0, true},
 	// Teardown ignores the signal and finishes; the shim only delays it.
-	{"during-teardown", "stop -t", 3 * time.Second, true},
+	{"during-teardown", "kill --signal USR1", 3 * time.Second, true},
 }
 
 // TestFaultSignals: SIGINT and SIGTERM to `abox run` in its preflight, while netd is created,

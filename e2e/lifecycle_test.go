@@ -32,6 +32,7 @@ func TestShellOnATerminal(t *testing.T) {
 	}()
 	out, err := cmd.CombinedOutput()
 	stdin.Close()
+	h.WaitAfterRun()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()

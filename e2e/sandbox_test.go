@@ -341,6 +341,7 @@ func startRun(t *testing.T, h *harness.H, prompt string) (*exec.Cmd, func() harn
 		if ee, ok := err.(*exec.ExitError); ok {
 			code = ee.ExitCode()
 		}
+		h.WaitAfterRun() // as [harness.H.AboxIn] does
 		return harness.Result{Stdout: stdout.String(), Stderr: stderr.String(), ExitCode: code}
 	}
 }

@@ -67,6 +67,7 @@ func (h *H) AboxOnTerminal(args ...string) Result {
 		h.T.Fatalf("abox %s on a terminal: %v\n%s", strings.Join(args, " "), ctx.Err(), res)
 	}
 	h.T.Logf("abox %s (on a terminal): exit %d in %.1fs", strings.Join(args, " "), res.ExitCode, time.Since(start).Seconds())
+	h.WaitAfterRun()
 	return res
 }
 

@@ -30,7 +30,7 @@ const (
 // Message types (enum nfqnl_msg_types), attributes of a packet or verdict (enum
 // nfqnl_attr_type) and of a config message (enum nfqnl_attr_config).
 const (
-	msgPacket  = nfnlSubsysQueue<<8 | 0 // NFQNL_MSG_PACKET
+	msgPacket  = nfnlSubsysQueue << 8   // NFQNL_MSG_PACKET (0)
 	msgVerdict = nfnlSubsysQueue<<8 | 1 // NFQNL_MSG_VERDICT
 	msgConfig  = nfnlSubsysQueue<<8 | 2 // NFQNL_MSG_CONFIG
 

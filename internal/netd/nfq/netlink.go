@@ -38,8 +38,8 @@ const (
 	attrVerdictHdr = 2  // NFQA_VERDICT_HDR: struct nfqnl_msg_verdict_hdr
 	attrMark       = 3  // NFQA_MARK: __be32
 	attrPayload    = 10 // NFQA_PAYLOAD: the packet from its network header
-	attrCapLen     = 12 // NFQA_CAP_LEN: __be32, sent only when the payload was cut short
-	attrSkbInfo    = 13 // NFQA_SKB_INFO: __be32 NFQA_SKB_* flags
+	attrCapLen     = 13 // NFQA_CAP_LEN: __be32, sent only when the payload was cut short
+	attrSkbInfo    = 14 // NFQA_SKB_INFO: __be32 NFQA_SKB_* flags
 	attrMax        = 31 // attributes above are ignored
 
 	cfgAttrCmd    = 1 // NFQA_CFG_CMD: struct nfqnl_msg_config_cmd

@@ -86,7 +86,8 @@ func TestVerdictMessageLayout(t *testing.T) {
 }
 
 // packetMessage is an NFQNL_MSG_PACKET as the kernel's nfqnl_build_packet_message lays it
-// out, with its attributes in the kernel's order and an interface index the decoder skips.
+// out, with attributes the decoder must skip (the interface index, the conntrack state) next
+// to the ones it reads, each numbered as enum nfqnl_attr_type numbers it.
 func packetMessage(id uint32, mark uint32, payload []byte) []byte {
 	pad := make([]byte, align(len(payload))-len(payload))
 	body := cat(
@@ -95,7 +96,9 @@ func packetMessage(id uint32, mark uint32, payload []byte) []byte {
 		[]byte{0x08, 0x00, 3, 0},                            // hw_protocol ETH_P_IP, hook LOCAL_OUT; pad
 		nla(8, 3), binary.BigEndian.AppendUint32(nil, mark), // NFQA_MARK
 		nla(8, 6), []byte{0, 0, 0, 1}, // NFQA_IFINDEX_OUTDEV 1
-		nla(8, 13), []byte{0, 0, 0, 2}, // NFQA_SKB_INFO: NFQA_SKB_GSO
+		nla(8, 12), []byte{0, 0, 0, 2}, // NFQA_CT_INFO: IP_CT_NEW, which is no GSO flag
+		nla(8, 14), []byte{0, 0, 0, 2}, // NFQA_SKB_INFO: NFQA_SKB_GSO
+		nla(8, 13), []byte{0, 0, 0x05, 0xdc}, // NFQA_CAP_LEN 1500
 		nla(uint16(4+len(payload)), 10), payload, pad, // NFQA_PAYLOAD
 	)
 	return cat(nlhdr(uint32(nlmsgHdrLen+len(body)), 0x0300, 0, 0, 0), body)
@@ -111,9 +114,10 @@ func TestDecodePacket(t *testing.T) {
 	if err != nil {
 		t.Fatalf("decodePacket: %v", err)
 	}
-	want := Packet{ID: 0xdeadbeef, HWProtocol: 0x0800, Hook: 3, Mark: 0x10, GSO: true, Payload: payload}
+	want := Packet{ID: 0xdeadbeef, HWProtocol: 0x0800, Hook: 3, Mark: 0x10, GSO: true, CapLen: 1500, Payload: payload}
 	if got.ID != want.ID || got.HWProtocol != want.HWProtocol || got.Hook != want.Hook ||
-		got.Mark != want.Mark || got.GSO != want.GSO || !bytes.Equal(got.Payload, want.Payload) {
+		got.Mark != want.Mark || got.GSO != want.GSO || got.CapLen != want.CapLen ||
+		!bytes.Equal(got.Payload, want.Payload) {
 		t.Errorf("decodePacket = %+v, want %+v", got, want)
 	}
 }

@@ -162,7 +162,7 @@ type decider struct {
 	hold bool
 
 	mu       sync.Mutex
-	seen     []Segment // every queued segment, in the order the queue gave them
+	seen     []queued // every queued segment, in the order the queue gave them
 	lines    map[uint16][]byte
 	held     map[uint16][]uint32
 	verdicts []error
@@ -206,7 +206,7 @@ func (d *decider) loop(done chan<- struct{}) {
 		}
 		seg.Payload = bytes.Clone(seg.Payload)
 		d.mu.Lock()
-		d.seen = append(d.seen, seg)
+		d.seen = append(d.seen, queued{seg, p.GSO})
 		d.mu.Unlock()
 		d.decide(p.ID, seg)
 		if len(seg.Payload) > 0 {
@@ -251,11 +251,17 @@ func (d *decider) note(err error) {
 	}
 }
 
+// queued is a segment the queue gave, and whether its packet was a GSO packet.
+type queued struct {
+	Segment
+	gso bool
+}
+
 // flow returns the segments the queue saw from local port port.
-func (d *decider) flow(port uint16) []Segment {
+func (d *decider) flow(port uint16) []queued {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var out []Segment
+	var out []queued
 	for _, s := range d.seen {
 		if s.SrcPort == port {
 			out = append(out, s)
@@ -268,7 +274,7 @@ func (d *decider) flow(port uint16) []Segment {
 func localPort(c net.Conn) uint16 { return uint16(c.LocalAddr().(*net.TCPAddr).Port) }
 
 // describe lists segments as "SYN", their flags or the start of their payload, for messages.
-func describe(segs []Segment) []string {
+func describe(segs []queued) []string {
 	var out []string
 	for _, s := range segs {
 		switch {
@@ -522,4 +528,39 @@ func TestSplitLineInOrder(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestGSOWhole: with loopback's MTU at 1500, a first write of 6 KiB leaves as one GSO packet,
+// and the queue (bound with NFQA_CFG_F_GSO) hands it over whole and says so.
+func TestGSOWhole(t *testing.T) {
+	enterNetns(t)
+	run(t, "", "ip", "link", "set", "lo", "mtu", "1500")
+	got := listen(t)
+	d := serve(t, Config{Num: testQueue}, false)
+	c, err := dial(time.Second)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	first := append([]byte("ALLOW\n"), bytes.Repeat([]byte("y"), 6000)...)
+	if _, err := c.Write(first); err != nil {
+		t.Fatal(err)
+	}
+	<-d.data
+	c.Close()
+	if b := <-got; len(b) != len(first) {
+		t.Errorf("the server got %d bytes, want %d", len(b), len(first))
+	}
+	segs := d.flow(localPort(c))
+	if len(segs) != 3 || len(segs[2].Payload) != len(first) || !segs[2].gso {
+		t.Errorf("the queue saw %q (GSO: %v), want SYN, ACK and one GSO packet of %d bytes",
+			describe(segs), gsoFlags(segs), len(first))
+	}
+}
+
+func gsoFlags(segs []queued) []bool {
+	var out []bool
+	for _, s := range segs {
+		out = append(out, s.gso)
+	}
+	return out
 }

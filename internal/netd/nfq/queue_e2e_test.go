@@ -564,3 +564,75 @@ func gsoFlags(segs []queued) []bool {
 	}
 	return out
 }
+
+// TestRepeatRunsChainAgain: a packet repeated with a mark the ruleset does not act on runs
+// the chain again from its start, is queued again, and comes back carrying that mark.
+func TestRepeatRunsChainAgain(t *testing.T) {
+	enterNetns(t)
+	listen(t)
+	q, err := Open(Config{Num: testQueue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	fd := connectAsync(t)
+	p, err := q.Recv()
+	if err != nil || p.Mark != 0 {
+		t.Fatalf("Recv = mark %#x, %v; want the SYN, unmarked", p.Mark, err)
+	}
+	if err := q.Repeat(p.ID, 0x01020304); err != nil {
+		t.Fatal(err)
+	}
+	again, err := q.Recv()
+	if err != nil || again.Mark != 0x01020304 || again.ID == p.ID || !bytes.Equal(again.Payload, p.Payload) {
+		t.Fatalf("after Repeat, Recv = id %d mark %#x, %v; want the same SYN again, new id, mark 0x1020304",
+			again.ID, again.Mark, err)
+	}
+	if err := q.Accept(again.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := connected(fd, time.Second); err != nil {
+		t.Errorf("the accepted SYN's connection: %v", err)
+	}
+}
+
+// TestVerdictErrorCounted: a second verdict for one packet is refused by the kernel (the id is
+// gone), and the refusal, which arrives on the socket, is counted by a later Recv.
+func TestVerdictErrorCounted(t *testing.T) {
+	enterNetns(t)
+	listen(t)
+	q, err := Open(Config{Num: testQueue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	connectAsync(t)
+	p, err := q.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Accept(p.ID)
+	if err := q.Accept(p.ID); err != nil {
+		t.Fatalf("the second Accept failed to send: %v", err)
+	}
+	// The refusal is on the socket before the SYN of a connection opened after it; the first
+	// flow's handshake ACK may come before either.
+	sa, err := unix.Getsockname(connectAsync(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := uint16(sa.(*unix.SockaddrInet4).Port)
+	for {
+		next, err := q.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.Accept(next.ID)
+		if seg, err := ParseSegment(next.Payload); err == nil && seg.SrcPort == port {
+			break
+		}
+	}
+	if s := q.Stats(); s.VerdictErrors != 1 {
+		t.Errorf("Stats = %+v after a verdict for a packet already decided, want 1 verdict error", s)
+	}
+}

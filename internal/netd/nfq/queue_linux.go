@@ -28,8 +28,9 @@ type Queue struct {
 	malformed     atomic.Uint64
 }
 
-// Open binds queue cfg.Num on a new NETLINK_NETFILTER socket in the caller's network
-// namespace. It needs CAP_NET_ADMIN. It fails (EPERM) if another socket holds the queue.
+// Open binds queue cfg.Num on a new NETLINK_NETFILTER socket in the network namespace of the
+// calling thread, where the socket stays whichever thread uses it later. It needs CAP_NET_ADMIN.
+// It fails (EPERM) if another socket holds the queue.
 func Open(cfg Config) (*Queue, error) {
 	cfg = cfg.withDefaults()
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK,

@@ -151,6 +151,7 @@ var allowed = map[string]map[string]string{
 		"internal/egress": "DNS, SNI and HTTP decisions use the one definition of an entry",
 		"internal/policy": "the ruleset, ports, sets and log records netd loads and writes",
 	},
+	"internal/netd/nfq": {}, // netd's NFQUEUE client: raw netlink and packet parsing, no abox package
 	"internal/owner": {
 		"internal/config": "config.yaml may override the agent's uid and gid",
 		"internal/render": "the result is render.Identity, which the artifacts use",

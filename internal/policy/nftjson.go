@@ -204,7 +204,7 @@ func checkForeign(o nftObject) error {
 		}
 		return fmt.Errorf("unexpected %s with policy %q", o, o.str("policy"))
 	case "rule":
-		if dockerDNSRule(o.body) {
+		if dockerDNSRule(o.body) || queueRule(o) {
 			return nil
 		}
 		b, _ := json.Marshal(o.body["expr"])
@@ -212,6 +212,38 @@ func checkForeign(o nftObject) error {
 	default:
 		return fmt.Errorf("unexpected %s", o)
 	}
+}
+
+// queueRule reports whether a rule is [QueueRules]' own, as nft lists it: in table ip mangle,
+// a connection-mark match (opaque to nft's JSON), a match of packet mark 0, a counter and the
+// NFQUEUE target. Nothing else may stand in another table: a rule there that set a packet's
+// mark could forge a verdict. This one only holds packets; the verdicts are the supervisor's.
+func queueRule(o nftObject) bool {
+	if o.tableKey() != "ip mangle" {
+		return false
+	}
+	exprs, _ := o.body["expr"].([]any)
+	var shape []string
+	for _, e := range exprs {
+		m, _ := e.(map[string]any)
+		switch {
+		case len(m) != 1:
+			return false
+		case m["counter"] != nil:
+			continue
+		case m["xt"] != nil:
+			xt, _ := m["xt"].(map[string]any)
+			shape = append(shape, fmt.Sprintf("xt %v %v", xt["type"], xt["name"]))
+		default:
+			left, right, ok := match(e)
+			meta, _ := left["meta"].(map[string]any)
+			if !ok || meta == nil || meta["key"] != "mark" || fmt.Sprint(right) != "0" {
+				return false
+			}
+			shape = append(shape, "meta mark 0")
+		}
+	}
+	return slices.Equal(shape, []string{"xt match connmark", "meta mark 0", "xt target NFQUEUE"})
 }
 
 // dockerDNSRule reports whether a rule has the shape Docker gives its embedded-resolver NAT: a

@@ -38,10 +38,42 @@ const (
 	Table    = "abox"      // the nftables table, family inet
 	SetAgent = "agent_dst" // (addr . port) any uid may reach: non-TLS ports of allowed names
 	SetNetd  = "netd_dst"  // (addr . port) only netd's uid may reach: its own upstream connections
-	// SetRevoked holds (addr . port) pairs of [SetAgent] that `abox egress rm` revoked: the
-	// agent's established TCP flows to them are reset, not left to run on.
+	// SetRevoked holds (addr . port) pairs of [SetAgent] and [SetTLS] that `abox egress rm`
+	// revoked: the agent's established TCP flows to them are reset, not left to run on.
 	SetRevoked = "revoked_dst"
+	// SetTLS holds (addr . 443) pairs netd's resolver answered for names allowed on 443. The
+	// agent's TLS connections to them are not redirected to the SNI proxy: their first packets
+	// are held in [TLSQueue] until netd has read the ClientHello's server name, and the rest of
+	// an allowed flow runs in the kernel ("The TLS fast path" in the netd package doc).
+	SetTLS = "tls_dst"
+	// SetRevokedFlow holds (agent addr . port . server addr . port) of TLS flows netd let run in
+	// the kernel whose server name `abox egress rm` removed: reset, though established.
+	SetRevokedFlow = "revoked_flow"
 )
+
+// The TLS fast path's marks. A flow's connection mark says who opened it (its low 16 bits:
+// [MarkNetdFlow] or [MarkAgentFlow]) and, for an agent's TLS flow to [SetTLS], where its
+// server-name check stands (the bits of [MarkTLSMask]). A packet netd's supervisor has judged
+// comes back from the queue with one of the Verdict marks.
+const (
+	MarkNetdFlow  = 0x990
+	MarkAgentFlow = 0x1
+	MarkOwnerMask = 0xffff
+
+	MarkTLSMask    = 0x30000
+	MarkTLSHeld    = 0x10000 // packets go to [TLSQueue]
+	MarkTLSAllowed = 0x20000 // the server name was allowed: the kernel carries the flow
+	MarkTLSRefused = 0x30000 // the server name was refused: every packet is reset
+
+	VerdictAllow = 0xa11 // the flow's server name is allowed
+	VerdictPass  = 0xa10 // a packet with no data; the flow stays held
+	VerdictDeny  = 0xde1 // refused: the flow is reset
+)
+
+// TLSQueue is the netfilter queue the held packets of [SetTLS] flows wait in for a verdict of
+// netd's supervisor. With nobody reading it, or full, the kernel drops them: nothing of a held
+// flow passes unjudged.
+const TLSQueue = 0
 
 // NetdSource is the loopback address netd asks Docker's resolver from. The ruleset lets no
 // other uid send from it, so no flow of the agent's — opened, planted or waited for — can have
@@ -63,6 +95,7 @@ const (
 	Dir       = "/etc/abox"               // policy directory, mounted read-only
 	File      = "netd.json"               // the netd policy, re-read on SIGHUP
 	RulesFile = "netpolicy.nft"           // the ruleset, loaded once at start
+	QueueFile = "netqueue.rules"          // the queue rule ([QueueRules]), loaded after it
 	TokenFile = "/run/abox/gateway/token" // the profile's gateway token, read by netd's root process
 	LogDir    = "/var/log/abox"           // decision logs, harvested at teardown
 )

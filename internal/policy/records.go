@@ -93,6 +93,10 @@ type ConnRecord struct {
 	BytesUp   int64  `json:"bytes_up"`
 	BytesDown int64  `json:"bytes_down"`
 	DurMS     int64  `json:"dur_ms"`
+	// Kernel marks a TLS flow decided on its held first packets and, once allowed, carried by
+	// the kernel to the address the agent aimed at (one netd resolved for an allowed name):
+	// its byte counts are the hello's, and DurMS is the decision's.
+	Kernel bool `json:"kernel,omitempty"`
 	// Count and Last make the line an aggregate of refusals identical in kind, name, port,
 	// reason and OrigDst, as for [DNSRecord]; Upstream, the byte counts and the duration are
 	// then empty.

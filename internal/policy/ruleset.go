@@ -62,19 +62,50 @@ import (
 // Sets hold (IPv4 address . port) pairs with a timeout; netd adds them, nothing else does. The
 // agent's set opens TCP only; netd's set opens TCP and UDP (DNS to the host's resolvers, the
 // gateway).
+//
+// The TLS fast path (the netd package doc): the first packet of a flow of another uid but root
+// to an (address . 443) of [SetTLS] marks the flow held ([MarkTLSHeld]) in the mark chain, which
+// runs right after conntrack has found the packet's flow (priority -180; conntrack's is -200) and
+// before everything else; the nat chain then leaves it alone, and [QueueRules] sends each of
+// its packets to [TLSQueue], where netd's supervisor holds them until it has the ClientHello and
+// a decision. A packet comes back with a verdict mark: allowed marks the flow [MarkTLSAllowed]
+// (the kernel carries it from there, "established"), a packet without data passes with the flow
+// still held, refused marks it [MarkTLSRefused] and resets it. A packet of a held flow that
+// reaches the output chain without a verdict mark (the queue rule gone) is dropped, and only a
+// flow marked held can be let through by a verdict mark: the queue rule, the one rule outside
+// this table, can hold packets but never pass one. The rules that reset or drop a refused or
+// unjudged flow look at its original direction only: the reset a reject sends the agent belongs
+// to the flow's reply direction, and must get out.
 func Ruleset(netdUID int) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, rulesetTemplate, Table, SetAgent, SetNetd, setSize, netdUID, DNSPort, SNIPort, HTTPPort, SetRevoked, MCPPort, NetdSource, ModelPort)
+	fmt.Fprintf(&b, rulesetTemplate, Table, SetAgent, SetNetd, setSize, netdUID, DNSPort, SNIPort, HTTPPort, SetRevoked, MCPPort, NetdSource, ModelPort,
+		SetTLS, SetRevokedFlow)
 	return b.Bytes()
+}
+
+// QueueRules is the iptables-nft-restore input netd loads after [Ruleset] ([QueueFile]): the
+// rule that sends the packets of held TLS flows, which no verdict has marked yet, to [TLSQueue].
+// It is the one rule not in table inet abox, because nft's own queue statement is missing from
+// some kernels (nft_queue) where iptables' NFQUEUE target is not; it lives in table ip mangle, whose
+// output chain runs after the mark chain and before the rest. An NF_REPEAT verdict runs that
+// chain again, and a packet carrying a verdict mark is not queued twice.
+func QueueRules() []byte {
+	return []byte(fmt.Sprintf(queueTemplate, MarkTLSHeld, MarkTLSMask, TLSQueue))
 }
 
 // setSize bounds each set, so a flood of resolved addresses cannot grow kernel memory unbounded.
 // netd's own budgets ([netd]) stay well below it, so a set is never full.
 const setSize = 65536
 
-// rulesetTemplate is written the way `nft list` prints it, so the rendered file and a listing of
-// the live table read the same. Its indexed verbs are, in order: table, agent set, netd set, set
-// size, netd uid, DNS, SNI and HTTP ports, revoked set, MCP port, netd's source address, model port.
+const queueTemplate = `# netqueue.rules: loaded by netd with iptables-nft-restore after netpolicy.nft. The packets of
+# an agent's TLS flow held for its server name (connection mark 0x%x under 0x%x) that carry no
+# verdict yet go to queue %[3]d, where netd's supervisor judges them.
+*mangle
+:OUTPUT ACCEPT [0:0]
+-A OUTPUT -m connmark --mark 0x%[1]x/0x%[2]x -m mark --mark 0x0 -j NFQUEUE --queue-num %[3]d
+COMMIT
+`
+
 const rulesetTemplate = `# netpolicy.nft: the sandbox's network policy, rendered by abox and loaded by netd with nft -f.
 # One transaction: declare, delete and recreate table inet %[1]s; Docker's own nat rules for
 # its embedded resolver (127.0.0.11) in other tables are left alone.
@@ -100,12 +131,32 @@ table inet %[1]s {
 		flags timeout
 	}
 
+	set %[13]s {
+		type ipv4_addr . inet_service
+		size %[4]d
+		flags timeout
+	}
+
+	set %[14]s {
+		type ipv4_addr . inet_service . ipv4_addr . inet_service
+		size %[4]d
+		flags timeout
+	}
+
+	chain mark_output {
+		type filter hook output priority -180; policy accept;
+		ct status ! confirmed meta skuid %[5]d counter ct mark set 0x00000990 comment "netd's new flow"
+		ct status ! confirmed meta skuid != 0 meta skuid != %[5]d counter ct mark set 0x00000001 comment "another uid's new flow"
+		ct status ! confirmed ct mark 0x00000001 ip daddr . tcp dport @%[13]s counter ct mark set 0x00010001 comment "tls to a resolved address, held for its server name"
+	}
+
 	chain nat_output {
 		type nat hook output priority -110; policy accept;
 		meta skuid 0 ip daddr != 127.0.0.0/8 udp dport 53 counter accept comment "docker dns forwarding not redirected"
 		meta skuid 0 ip daddr != 127.0.0.0/8 tcp dport 53 counter accept comment "docker dns forwarding over tcp not redirected"
 		meta nfproto ipv4 meta skuid != %[5]d udp dport 53 counter redirect to :%[6]d comment "dns to netd"
 		meta nfproto ipv4 meta skuid != %[5]d tcp dport 53 counter redirect to :%[6]d comment "dns over tcp to netd"
+		ct mark 0x00010001 counter accept comment "held tls not redirected"
 		meta nfproto ipv4 meta skuid != %[5]d tcp dport 443 counter redirect to :%[7]d comment "tls to netd"
 		meta nfproto ipv4 meta skuid != %[5]d tcp dport 80 counter redirect to :%[8]d comment "http to netd"
 	}
@@ -113,13 +164,17 @@ table inet %[1]s {
 	chain output {
 		type filter hook output priority 0; policy drop;
 		meta skuid != %[5]d ip daddr . tcp dport @%[9]s counter reject with tcp reset comment "revoked"
+		ip saddr . tcp sport . ip daddr . tcp dport @%[14]s counter reject with tcp reset comment "revoked tls flow"
 		ip saddr %[11]s meta skuid != %[5]d counter drop comment "netd's source address, another sender"
-		ct status ! confirmed meta skuid %[5]d counter ct mark set 0x990 comment "netd's new flow"
-		ct status ! confirmed meta skuid != 0 meta skuid != %[5]d counter ct mark set 0x1 comment "another uid's new flow"
-		ct mark 0x990 ct direction original meta skuid != %[5]d counter drop comment "netd's flow, another sender"
-		ct mark 0x990 ct direction reply meta skuid != 0 counter drop comment "netd's flow, a forged reply"
-		ct mark 0x1 ct direction original meta skuid 0 counter drop comment "another uid's flow, root sending"
-		ct mark 0x1 ct direction original meta skuid %[5]d counter drop comment "another uid's flow, netd sending"
+		ct mark 0x00000990 ct direction original meta skuid != %[5]d counter drop comment "netd's flow, another sender"
+		ct mark 0x00000990 ct direction reply meta skuid != 0 counter drop comment "netd's flow, a forged reply"
+		ct mark & 0x0000ffff == 0x00000001 ct direction original meta skuid 0 counter drop comment "another uid's flow, root sending"
+		ct mark & 0x0000ffff == 0x00000001 ct direction original meta skuid %[5]d counter drop comment "another uid's flow, netd sending"
+		ct mark 0x00010001 meta mark 0x00000a11 counter ct mark set 0x00020001 meta mark set 0x00000000 accept comment "tls server name allowed"
+		ct mark 0x00010001 meta mark 0x00000a10 counter meta mark set 0x00000000 accept comment "tls held, a packet without data"
+		meta l4proto tcp ct mark 0x00010001 meta mark 0x00000de1 counter ct mark set 0x00030001 reject with tcp reset comment "tls server name refused"
+		meta l4proto tcp ct direction original ct mark 0x00030001 counter reject with tcp reset comment "tls flow refused"
+		ct direction original ct mark 0x00010001 counter drop comment "tls held, not judged"
 		ct state established,related counter accept comment "established"
 		ct state invalid counter drop comment "invalid"
 		ip saddr 127.0.0.11 counter reject with icmpx type admin-prohibited comment "docker dns as a source refused"
@@ -140,6 +195,7 @@ table inet %[1]s {
 	chain input {
 		type filter hook input priority 0; policy drop;
 		ip saddr . tcp sport @%[9]s counter drop comment "in revoked"
+		ip daddr . tcp dport . ip saddr . tcp sport @%[14]s counter drop comment "in revoked tls flow"
 		ct state established,related counter accept comment "in established"
 		iif "lo" counter accept comment "in loopback"
 		counter drop comment "in refused"

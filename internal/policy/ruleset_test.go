@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,4 +133,30 @@ func renderedOutline(t *testing.T) []string {
 		}
 	}
 	return slices.Concat(sets, chains, rules)
+}
+
+// TestRulesetMarksAreTheConstants: the marks the ruleset's text sets and matches are the ones netd's
+// supervisor gives its verdicts and the queue rule selects; a typo in either would leave held
+// flows unjudged (dropped) or let a verdict mark match nothing.
+func TestRulesetMarksAreTheConstants(t *testing.T) {
+	rs := string(Ruleset(NetdUID))
+	held, allowed, refused := MarkAgentFlow|MarkTLSHeld, MarkAgentFlow|MarkTLSAllowed, MarkAgentFlow|MarkTLSRefused
+	for _, want := range []string{
+		fmt.Sprintf("ct mark set 0x%08x comment \"netd's new flow\"", MarkNetdFlow),
+		fmt.Sprintf("ct mark set 0x%08x comment \"another uid's new flow\"", MarkAgentFlow),
+		fmt.Sprintf("ct mark 0x%08x ip daddr . tcp dport @%s counter ct mark set 0x%08x", MarkAgentFlow, SetTLS, held),
+		fmt.Sprintf("ct mark 0x%08x meta mark 0x%08x counter ct mark set 0x%08x meta mark set 0x00000000 accept", held, VerdictAllow, allowed),
+		fmt.Sprintf("ct mark 0x%08x meta mark 0x%08x counter meta mark set 0x00000000 accept", held, VerdictPass),
+		fmt.Sprintf("ct mark 0x%08x meta mark 0x%08x counter ct mark set 0x%08x reject", held, VerdictDeny, refused),
+		fmt.Sprintf("ct direction original ct mark 0x%08x counter reject with tcp reset comment \"tls flow refused\"", refused),
+		fmt.Sprintf("ct direction original ct mark 0x%08x counter drop comment \"tls held, not judged\"", held),
+		fmt.Sprintf("ct mark & 0x%08x == 0x%08x ct direction original meta skuid 0", MarkOwnerMask, MarkAgentFlow),
+	} {
+		if !strings.Contains(rs, want) {
+			t.Errorf("Ruleset lacks %q", want)
+		}
+	}
+	if q := string(QueueRules()); !strings.Contains(q, fmt.Sprintf("-m connmark --mark 0x%x/0x%x -m mark --mark 0x0 -j NFQUEUE --queue-num %d", MarkTLSHeld, MarkTLSMask, TLSQueue)) {
+		t.Errorf("QueueRules = %s", q)
+	}
 }

@@ -60,7 +60,7 @@ func checkReviewCopy(t *testing.T, arts []render.Artifact) {
 		}
 	}
 	slices.Sort(review)
-	want := []string{render.ReviewMarker, render.AgentDockerfile, render.ComposeFile, render.NetdDockerfile, policy.RulesFile}
+	want := []string{render.ReviewMarker, render.AgentDockerfile, render.ComposeFile, render.NetdDockerfile, policy.RulesFile, policy.QueueFile}
 	slices.Sort(want)
 	if !slices.Equal(review, want) {
 		t.Errorf("review artifacts %q, want %q", review, want)

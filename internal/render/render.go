@@ -138,6 +138,7 @@ func Render(s Spec) ([]Artifact, error) {
 	add(AgentDockerfile, 0o444, agentDF)
 	add(NetdDockerfile, 0o444, netdDF)
 	add(NetdDir+"/"+policyNft, 0o444, m.ruleset())
+	add(NetdDir+"/"+policy.QueueFile, 0o444, policy.QueueRules())
 	add(NetdDir+"/"+policyJSON, 0o444, m.netdPolicy())
 	add(ResolvConf, 0o444, []byte(resolvConf))
 	add(AgentDir+"/mcp.json", 0o444, m.mcpJSON())

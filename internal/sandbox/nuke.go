@@ -9,6 +9,7 @@ import (
 
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/paths"
+	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
 )
 
@@ -75,7 +76,7 @@ func removeReview(dir string) {
 	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
 		return
 	}
-	for _, name := range []string{render.ReviewMarker, render.AgentDockerfile, render.NetdDockerfile, "netpolicy.nft", render.ComposeFile} {
+	for _, name := range []string{render.ReviewMarker, render.AgentDockerfile, render.NetdDockerfile, policy.RulesFile, policy.QueueFile, render.ComposeFile} {
 		os.Remove(filepath.Join(dir, name))
 	}
 	os.Remove(dir)

@@ -148,8 +148,9 @@ var allowed = map[string]map[string]string{
 	"internal/netd": {
 		// netd runs inside every sandbox, next to the agent: it shares the allowlist and the
 		// policy with the host and nothing else, so no host-side parsing is reachable there.
-		"internal/egress": "DNS, SNI and HTTP decisions use the one definition of an entry",
-		"internal/policy": "the ruleset, ports, sets and log records netd loads and writes",
+		"internal/egress":   "DNS, SNI and HTTP decisions use the one definition of an entry",
+		"internal/policy":   "the ruleset, ports, sets and log records netd loads and writes",
+		"internal/netd/nfq": "the supervisor holds the first packets of the agent's TLS flows in a netfilter queue",
 	},
 	"internal/netd/nfq": {}, // netd's NFQUEUE client: raw netlink and packet parsing, no abox package
 	"internal/owner": {
@@ -311,8 +312,8 @@ var execAllowed = map[string]string{
 	"internal/docker":    "it drives the docker CLI, so every argv abox runs shows in --verbose",
 	"internal/hostprobe": "it asks the host's npm and go for their registry settings (read-only), behind the Probe callers inject, and finds programs on PATH for doctor",
 	"internal/isolate":   "it runs git to clone, collect, fetch, diff and merge isolated runs, never trusting the clone's config (its doc)",
-	"internal/netd":      "inside the sandbox: nft loads and lists the policy; netd re-executes itself to drop privileges",
-	"internal/sandbox":   "it re-executes abox itself, detached, to start a project's spare netd after a run (SpawnSpare)",
+	"internal/netd":      "inside the sandbox: nft loads and lists the policy, iptables-nft-restore the queue rule; netd re-executes itself to drop privileges",
+	"internal/sandbox":   "it re-executes abox itself, detached, to remove a run's netd and start the project's spare after a run (SpawnAfterRun)",
 	"internal/secrets":   "1Password's op reads a secret, whose value comes back on a pipe",
 }
 
@@ -338,8 +339,9 @@ var onlyDeps = map[string]map[string]string{
 	// netd runs inside every sandbox next to the agent: whatever allowed says of egress and
 	// policy later, no host-side code (manifest parsing, config, docker) may become reachable.
 	"internal/netd": {
-		"internal/egress": "the one definition of an allowlist entry",
-		"internal/policy": "the ruleset, ports, sets and log records",
+		"internal/egress":   "the one definition of an allowlist entry",
+		"internal/policy":   "the ruleset, ports, sets and log records",
+		"internal/netd/nfq": "the TLS queue's netlink, which imports no abox package itself",
 	},
 }
 

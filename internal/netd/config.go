@@ -33,6 +33,9 @@ type config struct {
 	// gateway is the only address the MCP forwarder dials, and so the only peer that ever
 	// receives the token; zero when the run has none.
 	gateway netip.AddrPort
+	// tlsFast: the supervisor holds the TLS queue, so the resolver opens what it answers for a
+	// name allowed on 443 in policy.SetTLS ("The TLS fast path").
+	tlsFast bool
 }
 
 // newConfig parses a netd policy (policy.File) and pairs it with the gateway token and address.

@@ -29,6 +29,15 @@ const (
 	opEvent = "event"
 	// opStop (supervisor → child): stop serving and exit.
 	opStop = "stop"
+	// opTLSCheck (supervisor → child): decide on the ClientHello Hello of the agent's TLS flow
+	// Flow, held in the kernel ("The TLS fast path"); answered by opTLSVerdict with the same ID.
+	opTLSCheck = "tls-check"
+	// opTLSVerdict (child → supervisor): Error is "" when the flow may run, with Name the
+	// canonical server name it was allowed for; else why it was refused.
+	opTLSVerdict = "tls-verdict"
+	// opTLSRefused (supervisor → child): the gate refused the held flow Flow itself, for the
+	// reason Detail; the child logs it with its own decisions.
+	opTLSRefused = "tls-refused"
 )
 
 // maxControlLine bounds one control message; a policy of a few thousand entries fits.
@@ -46,9 +55,17 @@ type message struct {
 	// Gateway (opConfig) is the MCP gateway's address and port, the only peer the MCP forwarder
 	// dials and sends the token to; "" when the run has none.
 	Gateway string `json:"gateway,omitempty"`
-	Event   string `json:"event,omitempty"`
-	Detail  string `json:"detail,omitempty"`
-	Error   string `json:"error,omitempty"`
+	// TLSFast (opConfig) says the supervisor holds the TLS queue: the child then opens the
+	// addresses it answers for names allowed on 443 in policy.SetTLS.
+	TLSFast bool `json:"tls_fast,omitempty"`
+	// Flow (opTLSCheck) is the held flow, "agent-addr:port server-addr:port"; Hello its first
+	// bytes, a whole ClientHello; Name (opTLSVerdict) the server name it was allowed for.
+	Flow   string `json:"flow,omitempty"`
+	Hello  []byte `json:"hello,omitempty"`
+	Name   string `json:"name,omitempty"`
+	Event  string `json:"event,omitempty"`
+	Detail string `json:"detail,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
 
 // ctlConn reads and writes messages on one end of the control channel. send is safe for

@@ -80,7 +80,9 @@ func (h *dnsHandler) answer(ctx context.Context, r *dns.Msg) (*dns.Msg, policy.D
 }
 
 // forward answers an allowed A question from upstream. Before answering, it opens the
-// addresses on the name's non-TLS, non-HTTP ports, which the agent reaches directly.
+// addresses on the name's non-TLS, non-HTTP ports, which the agent reaches directly, and, with
+// the TLS fast path on, on 443 in policy.SetTLS, where the agent's flows are held for their
+// server name.
 func (h *dnsHandler) forward(ctx context.Context, m *dns.Msg, q dns.Question, name string, ports []int, rec policy.DNSRecord) policy.DNSRecord {
 	in, err := h.res.exchange(ctx, name, dns.TypeA)
 	if err != nil {
@@ -103,7 +105,8 @@ func (h *dnsHandler) forward(ctx context.Context, m *dns.Msg, q dns.Question, na
 	addrs, ttl := answerA(m.Answer)
 	rec.TTL = uint32(ttl / time.Second)
 	direct := slices.DeleteFunc(slices.Clone(ports), func(p int) bool { return p == 443 || p == 80 })
-	if len(direct) > 0 && h.allowed != nil {
+	tls := slices.Contains(ports, 443) && h.cfg.get().tlsFast
+	if (len(direct) > 0 || tls) && h.allowed != nil {
 		addrs = slices.DeleteFunc(addrs, func(a netip.Addr) bool {
 			if err := h.allowed(a); err != nil {
 				rec.Reason = "not opened: " + err.Error()
@@ -122,6 +125,20 @@ func (h *dnsHandler) forward(ctx context.Context, m *dns.Msg, q dns.Question, na
 		})
 		if err != nil {
 			rec.Verdict, rec.Reason = policy.Error, "opening ports: "+err.Error()
+		}
+	}
+	if tls && len(addrs) > 0 {
+		err := h.sets.addElements(ctx, setRequest{
+			Set:     policy.SetTLS,
+			Name:    name,
+			Addrs:   addrs[:min(len(addrs), maxReqAddrs)],
+			Ports:   []int{443},
+			Timeout: clampTTL(ttl, minElemTimeout, maxElemTimeout),
+		})
+		if err != nil && rec.Verdict != policy.Error {
+			// The answer stands: the agent's connections to these addresses go through the SNI
+			// proxy instead, as they do for an address netd never opened.
+			rec.Reason = "tls fast path not opened: " + err.Error()
 		}
 	}
 	return rec

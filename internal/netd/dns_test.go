@@ -110,7 +110,7 @@ func startDNS(t *testing.T, upstreamAddr string) *dnsFixture {
 	t.Helper()
 	f := &dnsFixture{sets: &fakeSets{}, log: &syncBuffer{}}
 	f.handler = &dnsHandler{
-		cfg:  testConfig(t, []string{"api.example.com", "*.example.org", "git.example.com:22", "cdn.example.com", "big.example.com", "web.example.com:80", "rebind.example.com:22"}, nil, ""),
+		cfg:  testConfig(t, []string{"api.example.com", "*.example.org", "git.example.com:22", "cdn.example.com", "big.example.com", "web.example.com:80", "rebind.example.com:22", "loopback.example.com"}, nil, ""),
 		res:  newResolver(upstreamAddr),
 		sets: f.sets,
 		log:  newJSONL(f.log, maxLogBytes),
@@ -229,6 +229,35 @@ func TestDNSOpensNonTLSPorts(t *testing.T) {
 	reqs := f.sets.requests()
 	if len(reqs) != 1 || fmt.Sprint(reqs[0]) != fmt.Sprint(want) {
 		t.Errorf("set requests = %v, want [%v]", reqs, want)
+	}
+}
+
+// TestDNSOpensTLSFastPath: with the TLS fast path on, an answer for a name allowed on 443 opens
+// its addresses on 443 in the TLS set, but for the reserved ones; a name not allowed on 443 opens
+// nothing there, and with the fast path off nothing is opened on 443 at all.
+func TestDNSOpensTLSFastPath(t *testing.T) {
+	f := startDNS(t, startUpstream(t).addr)
+	f.ask(t, "udp", "api.example.com.", dns.TypeA)
+	if reqs := f.sets.requests(); len(reqs) != 0 {
+		t.Fatalf("fast path off: a 443 name opened %v", reqs)
+	}
+	cfg := f.handler.cfg.get()
+	on := *cfg
+	on.tlsFast = true
+	f.handler.cfg.set(&on)
+	f.handler.allowed = destinationCheck(f.handler.cfg, nil)
+	f.ask(t, "udp", "api.example.com.", dns.TypeA)
+	f.ask(t, "udp", "rebind.example.com.", dns.TypeA) // allowed on 22 only
+	f.ask(t, "udp", "loopback.example.com.", dns.TypeA)
+	want := setRequest{Set: policy.SetTLS, Name: "api.example.com", Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.10")}, Ports: []int{443}, Timeout: 120}
+	var tls []setRequest
+	for _, r := range f.sets.requests() {
+		if r.Set == policy.SetTLS {
+			tls = append(tls, r)
+		}
+	}
+	if len(tls) != 1 || fmt.Sprint(tls[0]) != fmt.Sprint(want) {
+		t.Errorf("TLS set requests = %v, want [%v]", tls, want)
 	}
 }
 

@@ -8,14 +8,17 @@
 //
 // netd is two processes from one binary:
 //
-//   - the supervisor ([Main]) runs as root with CAP_NET_ADMIN and never touches the network. It
+//   - the supervisor ([Main]) runs as root with CAP_NET_ADMIN and opens no connection. It
 //     loads the rendered ruleset (policy.RulesFile) atomically with nft, reads the gateway token,
 //     opens the decision logs, starts the serving child, self-tests it and prints the one "ready"
 //     line the CLI waits for. It adds (address . port) elements to the ruleset's sets only on the
 //     child's request, after validating it, and it reloads on SIGHUP. On SIGTERM it stops the
 //     child, writes the counters and exits; on SIGUSR1 (policy.FinishSignal, sent once the
 //     agent is gone) it does the same but stays up, idle, after a "finished" line, so that abox
-//     copies its logs out and removes it after the run's result is printed;
+//     copies its logs out and removes it after the run's result is printed. It also holds the
+//     TLS queue: the first packets of the agent's TLS flows to addresses the child opened, which
+//     it judges on the child's decision (the TLS fast path, tlsgate.go) without ever parsing them
+//     itself;
 //   - the serving child (`netd serve`) runs as policy.NetdUID with no capabilities at all. It
 //     serves on loopback only: a DNS resolver that answers only allowed names, a TLS proxy that
 //     decides on the ClientHello's server name without terminating TLS, a plain-HTTP proxy that
@@ -24,7 +27,10 @@
 //     left open.
 //
 // Whenever netd connects out, it resolves the name itself and dials the address it resolved: the
-// agent never chooses an IP. Every decision is logged as JSON lines under policy.LogDir, repeats
+// agent never chooses an IP. The agent's own TLS connections reach only addresses netd's
+// resolver answered for a name allowed on 443 (policy.SetTLS), and only once netd has read the
+// ClientHello's server name and allowed it; a TLS connection aimed anywhere else goes to the SNI
+// proxy, which dials the name itself. Every decision is logged as JSON lines under policy.LogDir, repeats
 // aggregated, up to a cap past which denials are still kept and every loss is counted (logs.go).
 // If netd dies, the namespace loses its interfaces and the agent is offline: it fails closed.
 //

@@ -68,7 +68,7 @@ func mainSupervisor(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(stderr, "abox netd: error: %v\n", err)
 		return 2
 	}
-	o.procSys, o.own = "/proc/sys", ownAddrs
+	o.procSys, o.own, o.tlsQueue = "/proc/sys", ownAddrs, openTLSQueue
 	nft := execNFT{path: nftPath}
 	addrs := defaultAddrs()
 	st := selfTest{

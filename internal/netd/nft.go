@@ -6,10 +6,18 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+
+	"github.com/aboxhq/abox/internal/netd/nfq"
+	"github.com/aboxhq/abox/internal/policy"
 )
 
 // nftPath is where the netd image has nft; it is run by absolute path with a clean environment.
 const nftPath = "/usr/sbin/nft"
+
+// restorePath is where the netd image has iptables-nft-restore, which loads the queue rule
+// (policy.QueueRules): nft cannot make the NFQUEUE target some kernels have instead of nft's own
+// queue statement.
+const restorePath = "/usr/sbin/iptables-nft-restore"
 
 // nftRunner runs one nft command. It is the supervisor's only way to the kernel's firewall, and
 // the seam that lets tests run without root.
@@ -43,4 +51,23 @@ func firstLine(s string) string {
 		}
 	}
 	return ""
+}
+
+// openTLSQueue loads rules (policy.QueueRules) with iptables-nft-restore and opens the TLS
+// queue: the production [options.tlsQueue].
+func openTLSQueue(ctx context.Context, rules []byte) (tlsQueue, error) {
+	cmd := exec.CommandContext(ctx, restorePath)
+	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
+	cmd.Dir = "/"
+	cmd.Stdin = bytes.NewReader(rules)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("loading the queue rule: %w: %s", err, firstLine(stderr.String()))
+	}
+	q, err := nfq.Open(nfq.Config{Num: policy.TLSQueue, MaxLen: tlsQueueLen})
+	if err != nil {
+		return nil, fmt.Errorf("opening queue %d: %w", policy.TLSQueue, err)
+	}
+	return q, nil
 }

@@ -125,6 +125,7 @@ func (c *child) firstConfig() error {
 	if err != nil {
 		return err
 	}
+	cfg.tlsFast = m.TLSFast
 	c.cur.set(cfg)
 	return nil
 }
@@ -145,6 +146,10 @@ func (c *child) control(stop chan<- struct{}) error {
 			c.sets.resolve(m)
 		case opConfig:
 			c.reconfigure(m)
+		case opTLSCheck:
+			go c.checkTLS(m)
+		case opTLSRefused:
+			c.sni.log.write(heldRefusal(m.Flow, m.Detail, c.sni.now()))
 		case opStop:
 			if !asked {
 				asked = true
@@ -161,6 +166,7 @@ func (c *child) reconfigure(m message) {
 		c.ctl.send(message{Op: opEvent, Event: policy.EventError, Detail: "reload refused, keeping the current policy: " + err.Error()})
 		return
 	}
+	cfg.tlsFast = m.TLSFast
 	c.cur.set(cfg)
 	if c.sni != nil {
 		c.sni.revoke()

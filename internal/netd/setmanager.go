@@ -79,6 +79,13 @@ const (
 	maxPerName = 64   // per name and set, unexpired
 )
 
+// allows reports whether the current rules' allowlist allows name on port.
+func (m *setManager) allows(name string, port int) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.rules.list != nil && m.rules.list.Allows(name, port)
+}
+
 // setReserved replaces the addresses no request may open.
 func (m *setManager) setReserved(r reserved) {
 	m.mu.Lock()
@@ -196,20 +203,20 @@ func (m *setManager) openFixed(ctx context.Context, set string, addrs []netip.Ad
 	return nil
 }
 
-// setRules replaces the rules and revokes every agent-set element that no name still allowed on
-// its port asked for: after `abox egress rm`, an address the agent resolved earlier is closed at
-// once instead of when its DNS TTL runs out, and it moves to [policy.SetRevoked], where the
-// ruleset resets the agent's connections to it that are already established (conntrack would
-// let them run on). If the precise removal fails, the whole agent set is flushed and everything
-// it held is revoked (the agent's next lookups open what is still allowed); only if that fails
-// too is the error returned, with the elements left in place.
+// setRules replaces the rules and revokes every element of the agent-facing sets ([agentFacing])
+// that no name still allowed on its port asked for: after `abox egress rm`, an address the agent
+// resolved earlier is closed at once instead of when its DNS TTL runs out, and it moves to
+// [policy.SetRevoked], where the ruleset resets the agent's connections to it that are already
+// established (conntrack would let them run on). If the precise removal fails, the sets are
+// flushed and everything they held is revoked (the agent's next lookups open what is still
+// allowed); only if that fails too is the error returned, with the elements left in place.
 func (m *setManager) setRules(ctx context.Context, rules setRules) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.rules = rules
 	var gone, all []elemKey
 	for k, st := range m.elems {
-		if k.set != policy.SetAgent {
+		if !agentFacing(k.set) {
 			continue
 		}
 		all = append(all, k)
@@ -222,24 +229,65 @@ func (m *setManager) setRules(ctx context.Context, rules setRules) error {
 		return nil
 	}
 	sortKeys(gone)
-	_, err := m.nft.run(ctx, append(deleteBatch(gone), revokeBatch(gone)...), "-f", "-")
+	batch := revokeBatch(gone)
+	for _, set := range splitBySet(gone) {
+		batch = append(deleteBatch(set), batch...)
+	}
+	_, err := m.nft.run(ctx, batch, "-f", "-")
 	if err == nil {
 		m.forget(gone)
 		return nil
 	}
 	sortKeys(all)
-	if _, ferr := m.nft.run(ctx, append([]byte(fmt.Sprintf("flush set inet %s %s\n", policy.Table, policy.SetAgent)), revokeBatch(all)...), "-f", "-"); ferr != nil {
-		return fmt.Errorf("revoking %d elements of set %s: %w; flushing it: %w", len(gone), policy.SetAgent, err, ferr)
+	flush := fmt.Appendf(nil, "flush set inet %s %s\nflush set inet %s %s\n", policy.Table, policy.SetAgent, policy.Table, policy.SetTLS)
+	if _, ferr := m.nft.run(ctx, append(flush, revokeBatch(all)...), "-f", "-"); ferr != nil {
+		return fmt.Errorf("revoking %d elements of the agent's sets: %w; flushing them: %w", len(gone), err, ferr)
 	}
 	m.forget(all)
-	return fmt.Errorf("revoking %d elements of set %s: %w (flushed the set instead)", len(gone), policy.SetAgent, err)
+	return fmt.Errorf("revoking %d elements of the agent's sets: %w (flushed them instead)", len(gone), err)
+}
+
+// splitBySet groups keys by their set, in the order the sets first appear.
+func splitBySet(keys []elemKey) [][]elemKey {
+	var out [][]elemKey
+	at := map[string]int{}
+	for _, k := range keys {
+		i, ok := at[k.set]
+		if !ok {
+			i = len(out)
+			at[k.set] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], k)
+	}
+	return out
+}
+
+// revokeFlows puts TLS flows the kernel carries into [policy.SetRevokedFlow], where the ruleset
+// resets them: their server name is no longer allowed ([tlsGate.revoked]).
+func (m *setManager) revokeFlows(ctx context.Context, flows []flowKey) error {
+	if len(flows) == 0 {
+		return nil
+	}
+	parts := make([]string, len(flows))
+	for i, f := range flows {
+		parts[i] = fmt.Sprintf("%s . %d . %s . %d timeout %ds", f.src.Addr(), f.src.Port(), f.dst.Addr(), f.dst.Port(), revokedTimeout)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, err := m.nft.run(ctx, fmt.Appendf(nil, "add element inet %s %s { %s }\n", policy.Table, policy.SetRevokedFlow, strings.Join(parts, ", ")), "-f", "-")
+	if err != nil {
+		return fmt.Errorf("revoking %d tls flows: %w", len(flows), err)
+	}
+	return nil
 }
 
 // revokedTimeout is how long a revoked element keeps resetting established connections: as long
 // as a run may last.
 const revokedTimeout = maxTimeout
 
-// forget drops revoked agent-set elements from the bookkeeping and remembers them as revoked.
+// forget drops revoked elements of the agent's sets from the bookkeeping and remembers them as
+// revoked.
 func (m *setManager) forget(keys []elemKey) {
 	for _, k := range keys {
 		delete(m.elems, k)
@@ -247,13 +295,13 @@ func (m *setManager) forget(keys []elemKey) {
 	}
 }
 
-// unrevoke returns the transaction that takes the pairs of the agent-set keys out of
+// unrevoke returns the transaction that takes the pairs of the agent's sets' keys out of
 // [policy.SetRevoked] again (a name still allowed resolved to them), and forgets them there.
 func (m *setManager) unrevoke(keys []elemKey) []byte {
 	var back []elemKey
 	for _, k := range keys {
 		rk := elemKey{policy.SetRevoked, k.addr, k.port}
-		if k.set == policy.SetAgent && m.revoked[rk] {
+		if agentFacing(k.set) && m.revoked[rk] {
 			back = append(back, rk)
 			delete(m.revoked, rk)
 		}
@@ -264,7 +312,7 @@ func (m *setManager) unrevoke(keys []elemKey) []byte {
 	return deleteBatch(back)
 }
 
-// revokeBatch renders the transaction that puts the pairs of agent-set keys into
+// revokeBatch renders the transaction that puts the pairs of keys of the agent's sets into
 // [policy.SetRevoked].
 func revokeBatch(keys []elemKey) []byte {
 	rev := make([]elemKey, len(keys))

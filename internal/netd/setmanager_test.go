@@ -3,6 +3,7 @@ package netd
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -87,10 +88,10 @@ func TestSetManagerRevokeFallsBackToFlush(t *testing.T) {
 	m.add(ctx, db)
 	nft.batchErr, nft.failIf = errFake, "delete element inet abox agent_dst" // the precise removal fails
 	err := m.setRules(ctx, testRules(t, "db.example.com:5432"))
-	if err == nil || !strings.Contains(err.Error(), "flushed the set instead") {
+	if err == nil || !strings.Contains(err.Error(), "flushed them instead") {
 		t.Errorf("setRules with a failing batch = %v, want the flush reported", err)
 	}
-	if c := nft.calls[len(nft.calls)-1]; !strings.HasPrefix(c, "-f -\nflush set inet abox agent_dst\n") ||
+	if c := nft.calls[len(nft.calls)-1]; !strings.HasPrefix(c, "-f -\nflush set inet abox agent_dst\nflush set inet abox tls_dst\n") ||
 		!strings.Contains(c, "add element inet abox revoked_dst { 192.0.2.1 . 22 timeout 86400s, 192.0.2.3 . 5432 timeout 86400s }") {
 		t.Errorf("last nft call = %q, want the flush with every element revoked", c)
 	}
@@ -117,5 +118,42 @@ func TestSetManagerRemembersBoundedNames(t *testing.T) {
 	st := m.elems[elemKey{policy.SetAgent, addrs("192.0.2.1")[0], 22}]
 	if len(st.names) != maxElemNames || st.names[len(st.names)-1] != "h"+string(rune('a'+maxElemNames+3))+".example.com" {
 		t.Errorf("names = %v, want the last %d", st.names, maxElemNames)
+	}
+}
+
+// TestSetManagerTLSSet: the TLS set takes only 443, for a canonical name allowed on 443; its
+// elements are revoked with their name like the agent set's, and the revocation resets the
+// flows established to them (revoked_dst) in the same transaction. revokeFlows puts flows in
+// revoked_flow.
+func TestSetManagerTLSSet(t *testing.T) {
+	ctx := context.Background()
+	nft := &fakeNFT{}
+	m := newSetManager(nft)
+	m.setRules(ctx, testRules(t, "api.example.com", "git.example.com:22"))
+	for _, r := range []setRequest{
+		{Set: policy.SetTLS, Name: "git.example.com", Addrs: addrs("192.0.2.5"), Ports: []int{443}, Timeout: 60},
+		{Set: policy.SetTLS, Name: "api.example.com", Addrs: addrs("192.0.2.6"), Ports: []int{22}, Timeout: 60},
+		{Set: policy.SetTLS, Name: "API.example.com", Addrs: addrs("192.0.2.6"), Ports: []int{443}, Timeout: 60},
+	} {
+		if err := m.add(ctx, r); !errors.Is(err, errRefused) {
+			t.Errorf("add %+v = %v, want a refusal", r, err)
+		}
+	}
+	if err := m.add(ctx, setRequest{Set: policy.SetTLS, Name: "api.example.com", Addrs: addrs("192.0.2.6"), Ports: []int{443}, Timeout: 60}); err != nil {
+		t.Fatal(err)
+	}
+	before := len(nft.batches())
+	m.setRules(ctx, testRules(t, "git.example.com:22"))
+	b := nft.batches()[before:]
+	if len(b) != 1 || !strings.Contains(b[0], "delete element inet abox tls_dst { 192.0.2.6 . 443 }") ||
+		!strings.Contains(b[0], "add element inet abox revoked_dst { 192.0.2.6 . 443 timeout 86400s }") {
+		t.Errorf("revoking batches = %q, want the TLS element deleted and revoked", b)
+	}
+	flow := flowKey{netip.MustParseAddrPort("172.30.0.2:40000"), netip.MustParseAddrPort("192.0.2.7:443")}
+	if err := m.revokeFlows(ctx, []flowKey{flow}); err != nil {
+		t.Fatal(err)
+	}
+	if b := nft.batches(); !strings.Contains(b[len(b)-1], "add element inet abox revoked_flow { 172.30.0.2 . 40000 . 192.0.2.7 . 443 timeout 86400s }") {
+		t.Errorf("last batch = %q, want the flow in revoked_flow", b[len(b)-1])
 	}
 }

@@ -21,8 +21,8 @@ type setAdder interface {
 	addElements(ctx context.Context, req setRequest) error
 }
 
-// setRequest asks for every pair of Addrs × Ports in Set, for Timeout seconds. In the agent set,
-// Name is the canonical name the addresses were resolved for: the supervisor checks that it is
+// setRequest asks for every pair of Addrs × Ports in Set, for Timeout seconds. In the agent and
+// TLS sets, Name is the canonical name the addresses were resolved for: the supervisor checks that it is
 // allowed on every port, and revokes the pairs once no name that asked for them is allowed any
 // more.
 type setRequest struct {
@@ -71,7 +71,9 @@ func rulesFromPolicy(p *policy.Netd) (setRules, error) {
 	if err != nil {
 		return setRules{}, err
 	}
-	agent, netd := map[int]bool{}, map[int]bool{}
+	// The TLS set opens 443 for the agent's held flows ("The TLS fast path") of the names allowed
+	// on it; the serving child asks for it only when the supervisor holds the queue.
+	agent, netd, tls := map[int]bool{}, map[int]bool{}, map[int]bool{}
 	for _, e := range list.Entries() {
 		ports := []int{e.Port}
 		if e.Port == 0 {
@@ -82,6 +84,9 @@ func rulesFromPolicy(p *policy.Netd) (setRules, error) {
 				netd[port] = true
 			} else {
 				agent[port] = true
+			}
+			if port == 443 {
+				tls[port] = true
 			}
 		}
 	}
@@ -99,7 +104,7 @@ func rulesFromPolicy(p *policy.Netd) (setRules, error) {
 		port, _ := strconv.Atoi(u.Port())
 		netd[port] = true
 	}
-	return setRules{ports: map[string]map[int]bool{policy.SetAgent: agent, policy.SetNetd: netd}, list: list, model: p.ModelAddr()}, nil
+	return setRules{ports: map[string]map[int]bool{policy.SetAgent: agent, policy.SetNetd: netd, policy.SetTLS: tls}, list: list, model: p.ModelAddr()}, nil
 }
 
 // mcpUpstream parses and checks the gateway URL of the policy.
@@ -119,7 +124,7 @@ func mcpUpstream(m *policy.MCP) (*url.URL, error) {
 
 // validate checks a request from the child: a known set, 1–32 public-enough IPv4 unicast
 // addresses, 1–16 ports the policy allows in that set, a timeout of 1–86400 s, and in the agent
-// set a canonical name allowed on each port.
+// and TLS sets a canonical name allowed on each port.
 func (r setRequest) validate(rules setRules) error {
 	ports, ok := rules.ports[r.Set]
 	if !ok {
@@ -147,7 +152,7 @@ func (r setRequest) validate(rules setRules) error {
 			return fmt.Errorf("port %d is not allowed in set %s", p, r.Set)
 		}
 	}
-	if r.Set != policy.SetAgent {
+	if !agentFacing(r.Set) {
 		return nil
 	}
 	if rules.model.IsValid() && slices.Contains(r.Addrs, rules.model) {
@@ -163,6 +168,11 @@ func (r setRequest) validate(rules setRules) error {
 	}
 	return nil
 }
+
+// agentFacing reports whether set opens addresses to the agent: [policy.SetAgent] (non-TLS
+// ports) and [policy.SetTLS] (443, for held TLS flows). Their elements are opened per name,
+// checked against the allowlist, and revoked with it.
+func agentFacing(set string) bool { return set == policy.SetAgent || set == policy.SetTLS }
 
 // checkElemAddr refuses what must never become reachable through a set: anything but IPv4
 // unicast, and loopback (127.0.0.11 is Docker's resolver), link-local (cloud metadata),

@@ -29,6 +29,16 @@ type options struct {
 	// are not the child's; the real supervisor always checks its child's.
 	inProcChild bool
 	own         func() ([]netip.Addr, error)
+	// tlsQueue loads the queue rule ([policy.QueueRules], given as rules) and opens
+	// [policy.TLSQueue]: the TLS fast path. nil, or an error, leaves the fast path off, and
+	// every TLS connection goes through the SNI proxy.
+	tlsQueue func(ctx context.Context, rules []byte) (tlsQueue, error)
+}
+
+// tlsQueue is the open [policy.TLSQueue]: the gate's packets, closed when netd stops.
+type tlsQueue interface {
+	packetQueue
+	Close() error
 }
 
 // childStarter starts the serving child, handing it the other end of the control channel and
@@ -49,6 +59,12 @@ type supervisor struct {
 	ev       *eventLog
 	sets     *setManager
 
+	// gate holds the agent's TLS flows to policy.SetTLS for their server-name check; nil when
+	// the fast path is off, for fastOff's reason.
+	gate    *tlsGate
+	fastOff string
+	answers *pendingAnswers // the child's answers to the gate's questions
+
 	mu         sync.Mutex
 	uid        int // of the serving child, from the first policy; a reload may not change it
 	policy     []byte
@@ -61,7 +77,7 @@ func newSupervisor(o options, nft nftRunner, starter childStarter, st selfTest, 
 	return &supervisor{
 		o: o, nft: nft, starter: starter, selfTest: st,
 		ev:   &eventLog{stdout: stdout, now: time.Now},
-		sets: newSetManager(nft),
+		sets: newSetManager(nft), answers: newPendingAnswers(),
 	}
 }
 
@@ -93,6 +109,10 @@ func (s *supervisor) serve(ctx context.Context, sigs <-chan os.Signal, logs []*o
 	if _, err := s.nft.run(ctx, nil, "-f", s.path(policy.RulesFile)); err != nil {
 		return fmt.Errorf("loading the ruleset: %w", err)
 	}
+	q := s.openTLSQueue(ctx)
+	if q != nil {
+		defer q.Close() // the kernel drops what is still held
+	}
 	if err := s.guardNamespace(ctx); err != nil {
 		return err
 	}
@@ -109,6 +129,12 @@ func (s *supervisor) serve(ctx context.Context, sigs <-chan os.Signal, logs []*o
 	if err := s.awaitListening(ctx, ch); err != nil {
 		s.stopChild(ch)
 		return err
+	}
+	if q != nil {
+		s.gate = newTLSGate(q, s.askChild(ch))
+		s.gate.report = func(msg string) { s.ev.emit(policy.EventError, msg) }
+		s.gate.refused = func(k flowKey, why string) { ch.ctl.send(message{Op: opTLSRefused, Flow: k.String(), Detail: why}) }
+		go s.gate.serve(ctx)
 	}
 	if err := s.selfTest.run(ctx); err != nil {
 		s.stopChild(ch)
@@ -259,6 +285,8 @@ func (s *supervisor) serveControl(rc *runningChild) {
 		case m.Op == opListening && !listening:
 			listening = true
 			close(rc.listening)
+		case m.Op == opTLSVerdict:
+			s.answers.resolve(m)
 		case m.Op == opEvent:
 			if event, detail, ok := childEvent(m); ok {
 				s.ev.emit(event, detail)
@@ -299,7 +327,7 @@ func (s *supervisor) sendConfig(rc *runningChild) error {
 func (s *supervisor) configMessage() message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := message{Op: opConfig, Policy: s.policy, Token: s.token, Credential: s.credential}
+	m := message{Op: opConfig, Policy: s.policy, Token: s.token, Credential: s.credential, TLSFast: s.fastOff == "" && s.o.tlsQueue != nil}
 	if s.o.gateway.IsValid() {
 		m.Gateway = s.o.gateway.String()
 	}
@@ -323,6 +351,11 @@ func (s *supervisor) reload(rc *runningChild) {
 	if err := s.sendConfig(rc); err != nil {
 		s.ev.emit(policy.EventError, "reload: "+err.Error())
 		return
+	}
+	if s.gate != nil {
+		if err := s.sets.revokeFlows(ctx, s.gate.revoked(func(name string) bool { return s.sets.allows(name, 443) })); err != nil {
+			s.ev.emit(policy.EventError, "reload: "+err.Error())
+		}
 	}
 	s.ev.emit(policy.EventReload, s.readyDetail())
 }
@@ -429,5 +462,9 @@ func (s *supervisor) readyDetail() string {
 			mcp += ", no gateway token"
 		}
 	}
-	return fmt.Sprintf("%d egress entries; mcp %s", len(p.Egress), mcp)
+	tls := "tls fast path on"
+	if s.fastOff != "" {
+		tls = "tls fast path off: " + s.fastOff
+	}
+	return fmt.Sprintf("%d egress entries; mcp %s; %s", len(p.Egress), mcp, tls)
 }

@@ -196,7 +196,7 @@ func TestSupervisorLifecycle(t *testing.T) {
 	nft := okNFT(t)
 	f := startSupervisor(t, nft, nil)
 	ready := f.waitEvent(t, policy.EventReady, 1)
-	if ready.Detail != "1 egress entries; mcp off" {
+	if ready.Detail != "1 egress entries; mcp off; tls fast path off: no queue in this netd" {
 		t.Errorf("ready detail = %q", ready.Detail)
 	}
 	if lines := strings.Count(f.stdout.String(), `"event":"ready"`); lines != 1 {
@@ -245,7 +245,7 @@ func TestSupervisorLifecycle(t *testing.T) {
 		t.Fatalf("run after SIGTERM = %v", err)
 	}
 	var c policy.Counters
-	if err := json.Unmarshal(readFile(t, filepath.Join(f.logDir, policy.CountersLog)), &c); err != nil || len(c.Rules) != 34 || c.TS == "" {
+	if err := json.Unmarshal(readFile(t, filepath.Join(f.logDir, policy.CountersLog)), &c); err != nil || len(c.Rules) != 43 || c.TS == "" {
 		t.Errorf("counters.json = %+v, %v", c, err)
 	}
 	checkLogFiles(t, f.logDir)

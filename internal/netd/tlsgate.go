@@ -1,0 +1,405 @@
+package netd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/aboxhq/abox/internal/netd/nfq"
+	"github.com/aboxhq/abox/internal/policy"
+)
+
+// The TLS fast path
+//
+// Relaying a TLS connection costs netd a second TCP connection, and on two cores that halved the
+// agent's download rate. So a connection of the agent to an address netd's resolver answered
+// for a name allowed on 443 ([policy.SetTLS]) is not redirected to the SNI proxy: the ruleset
+// marks the flow held, and every packet of it goes to [policy.TLSQueue] until the supervisor has
+// judged it. The supervisor ([tlsGate]) assembles the ClientHello from the packets that carry
+// data, lets none of them out before the decision, hands the whole hello to the serving child,
+// which decides on the server name exactly as the SNI proxy does and logs the decision, and then
+// gives the flow its verdict: allowed, the ruleset marks the flow and the kernel carries the rest
+// of it, established; refused, the flow is reset. Packets without data (the SYN, ACKs) pass at
+// once with the flow still held; a SYN with data (TCP Fast Open) is refused.
+//
+// Only the flow's latest data packet is held; the ones before it, once their bytes are copied,
+// are dropped. The agent's TCP counts a held packet as still in its host and, past two, sends
+// nothing more (TCP small queues), so holding them all would stall a hello spread over several
+// packets until the deadline. The dropped ones are sent again by the agent's TCP once the flow
+// is allowed (the server's SACK of the last one tells it), and never reach the server otherwise.
+// Nothing is acknowledged meanwhile, so a client can have no more of its hello out than its
+// initial congestion window (ten packets): a hello in more than maxHelloPackets packets is
+// refused at once rather than left to stall. TLS stacks write a ClientHello in one go, one
+// packet or two on Docker's networks (one, usually, with segmentation offload).
+
+// What the agent gains is speed, not reach: the address is one netd resolved for an allowed
+// name (the agent never picks one that is not), the server name is checked as before, and
+// nothing the agent writes leaves before the check. The supervisor never parses the hello: it
+// reassembles bytes and counts them; the child, which runs with no capability, reads them. The
+// gate fails closed everywhere: a hello not whole within helloTimeout, larger than
+// maxHelloBytes, spread over more than maxHelloPackets packets, or with a gap in its sequence; more
+// than maxHeldFlows flows waiting at once; no answer from the child within tlsDecideTimeout;
+// a packet that does not parse — each is refused. With nobody reading the queue, or the queue
+// full, the kernel drops the packets, and a packet of a held flow that reaches the ruleset
+// without a verdict is dropped there.
+//
+// A flow the gate allowed stays allowed while conntrack carries it; `abox egress rm` of its
+// name puts it in [policy.SetRevokedFlow] (the gate remembers the names of the last
+// maxAllowedFlows flows it allowed), where the ruleset resets it.
+
+// packetQueue is what the gate needs of a netfilter queue: [nfq.Queue], or a test's fake.
+type packetQueue interface {
+	Recv() (nfq.Packet, error)
+	Repeat(id uint32, mark uint32) error
+	Drop(id uint32) error
+}
+
+// flowKey is a TCP flow, as the agent sent it.
+type flowKey struct{ src, dst netip.AddrPort }
+
+func (k flowKey) String() string { return k.src.String() + " " + k.dst.String() }
+
+// heldFlow is a flow whose ClientHello the gate is assembling or has asked about.
+type heldFlow struct {
+	start   time.Time
+	next    uint32   // the sequence number of the next byte of the stream
+	hello   []byte   // the stream's bytes from its first on
+	held    []uint32 // ids of the packets the gate holds: the latest with data, and once asked all
+	packets int      // data packets that brought bytes of the hello
+	asked   bool     // the child has the hello
+}
+
+// Bounds of the gate.
+//
+// The kernel's queue holds every packet waiting for a verdict: a packet or two per flow the gate
+// holds until it has asked, then what the flow sends until the answer, beside the packets
+// without data it judges at once; tlsQueueLen leaves it room. The bytes held stay within the
+// agent's own socket buffers.
+const (
+	maxHeldFlows     = 256
+	maxHelloPackets  = 8
+	maxAllowedFlows  = 16384
+	tlsDecideTimeout = 5 * time.Second
+	tlsQueueLen      = 16 * maxHeldFlows
+)
+
+// tlsQuestion is what the gate asks the child about one flow.
+type tlsQuestion struct {
+	flow  flowKey
+	hello []byte
+}
+
+// tlsAnswer is the child's decision: the canonical server name allowed, or why not. unlogged
+// marks a refusal the child did not log itself (it did not answer, or named a name the
+// supervisor does not allow).
+type tlsAnswer struct {
+	name     string
+	err      error
+	unlogged bool
+}
+
+// tlsGate holds the first packets of the agent's TLS flows to [policy.SetTLS] and gives them
+// the child's verdict. handle is called from one goroutine ([tlsGate.serve]); the verdicts of
+// the child's answers and of timeouts come from others.
+type tlsGate struct {
+	q      packetQueue
+	decide func(context.Context, tlsQuestion) tlsAnswer
+	now    func() time.Time
+	// report is told what the gate could not do (a verdict the kernel refused); nil: nothing.
+	report func(string)
+	// refused is told of each flow the gate refuses itself, with the reason, for the child to log
+	// as it logs its own decisions; nil: nothing.
+	refused func(flowKey, string)
+
+	mu      sync.Mutex
+	flows   map[flowKey]*heldFlow
+	decided map[flowKey]flowVerdict // flows judged, for the packets still on their way
+	order   []flowKey               // decided, oldest first, for the bound
+}
+
+// flowVerdict is a judged flow: its verdict mark and, when allowed, the name.
+type flowVerdict struct {
+	mark uint32
+	name string
+}
+
+func newTLSGate(q packetQueue, decide func(context.Context, tlsQuestion) tlsAnswer) *tlsGate {
+	return &tlsGate{q: q, decide: decide, now: time.Now, flows: map[flowKey]*heldFlow{}, decided: map[flowKey]flowVerdict{}}
+}
+
+// serve reads the queue until it is closed, and every second refuses the flows whose hello is
+// overdue.
+func (g *tlsGate) serve(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go g.expire(ctx)
+	for {
+		p, err := g.q.Recv()
+		if errors.Is(err, nfq.ErrClosed) {
+			return nil
+		}
+		if err != nil {
+			continue // an overrun: the kernel dropped packets, which its TCP sends again
+		}
+		g.handle(ctx, p)
+	}
+}
+
+// handle takes one queued packet.
+func (g *tlsGate) handle(ctx context.Context, p nfq.Packet) {
+	seg, err := nfq.ParseSegment(p.Payload)
+	if err != nil {
+		g.verdict(p.ID, policy.VerdictDeny)
+		g.refuse(flowKey{}, "a packet netd cannot read: "+err.Error())
+		return
+	}
+	key := flowKey{netip.AddrPortFrom(seg.Src, seg.SrcPort), netip.AddrPortFrom(seg.Dst, seg.DstPort)}
+	g.mu.Lock()
+	if d, ok := g.decided[key]; ok { // on its way before the flow's mark changed
+		g.mu.Unlock()
+		g.verdict(p.ID, d.mark)
+		return
+	}
+	mark, ask, why := g.take(key, p.ID, seg)
+	g.mu.Unlock()
+	switch mark {
+	case 0:
+	case verdictDrop:
+		g.drop([]uint32{p.ID})
+	default:
+		g.verdict(p.ID, mark)
+	}
+	if why != "" {
+		g.refuse(key, why)
+	}
+	if ask != nil {
+		go g.ask(ctx, key, ask)
+	}
+}
+
+// take records a packet of key under the lock. It returns the packet's own verdict when it has
+// one now (0 when it is held), the hello to ask about when it is now whole, and why the gate
+// refused the flow itself, if it did.
+func (g *tlsGate) take(key flowKey, id uint32, seg nfq.Segment) (mark uint32, ask []byte, why string) {
+	f := g.flows[key]
+	switch {
+	case seg.Flags&nfq.SYN != 0 && f == nil:
+		if len(seg.Payload) > 0 { // TCP Fast Open: data before any check
+			g.remember(key, flowVerdict{mark: policy.VerdictDeny})
+			return policy.VerdictDeny, nil, reasonSYNData
+		}
+		if len(g.flows) >= maxHeldFlows {
+			return policy.VerdictDeny, nil, reasonTooManyHeld
+		}
+		g.flows[key] = &heldFlow{start: g.now(), next: seg.Seq + 1}
+		return policy.VerdictPass, nil, ""
+	case f == nil: // a flow the gate never saw begin, or forgot
+		return policy.VerdictDeny, nil, reasonUnknownFlow
+	case len(seg.Payload) == 0 && seg.Flags&(nfq.FIN|nfq.RST) == 0:
+		return policy.VerdictPass, nil, "" // an ACK, a window update: nothing of the agent's
+	case len(seg.Payload) == 0 && f.asked:
+		f.held = append(f.held, id) // the end of a whole hello: it waits for the verdict
+		return 0, nil, ""
+	case len(seg.Payload) == 0:
+		// Closed or aborted before the hello was whole: it never will be. Waiting for it would
+		// keep the flow counted against maxHeldFlows until helloTimeout.
+		g.refuseLocked(key, f)
+		return policy.VerdictDeny, nil, reasonClosedEarly
+	}
+	added, why := f.append(seg)
+	if why != "" {
+		g.refuseLocked(key, f)
+		return policy.VerdictDeny, nil, why
+	}
+	if added > 0 {
+		if f.packets++; f.packets > maxHelloPackets {
+			g.refuseLocked(key, f)
+			return policy.VerdictDeny, nil, reasonTooManyPackets
+		}
+	}
+	switch {
+	case f.asked: // after the hello, before the answer: it waits for the verdict
+		f.held = append(f.held, id)
+		return 0, nil, ""
+	case helloWhole(f.hello):
+		f.held = append(f.held, id)
+		f.asked = true
+		return 0, f.hello, ""
+	case added == 0: // bytes the gate has: sent again by the agent's TCP
+		return verdictDrop, nil, ""
+	}
+	// A part of the hello: its bytes are copied; only the latest such packet stays held.
+	if len(f.held) > 0 {
+		g.drop(f.held)
+	}
+	f.held = []uint32{id}
+	return 0, nil, ""
+}
+
+// verdictDrop is [tlsGate.take]'s verdict for a packet it drops: its bytes are the gate's, and
+// the agent's TCP sends them again.
+const verdictDrop = 1
+
+// Reasons the gate refuses a flow itself, as logged.
+const (
+	reasonSYNData        = "data in the syn (tcp fast open)"
+	reasonTooManyHeld    = "too many tls flows waiting for their client hello"
+	reasonUnknownFlow    = "a packet of a flow netd did not see begin"
+	reasonGap            = "client hello out of order"
+	reasonRewritten      = "client hello sent again with other bytes"
+	reasonTooManyPackets = "client hello in more than 8 packets"
+	reasonHelloTimeout   = "no whole client hello within 10s"
+	reasonClosedEarly    = "closed before its client hello was whole"
+)
+
+// append adds a segment's data to the stream: in order, or overlapping what it has with the
+// same bytes (a retransmission). It returns how many bytes were new, or why it refused the
+// segment: a gap, different bytes, or a stream past maxHelloBytes.
+func (f *heldFlow) append(seg nfq.Segment) (added int, why string) {
+	off := int32(seg.Seq - f.next) // relative to the next byte expected; wraps as TCP's does
+	data := seg.Payload
+	switch {
+	case off > 0:
+		return 0, reasonGap
+	case off < 0:
+		back := int(-off)
+		if back > len(f.hello) {
+			return 0, reasonGap
+		}
+		have := f.hello[len(f.hello)-back:]
+		n := min(back, len(data))
+		if !bytes.Equal(have[:n], data[:n]) {
+			return 0, reasonRewritten
+		}
+		data = data[n:]
+	}
+	if len(f.hello)+len(data) > maxHelloBytes {
+		return 0, errHelloTooBig.Error()
+	}
+	f.hello = append(f.hello, data...)
+	f.next += uint32(len(data))
+	return len(data), ""
+}
+
+// helloWhole reports whether the stream's first bytes hold a whole ClientHello, or enough to
+// know they never will (the child then refuses them with the reason).
+func helloWhole(b []byte) bool {
+	_, _, err := readClientHello(bytes.NewReader(b))
+	return !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF)
+}
+
+// ask has the child decide on a whole hello, then gives the flow's packets the verdict.
+func (g *tlsGate) ask(ctx context.Context, key flowKey, hello []byte) {
+	ctx, cancel := context.WithTimeout(ctx, tlsDecideTimeout)
+	defer cancel()
+	a := g.decide(ctx, tlsQuestion{flow: key, hello: hello})
+	d := flowVerdict{mark: policy.VerdictDeny}
+	if a.err == nil && a.name != "" {
+		d = flowVerdict{mark: policy.VerdictAllow, name: a.name}
+	}
+	g.mu.Lock()
+	f := g.flows[key]
+	delete(g.flows, key)
+	g.remember(key, d)
+	g.mu.Unlock()
+	if f != nil {
+		g.verdicts(f.held, d.mark)
+	}
+	if a.unlogged {
+		g.refuse(key, a.err.Error())
+	}
+}
+
+// refuseLocked refuses a flow now: its held packets are reset and its later ones refused.
+func (g *tlsGate) refuseLocked(key flowKey, f *heldFlow) {
+	delete(g.flows, key)
+	g.remember(key, flowVerdict{mark: policy.VerdictDeny})
+	go g.verdicts(f.held, policy.VerdictDeny)
+}
+
+// remember keeps a decision for the flow's late packets and, when allowed, for revocation,
+// forgetting the oldest past maxAllowedFlows.
+func (g *tlsGate) remember(key flowKey, d flowVerdict) {
+	if _, ok := g.decided[key]; !ok {
+		g.order = append(g.order, key)
+	}
+	g.decided[key] = d
+	for len(g.order) > maxAllowedFlows {
+		delete(g.decided, g.order[0])
+		g.order = g.order[1:]
+	}
+}
+
+// expire refuses, every second, the flows whose hello did not come whole within helloTimeout of
+// their first packet; an asked flow is the decision's timeout's.
+func (g *tlsGate) expire(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		g.mu.Lock()
+		var late []flowKey
+		for key, f := range g.flows {
+			if !f.asked && g.now().Sub(f.start) > helloTimeout {
+				g.refuseLocked(key, f)
+				late = append(late, key)
+			}
+		}
+		g.mu.Unlock()
+		for _, key := range late {
+			g.refuse(key, reasonHelloTimeout)
+		}
+	}
+}
+
+// revoked returns the flows the gate allowed whose name allowed no longer allows on 443, and
+// forgets them: `abox egress rm` resets them ([policy.SetRevokedFlow]).
+func (g *tlsGate) revoked(allowed func(name string) bool) []flowKey {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []flowKey
+	for key, d := range g.decided {
+		if d.mark == policy.VerdictAllow && !allowed(d.name) {
+			out = append(out, key)
+			g.decided[key] = flowVerdict{mark: policy.VerdictDeny}
+		}
+	}
+	return out
+}
+
+// refuse reports a refusal of the gate's own.
+func (g *tlsGate) refuse(key flowKey, why string) {
+	if g.refused != nil {
+		g.refused(key, why)
+	}
+}
+
+// drop drops packets whose bytes the gate has copied.
+func (g *tlsGate) drop(ids []uint32) {
+	for _, id := range ids {
+		if err := g.q.Drop(id); err != nil && g.report != nil {
+			g.report(fmt.Sprintf("tls gate: dropping packet %d: %v", id, err))
+		}
+	}
+}
+
+func (g *tlsGate) verdicts(ids []uint32, mark uint32) {
+	for _, id := range ids {
+		g.verdict(id, mark)
+	}
+}
+
+func (g *tlsGate) verdict(id, mark uint32) {
+	if err := g.q.Repeat(id, mark); err != nil && g.report != nil {
+		g.report(fmt.Sprintf("tls gate: verdict for packet %d: %v", id, err))
+	}
+}

@@ -83,7 +83,9 @@ func benchEgress(t *testing.T, w *world) {
 	cl := w.client(t)
 	plain := func(mode ...string) []string { return mode }
 	agent, client := side{sb.agent, plain}, side{cl, plain}
-	srv443 := w.srv.IP + ":443"
+	// By name, as a client would: the agent's resolver is netd's, which opens the address it
+	// answers for the kernel's fast path; the plain container's is Docker's.
+	srv443 := srvName + ":443"
 	cmd := "bench/run -run TestBench/egress"
 
 	_, idleHWM := w.netdMemory(t, sb.netd)

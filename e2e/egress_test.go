@@ -88,14 +88,22 @@ func TestEgressTLSBySNI(t *testing.T) {
 }
 
 // checkConnLog checks netd's connection log of the last run: refusals with their reasons, and
-// allowed connections to the address netd resolved, with bytes counted both ways.
+// allowed connections to the address netd resolved: relayed by the SNI proxy, with bytes counted
+// both ways, or carried by the kernel after the check of their hello (the TLS fast path), with
+// the hello's bytes. Both kinds must be there: the agent's connections to exact.test by name go
+// through the fast path, the one aimed at another address through the proxy.
 func checkConnLog(t *testing.T, h *harness.H, exactIP string) {
 	t.Helper()
 	reasons := map[string]string{}
+	kinds := map[bool]int{}
 	for _, r := range harvested[policy.ConnRecord](t, h, policy.ConnLog) {
 		if r.Verdict == policy.Allowed {
-			if r.Name == "exact.test" && (r.Upstream != exactIP+":443" || r.BytesUp == 0 || r.BytesDown == 0) {
-				t.Errorf("allowed connection %+v, want upstream %s:443 and bytes both ways", r, exactIP)
+			if r.Name != "exact.test" {
+				continue
+			}
+			kinds[r.Kernel]++
+			if r.Upstream != exactIP+":443" || r.BytesUp == 0 || (!r.Kernel && r.BytesDown == 0) {
+				t.Errorf("allowed connection %+v, want upstream %s:443 and bytes both ways (the hello's, carried by the kernel)", r, exactIP)
 			}
 			continue
 		}
@@ -103,6 +111,9 @@ func checkConnLog(t *testing.T, h *harness.H, exactIP string) {
 		if r.Name == "other.test" && r.OrigDst != exactIP+":443" {
 			t.Errorf("fronting attempt %+v, want the address the agent aimed at (%s:443)", r, exactIP)
 		}
+	}
+	if kinds[true] == 0 || kinds[false] == 0 {
+		t.Errorf("allowed connections to exact.test: %d carried by the kernel, %d relayed; want both", kinds[true], kinds[false])
 	}
 	want := map[string]string{"allowed.test": "not allowed", "other.test": "not allowed", "": "no sni",
 		"ssh.test": "allowed only on port 2222"}

@@ -52,8 +52,10 @@ func netProbe(args []string, stdout, stderr io.Writer) int {
 	default:
 		var ok bool
 		if res, ok = nsProbe(args); !ok {
-			fmt.Fprintln(stderr, netUsage+"\n"+nsUsage+"\n"+ns2Usage)
-			return 2
+			if res, ok = gateProbe(args); !ok {
+				fmt.Fprintln(stderr, netUsage+"\n"+nsUsage+"\n"+ns2Usage+"\n"+gateUsage)
+				return 2
+			}
 		}
 	}
 	b, _ := json.Marshal(res)

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
@@ -170,6 +171,10 @@ func tlsBench(args []string) (benchReport, error) {
 		return benchReport{}, err
 	}
 	addr, sni := args[0], args[1]
+	addr, err = resolveOnce(addr)
+	if err != nil {
+		return benchReport{}, err
+	}
 	cfg := &tls.Config{ServerName: sni, InsecureSkipVerify: true}
 	d := &net.Dialer{Timeout: 5 * time.Second}
 	return timed(n, 1, func(int) error {
@@ -188,6 +193,10 @@ func getBench(args []string) (benchReport, error) {
 		return benchReport{}, fmt.Errorf("getbench: need ADDR:PORT SNI PATH")
 	}
 	addr, sni, path := args[0], args[1], args[2]
+	addr, err := resolveOnce(addr)
+	if err != nil {
+		return benchReport{}, err
+	}
 	var size int64
 	rep := timed(1, 1, func(int) error {
 		d := &net.Dialer{Timeout: 5 * time.Second}
@@ -214,4 +223,21 @@ func getBench(args []string) (benchReport, error) {
 		rep.MiBS = float64(size) / (1 << 20) / rep.TotalS
 	}
 	return rep, nil
+}
+
+// resolveOnce looks up the host of HOST:PORT once, before anything is timed, as a client that
+// resolves a name and then connects does; an address is returned as it is.
+func resolveOnce(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", err
+	}
+	if net.ParseIP(host) != nil {
+		return addr, nil
+	}
+	ips, err := net.DefaultResolver.LookupIP(context.Background(), "ip4", host)
+	if err != nil || len(ips) == 0 {
+		return "", fmt.Errorf("resolving %s: %v", host, err)
+	}
+	return net.JoinHostPort(ips[0].String(), port), nil
 }

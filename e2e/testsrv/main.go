@@ -8,6 +8,8 @@
 //     without -names, for whatever server name the client sends;
 //   - plain HTTP on 80;
 //   - TCP listeners (2222, 2223) that send a banner naming the server, then echo;
+//   - on request (-raw-ports), TCP listeners that send nothing and log every byte they receive,
+//     as it arrives: a test can prove that not one byte of a connection got there;
 //   - UDP echo (2222);
 //   - an authoritative DNS server on 53 (udp and tcp) that answers every A query with one address.
 //
@@ -46,6 +48,7 @@ type options struct {
 	httpsPort int
 	httpPort  int
 	tcpPorts  []int
+	rawPorts  []int
 	udpPorts  []int
 	dnsPort   int
 	dnsAnswer string
@@ -66,6 +69,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.httpPort, "http-port", 80, "HTTP port (0: off)")
 	tcp := fs.String("tcp-ports", "2222,2223", "comma-separated TCP banner/echo ports")
 	udp := fs.String("udp-ports", "2222", "comma-separated UDP echo ports")
+	raw := fs.String("raw-ports", "", "comma-separated TCP ports that say nothing and log every byte received")
 	fs.IntVar(&o.dnsPort, "dns-port", 53, "DNS port, udp and tcp (0: off)")
 	fs.StringVar(&o.dnsAnswer, "dns-answer", "", "IPv4 address every A query gets (default: this server's)")
 	fs.UintVar(&o.dnsTTL, "dns-ttl", 60, "TTL of DNS answers")
@@ -87,6 +91,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.udpPorts, err = parsePorts(*udp); err != nil {
 		return o, fmt.Errorf("-udp-ports: %w", err)
+	}
+	if o.rawPorts, err = parsePorts(*raw); err != nil {
+		return o, fmt.Errorf("-raw-ports: %w", err)
 	}
 	return o, nil
 }
@@ -161,6 +168,13 @@ func (s *server) listen(ctx context.Context, o options) error {
 			return err
 		}
 		go s.serveTCP(l)
+	}
+	for _, p := range o.rawPorts {
+		l, err := net.Listen("tcp", fmt.Sprintf(":%d", p))
+		if err != nil {
+			return err
+		}
+		go s.serveRaw(l)
 	}
 	for _, p := range o.udpPorts {
 		pc, err := net.ListenPacket("udp", fmt.Sprintf(":%d", p))

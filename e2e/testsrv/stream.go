@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -72,4 +73,37 @@ func clip(s string) string {
 		return s[:maxLogged] + "…"
 	}
 	return s
+}
+
+// serveRaw accepts connections that it never writes to, and logs each read: its size and, hex
+// encoded, its first bytes. Nothing is buffered until a line ends, so a partial ClientHello
+// that arrived is in the log.
+func (s *server) serveRaw(l net.Listener) {
+	port := l.Addr().(*net.TCPAddr).Port
+	s.log.Info("listening", "proto", "raw", "addr", l.Addr().String())
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		go func() {
+			defer c.Close()
+			s.log.Info("raw-connect", "proto", "raw", "port", port, "remote", c.RemoteAddr().String())
+			buf := make([]byte, 64<<10)
+			for {
+				_ = c.SetReadDeadline(time.Now().Add(time.Minute))
+				n, err := c.Read(buf)
+				if n > 0 {
+					s.log.Info("raw-data", "proto", "raw", "port", port, "remote", c.RemoteAddr().String(),
+						"bytes", n, "head", hex.EncodeToString(buf[:min(n, maxLogged/2)]))
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
 }

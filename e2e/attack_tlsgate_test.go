@@ -30,9 +30,12 @@ func TestAttackTLSFastPath(t *testing.T) {
 	exact := h.StartServer("exact.test")
 	raw := h.StartServerWith(harness.ServerOptions{Aliases: []string{"raw.test"}, Args: []string{"-https-port", "0", "-raw-ports", "443"}})
 	other := h.StartServer("other.test")
-	upProject(t, h, "tlsgate", []string{"exact.test", "raw.test"}, "")
+	peer := h.StartServer("peer.test")
+	upProject(t, h, "tlsgate", []string{"exact.test", "raw.test", "peer.test"}, "")
 	res := h.Abox("run", bashLines(
 		`echo "before $(claude net tls exact.test:443 exact.test)"`,
+		`getent hosts peer.test >/dev/null`, // netd opens peer.test's address to the fast path
+		`echo "aimed-at-peer $(claude net tls `+peer.IP+`:443 exact.test)"`,
 		`echo "split $(claude net tls-split exact.test:443 exact.test 300 20)"`,
 		`echo "split-other $(claude net tls-split exact.test:443 other.test 300 5)"`,
 		`echo "split-fine $(claude net tls-split exact.test:443 exact.test 40 5)"`,
@@ -45,7 +48,12 @@ func TestAttackTLSFastPath(t *testing.T) {
 		t.Fatalf("abox run: %s", res)
 	}
 	got := probes(t, agentOutput(res.Stdout))
-	probesOK(t, got, "before", "split", "after")
+	probesOK(t, got, "before", "split", "after", "aimed-at-peer")
+	// An allowed name sent to the address of another allowed name reaches that address (row
+	// E34): the kernel carries the flow where the agent aimed, which netd opened for peer.test.
+	if r := got["aimed-at-peer"].Reply; !strings.Contains(r, "name=peer.test") || !strings.Contains(r, "sni=exact.test") {
+		t.Errorf("exact.test's name aimed at peer.test's address: reply %q, want peer.test's server seeing sni exact.test", r)
+	}
 	for _, n := range []string{"split-other", "split-fine", "stall", "tfo"} {
 		if p := got[n]; p.OK {
 			t.Errorf("%s: %+v, want the connection refused", n, p)
@@ -82,8 +90,8 @@ func TestAttackTLSFastPath(t *testing.T) {
 		}
 		reasons[r.Reason] += int(r.Decisions())
 	}
-	if kernelAllowed < 3 {
-		t.Errorf("netd logged %d allowed flows carried by the kernel, want the three allowed probes'", kernelAllowed)
+	if kernelAllowed < 4 {
+		t.Errorf("netd logged %d allowed flows carried by the kernel, want the four allowed probes'", kernelAllowed)
 	}
 	for _, want := range []string{"not allowed", "no whole client hello within 10s", "data in the syn (tcp fast open)",
 		"too many tls flows waiting for their client hello", "closed before its client hello was whole", "client hello in more than 8 packets"} {
@@ -136,5 +144,37 @@ func TestAttackTLSFlowRevoked(t *testing.T) {
 	}
 	if n := lastCounter(t, h, "revoked tls flow"); n == 0 {
 		t.Error(`netd's counters show no packet reset by the "revoked tls flow" rule`)
+	}
+}
+
+// TestAttackTLSQueueRuleGone: the agent opens a connection to an address netd opened for an
+// allowed name (its SYN and ACK pass the gate), then the queue rule vanishes from netd's
+// namespace (here the host flushes it; nothing in the sandbox can), and the agent sends its
+// hello. The flow is still marked held, so the ruleset drops every packet of it that comes
+// without a verdict: raw.test receives nothing. The queue is only a way for packets to be
+// judged; the ruleset never lets an unjudged one out.
+func TestAttackTLSQueueRuleGone(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	raw := h.StartServerWith(harness.ServerOptions{Aliases: []string{"raw.test"}, Args: []string{"-https-port", "0", "-raw-ports", "443"}})
+	upProject(t, h, "qgone", []string{"raw.test"}, "")
+	_, wait := startAbox(t, h, h.Workspace, nil, "run", bashLines(
+		`echo "late $(claude net connect-then-hello raw.test:443 raw.test /workspace/connected /workspace/go)"`))
+	waitWorkspaceFile(t, h.Workspace, "connected")
+	netd := waitRunning(t, h, "netd")
+	h.MustDocker("exec", "--user", "0", netd, "iptables-nft", "-t", "mangle", "-F", "OUTPUT")
+	workspaceFile(t, h.Workspace, "go", "")
+	res := wait()
+	if !res.OK() {
+		t.Fatalf("abox run: %s", res)
+	}
+	if p := probes(t, agentOutput(res.Stdout))["late"]; p.OK {
+		t.Errorf("the hello sent after the queue rule was gone: %+v, want no answer", p)
+	}
+	if ev := h.Events(raw.Container, "raw-data"); len(ev) != 0 {
+		t.Errorf("raw.test received bytes of a flow nobody judged: %v", ev)
+	}
+	if n := lastCounter(t, h, "tls held, not judged"); n == 0 {
+		t.Error(`netd's counters show no packet dropped by the "tls held, not judged" rule`)
 	}
 }

@@ -31,6 +31,8 @@ const gateUsage = `       claude net tls-split ADDR:PORT SNI CHUNK PAUSE_MS  TLS
                                                    ClientHello for SECS; counts those reset or refused
        claude net tls-hold ADDR:PORT SNI SECS MARKER      one TLS connection kept busy with a GET / every 200 ms
                                                    for SECS, MARKER created once the first answer came
+       claude net connect-then-hello ADDR:PORT SNI MARKER GO  connect, create MARKER, wait for the file GO,
+                                                   then send a whole ClientHello (ok: the server answered)
 The TLS fast path's adversary: ADDR is resolved through the sandbox's resolver, as a client
 would, so that the connection goes to an address netd opened for the name.`
 
@@ -47,6 +49,8 @@ func gateProbe(args []string) (map[string]any, bool) {
 		return probeHelloHold(args[1:]), true
 	case "tls-hold":
 		return probeTLSHold(args[1:]), true
+	case "connect-then-hello":
+		return probeConnectThenHello(args[1:]), true
 	}
 	return nil, false
 }
@@ -278,4 +282,39 @@ func probeTLSHold(args []string) map[string]any {
 		time.Sleep(200 * time.Millisecond)
 	}
 	return map[string]any{"ok": true, "rounds": rounds}
+}
+
+func probeConnectThenHello(args []string) map[string]any {
+	if len(args) < 4 {
+		return map[string]any{"ok": false, "error": "need ADDR:PORT SNI MARKER GO"}
+	}
+	ap, err := resolve(args[0])
+	hello, err2 := helloFor(args[1])
+	if err = errors.Join(err, err2); err != nil {
+		return failed(err)
+	}
+	c, err := net.DialTimeout("tcp4", ap.String(), 5*time.Second)
+	if err != nil {
+		return failed(err)
+	}
+	defer c.Close()
+	if f, err := os.Create(args[2]); err == nil {
+		f.Close()
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if _, err := os.Stat(args[3]); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return failed(errors.New("no go within a minute"))
+		}
+	}
+	if _, err := c.Write(hello); err != nil {
+		return failed(err)
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := c.Read(make([]byte, 1)); n == 0 {
+		return failed(fmt.Errorf("no answer: %v", err))
+	}
+	return map[string]any{"ok": true, "reply": "the server answered"}
 }

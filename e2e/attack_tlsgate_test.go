@@ -21,7 +21,8 @@ import (
 // server that is not allowed (reset), a hello in 40-byte pieces (more packets than a client can
 // send unacknowledged: reset at once), the first 100 bytes of a hello and then nothing (reset
 // after the hello's deadline), a hello in the SYN (TCP Fast Open: reset), and more stalled hellos
-// at once than netd holds (those past the bound refused at once); a plain connection works
+// at once than netd holds (those past the bound refused at once), and a second connection from
+// the local port of an allowed one, naming a server that is not allowed; a plain connection works
 // before and after. raw.test logs every byte it receives: not one arrives from a flow that was not allowed,
 // and every refusal is in netd's connection log with its reason.
 func TestAttackTLSFastPath(t *testing.T) {
@@ -43,6 +44,7 @@ func TestAttackTLSFastPath(t *testing.T) {
 		`echo "tfo $(claude net tfo raw.test:443 raw.test)"`,
 		fmt.Sprintf(`echo "hold $(claude net hello-hold raw.test:443 raw.test %d 3)"`, 400),
 		`echo "after $(claude net tls exact.test:443 exact.test)"`,
+		`echo "reuse $(claude net tls-reuse exact.test:443 exact.test other.test 41234)"`,
 	))
 	if !res.OK() {
 		t.Fatalf("abox run: %s", res)
@@ -54,10 +56,15 @@ func TestAttackTLSFastPath(t *testing.T) {
 	if r := got["aimed-at-peer"].Reply; !strings.Contains(r, "name=peer.test") || !strings.Contains(r, "sni=exact.test") {
 		t.Errorf("exact.test's name aimed at peer.test's address: reply %q, want peer.test's server seeing sni exact.test", r)
 	}
-	for _, n := range []string{"split-other", "split-fine", "stall", "tfo"} {
+	for _, n := range []string{"split-other", "split-fine", "stall", "tfo", "reuse"} {
 		if p := got[n]; p.OK {
 			t.Errorf("%s: %+v, want the connection refused", n, p)
 		}
+	}
+	// The second connection from the port of an allowed one must be judged anew: netd once took
+	// the five-tuple's earlier verdict for it.
+	if p := got["reuse"]; !strings.HasPrefix(p.Error, "second:") || strings.Contains(p.Error, "in use") || strings.Contains(p.Error, "not available") {
+		t.Errorf("reuse: %+v, want the first connection through and the second, from the same port, refused", p)
 	}
 	if r := got["split"].Reply; !strings.Contains(r, "name=exact.test") {
 		t.Errorf("split hello: reply %q, want exact.test's server", r)

@@ -33,6 +33,8 @@ const gateUsage = `       claude net tls-split ADDR:PORT SNI CHUNK PAUSE_MS  TLS
                                                    for SECS, MARKER created once the first answer came
        claude net connect-then-hello ADDR:PORT SNI MARKER GO  connect, create MARKER, wait for the file GO,
                                                    then send a whole ClientHello (ok: the server answered)
+       claude net tls-reuse ADDR:PORT SNI OTHER LPORT     TLS with SNI from local port LPORT, read to the server's
+                                                   close, then again from LPORT with OTHER (ok: the second got through)
 The TLS fast path's adversary: ADDR is resolved through the sandbox's resolver, as a client
 would, so that the connection goes to an address netd opened for the name.`
 
@@ -51,6 +53,8 @@ func gateProbe(args []string) (map[string]any, bool) {
 		return probeTLSHold(args[1:]), true
 	case "connect-then-hello":
 		return probeConnectThenHello(args[1:]), true
+	case "tls-reuse":
+		return probeTLSReuse(args[1:]), true
 	}
 	return nil, false
 }
@@ -317,4 +321,53 @@ func probeConnectThenHello(args []string) map[string]any {
 		return failed(fmt.Errorf("no answer: %v", err))
 	}
 	return map[string]any{"ok": true, "reply": "the server answered"}
+}
+
+// tlsFrom connects from local port lport (SO_REUSEADDR), with sni, GETs / with Connection: close
+// and reads to the server's close, so that the server closes first and the port is free again.
+func tlsFrom(ap netip.AddrPort, sni string, lport int) (string, error) {
+	d := &net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{Port: lport},
+		Control: func(_, _ string, c syscall.RawConn) error {
+			var serr error
+			c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1) })
+			return serr
+		}}
+	c, err := tls.DialWithDialer(d, "tcp4", ap.String(), &tls.Config{ServerName: sni, InsecureSkipVerify: true})
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", sni)
+	body, err := io.ReadAll(c)
+	// TLS reports the end at the server's close_notify; wait for its FIN too, so that the server
+	// is the one that closed first and this port holds no TIME_WAIT.
+	io.Copy(io.Discard, c.NetConn())
+	return lastLine(string(body)), err
+}
+
+func probeTLSReuse(args []string) map[string]any {
+	if len(args) < 4 {
+		return map[string]any{"ok": false, "error": "need ADDR:PORT SNI OTHER LPORT"}
+	}
+	lport, err1 := strconv.Atoi(args[3])
+	ap, err := resolve(args[0])
+	if err = errors.Join(err, err1); err != nil {
+		return failed(err)
+	}
+	first, err := tlsFrom(ap, args[1], lport)
+	if err != nil {
+		return map[string]any{"ok": false, "error": "first: " + err.Error()}
+	}
+	var second string
+	for range 20 { // the port may take a moment to be free
+		if second, err = tlsFrom(ap, args[2], lport); !errors.Is(err, syscall.EADDRINUSE) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		return map[string]any{"ok": false, "error": "second: " + err.Error(), "reply": first}
+	}
+	return map[string]any{"ok": true, "reply": second}
 }

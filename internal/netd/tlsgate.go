@@ -119,13 +119,21 @@ type tlsGate struct {
 	mu      sync.Mutex
 	flows   map[flowKey]*heldFlow
 	decided map[flowKey]flowVerdict // flows judged, for the packets still on their way
-	order   []flowKey               // decided, oldest first, for the bound
+	order   []decidedAt             // decided, oldest first, for the bound
+	serial  uint64                  // of the last decision
 }
 
 // flowVerdict is a judged flow: its verdict mark and, when allowed, the name.
 type flowVerdict struct {
-	mark uint32
-	name string
+	mark   uint32
+	name   string
+	serial uint64 // which decision of the flow's five-tuple this is
+}
+
+// decidedAt is one entry of [tlsGate.order]: the decision serial of key it stands for.
+type decidedAt struct {
+	key    flowKey
+	serial uint64
 }
 
 func newTLSGate(q packetQueue, decide func(context.Context, tlsQuestion) tlsAnswer) *tlsGate {
@@ -160,6 +168,12 @@ func (g *tlsGate) handle(ctx context.Context, p nfq.Packet) {
 	}
 	key := flowKey{netip.AddrPortFrom(seg.Src, seg.SrcPort), netip.AddrPortFrom(seg.Dst, seg.DstPort)}
 	g.mu.Lock()
+	if seg.Flags&nfq.SYN != 0 && g.flows[key] == nil {
+		// A new connection: the agent's TCP may reuse a local port as soon as the last
+		// connection to the same server is closed, and nothing of that one's verdict, allowed
+		// least of all, may stand for this one.
+		delete(g.decided, key)
+	}
 	if d, ok := g.decided[key]; ok { // on its way before the flow's mark changed
 		g.mu.Unlock()
 		g.verdict(p.ID, d.mark)
@@ -325,12 +339,14 @@ func (g *tlsGate) refuseLocked(key flowKey, f *heldFlow) {
 // remember keeps a decision for the flow's late packets and, when allowed, for revocation,
 // forgetting the oldest past maxAllowedFlows.
 func (g *tlsGate) remember(key flowKey, d flowVerdict) {
-	if _, ok := g.decided[key]; !ok {
-		g.order = append(g.order, key)
-	}
+	g.serial++
+	d.serial = g.serial
 	g.decided[key] = d
+	g.order = append(g.order, decidedAt{key, d.serial})
 	for len(g.order) > maxAllowedFlows {
-		delete(g.decided, g.order[0])
+		if old := g.order[0]; g.decided[old.key].serial == old.serial {
+			delete(g.decided, old.key)
+		}
 		g.order = g.order[1:]
 	}
 }
@@ -370,7 +386,7 @@ func (g *tlsGate) revoked(allowed func(name string) bool) []flowKey {
 	for key, d := range g.decided {
 		if d.mark == policy.VerdictAllow && !allowed(d.name) {
 			out = append(out, key)
-			g.decided[key] = flowVerdict{mark: policy.VerdictDeny}
+			g.decided[key] = flowVerdict{mark: policy.VerdictDeny, serial: d.serial}
 		}
 	}
 	return out

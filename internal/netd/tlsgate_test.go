@@ -135,6 +135,8 @@ func newGateFixture(t *testing.T, answer tlsAnswer) *gateFixture {
 				return tlsAnswer{err: ctx.Err()}
 			}
 		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
 		return f.answer
 	})
 	f.g.refused = func(_ flowKey, why string) {
@@ -403,5 +405,33 @@ func TestGateRevoked(t *testing.T) {
 	f.send(3, agentEnd, 2+uint32(len(h)), nfq.ACK, []byte("more"))
 	if v := f.q.wait(t, 3); v != policy.VerdictDeny {
 		t.Errorf("a packet of the revoked flow: verdict %#x, want deny", v)
+	}
+}
+
+// TestGateNewConnectionOnAnAllowedFiveTuple: the agent's TCP reuses a local port for a new
+// connection to the same server as soon as the last one is closed. The new connection's SYN
+// starts a held flow of its own: the allowed verdict of the one before does not carry over, and
+// its hello, naming a server that is not allowed, is refused.
+func TestGateNewConnectionOnAnAllowedFiveTuple(t *testing.T) {
+	f := newGateFixture(t, tlsAnswer{name: "exact.test"})
+	h := hello(t, "exact.test")
+	f.send(1, agentEnd, 1, nfq.SYN, nil)
+	f.send(2, agentEnd, 2, nfq.ACK, h)
+	if v := f.q.wait(t, 2); v != policy.VerdictAllow {
+		t.Fatalf("the first connection: verdict %#x, want allow", v)
+	}
+	f.mu.Lock()
+	f.answer = tlsAnswer{err: errors.New("not allowed")}
+	f.mu.Unlock()
+	f.send(3, agentEnd, 7000, nfq.SYN, nil)
+	if v := f.q.wait(t, 3); v != policy.VerdictPass {
+		t.Fatalf("the new connection's SYN: verdict %#x, want pass (held, not allowed)", v)
+	}
+	f.send(4, agentEnd, 7001, nfq.ACK, hello(t, "other.test"))
+	if v := f.q.wait(t, 4); v != policy.VerdictDeny {
+		t.Errorf("the new connection's hello: verdict %#x, want deny", v)
+	}
+	if len(f.asked) != 2 {
+		t.Errorf("the child was asked %d times, want once per connection", len(f.asked))
 	}
 }

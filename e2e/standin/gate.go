@@ -48,7 +48,7 @@ func gateProbe(args []string) (map[string]any, bool) {
 	case "tls-hold":
 		return probeTLSHold(args[1:]), true
 	}
-	return nil, false
+	return redteam2Probe(args)
 }
 
 // helloFor returns the records of the ClientHello crypto/tls sends for sni.

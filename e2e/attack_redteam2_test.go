@@ -1,0 +1,118 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/aboxhq/abox/e2e/harness"
+	"github.com/aboxhq/abox/internal/policy"
+)
+
+// The second red team's attacks on the TLS fast path (internal/netd, "The TLS fast path"). The
+// agent's goal in each: a ClientHello naming a server that is not allowed (other.test) reaches
+// the allowed address of exact.test, whose testsrv answers any server name and logs each hello.
+// The stand-in's probes are in e2e/standin/redteam2.go.
+
+// otherHellos returns the ClientHellos exact.test's server received naming anything but
+// exact.test.
+func otherHellos(h *harness.H, srv *harness.Server) []string {
+	var out []string
+	for _, ev := range h.Events(srv.Container, "tls-hello") {
+		if sni := ev.Str("sni"); sni != srv.Name {
+			out = append(out, sni)
+		}
+	}
+	return out
+}
+
+// TestAttackRedTeam2TupleReuse: the agent makes a TLS connection to exact.test's address naming
+// exact.test (allowed), resets it, and connects again from the same local port to the same
+// address, naming other.test. The reset ended the conntrack entry, so the second connection is a
+// new flow, held again; it must be judged on its own ClientHello and refused — not let through
+// because the gate remembers the five-tuple as allowed.
+func TestAttackRedTeam2TupleReuse(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	exact := h.StartServer("exact.test")
+	upProject(t, h, "rt2reuse", []string{"exact.test"}, "")
+	res := h.Abox("run", `echo "reuse $(claude net rt2-reuse exact.test:443 exact.test other.test)"`)
+	if !res.OK() {
+		t.Fatalf("abox run: %s", res)
+	}
+	got := probes(t, agentOutput(res.Stdout))
+	p, ok := got["reuse"]
+	if !ok || (!p.OK && !strings.HasPrefix(p.Error, "second connection")) {
+		t.Fatalf("the probe did not get as far as the second connection: %+v\n%s", p, agentOutput(res.Stdout))
+	}
+	if p.OK {
+		t.Errorf("the second flow on the allowed flow's five-tuple went through naming other.test: %+v", p)
+	}
+	if sni := otherHellos(h, exact); len(sni) != 0 {
+		t.Errorf("exact.test's address received ClientHellos naming %v", sni)
+	}
+	refusedOther := false
+	for _, r := range harvested[policy.ConnRecord](t, h, policy.ConnLog) {
+		if r.Kernel && r.Name == "other.test" && r.Verdict != policy.Allowed {
+			refusedOther = true
+		}
+	}
+	if !refusedOther {
+		t.Error("conn.jsonl has no refusal of the second flow's hello naming other.test")
+	}
+}
+
+// TestAttackRedTeam2UrgentByte: a server reading its socket (no SO_OOBINLINE) never sees the
+// stream's urgent byte; the gate reassembles packets, urgent byte included. The agent sends one
+// urgent byte in the length field of its ClientHello's second record, so that the gate's records
+// hold a well-formed hello naming exact.test, and the server's, without that byte, crypto/tls's
+// hello naming other.test (e2e/standin/redteam2.go, "The urgent byte"). The flow must be refused.
+func TestAttackRedTeam2UrgentByte(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	exact := h.StartServer("exact.test")
+	upProject(t, h, "rt2oob", []string{"exact.test"}, "")
+	res := h.Abox("run", bashLines(
+		`echo "plain $(claude net tls exact.test:443 other.test)"`,
+		`echo "oob $(claude net rt2-oob exact.test:443 exact.test other.test)"`,
+	))
+	if !res.OK() {
+		t.Fatalf("abox run: %s", res)
+	}
+	got := probes(t, agentOutput(res.Stdout))
+	probesRefused(t, got, "plain")
+	if p := got["oob"]; p.OK {
+		t.Errorf("a hello naming other.test reached exact.test's address past the gate: %+v", p)
+	}
+	if sni := otherHellos(h, exact); len(sni) != 0 {
+		t.Errorf("exact.test's address received ClientHellos naming %v", sni)
+	}
+}
+
+// TestAttackRedTeam2Zerocopy: with MSG_ZEROCOPY the kernel sends a TCP segment from the agent's
+// own pages, read when the segment leaves, not when it was written. The agent sends the first
+// part of its hello naming exact.test that way, waits until netd's supervisor has read it, then
+// rewrites the pages to name other.test and sends the rest. The gate decides on what it read; the
+// server must not receive a hello naming other.test.
+func TestAttackRedTeam2Zerocopy(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	exact := h.StartServer("exact.test")
+	upProject(t, h, "rt2zc", []string{"exact.test"}, "")
+	res := h.Abox("run", bashLines(
+		`echo "caps $(claude net rt2-caps -)"`,
+		`echo "zc $(claude net rt2-zerocopy exact.test:443 exact.test other.test)"`,
+	))
+	if !res.OK() {
+		t.Fatalf("abox run: %s", res)
+	}
+	got := probes(t, agentOutput(res.Stdout))
+	t.Logf("caps: %+v", got["caps"])
+	if p := got["zc"]; p.OK {
+		t.Errorf("a hello naming other.test reached exact.test's address past the gate: %+v", p)
+	}
+	if sni := otherHellos(h, exact); len(sni) != 0 {
+		t.Errorf("exact.test's address received ClientHellos naming %v", sni)
+	}
+}

@@ -3,8 +3,10 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aboxhq/abox/e2e/harness"
 	"github.com/aboxhq/abox/internal/policy"
@@ -114,5 +116,49 @@ func TestAttackRedTeam2Zerocopy(t *testing.T) {
 	}
 	if sni := otherHellos(h, exact); len(sni) != 0 {
 		t.Errorf("exact.test's address received ClientHellos naming %v", sni)
+	}
+}
+
+// TestAttackRedTeam2RevokeAfterEviction: keep.test and drop.test are one server, so one
+// address, which stays open for keep.test when drop.test is removed: only the cut by flow
+// (revoked_flow) ends the agent's connection to drop.test, and it is made from the gate's memory
+// of the flows it allowed. The agent holds a connection to drop.test, then makes 17000 flows the
+// gate refuses at once (data in the SYN), each a decision the gate remembers, more than it keeps
+// (maxAllowedFlows); then the user runs `abox egress rm drop.test`. The connection must still
+// be cut within seconds.
+func TestAttackRedTeam2RevokeAfterEviction(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	h.StartServer("keep.test", "drop.test")
+	upProject(t, h, "rt2evict", []string{"keep.test", "drop.test"}, "")
+	_, wait := startAbox(t, h, h.Workspace, nil, "run", bashLines(
+		`claude net tls-hold drop.test:443 drop.test 20 /workspace/held-drop > /tmp/drop.json &`,
+		`until [ -e /workspace/held-drop ]; do sleep 0.1; done`,
+		`claude net rt2-evict keep.test:443 17000 > /tmp/evict.json`,
+		`touch /workspace/evicted`,
+		`wait`,
+		`echo "drop $(cat /tmp/drop.json)"`,
+		`echo "evict $(cat /tmp/evict.json)"`))
+	waitWorkspaceFile(t, h.Workspace, "evicted")
+	if res := h.Abox("egress", "rm", "drop.test"); !res.OK() {
+		t.Fatalf("abox egress rm: %s", res)
+	}
+	rmAt := time.Now()
+	res := wait()
+	if !res.OK() {
+		t.Fatalf("abox run: %s", res)
+	}
+	got := probes(t, agentOutput(res.Stdout))
+	t.Logf("evict: %+v", got["evict"])
+	var refused int
+	fmt.Sscanf(got["evict"].Reply, "refused %d", &refused)
+	if refused < 16500 {
+		t.Fatalf("the eviction did not make its 17000 refused flows: %+v", got["evict"])
+	}
+	p := got["drop"]
+	t.Logf("drop: %+v", p)
+	if p.OK || p.Rounds == 0 {
+		t.Errorf("drop.test's connection ran on after `abox egress rm drop.test` (%s ago when the run ended): %+v",
+			time.Since(rmAt).Round(time.Second), p)
 	}
 }

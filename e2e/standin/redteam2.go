@@ -385,7 +385,8 @@ func probeZerocopy(args []string) map[string]any {
 }
 
 // probeEvict makes N flows the gate refuses at their first packet (data in the SYN), each from
-// its own local port: each is a decision the gate remembers.
+// its own local port (20000 on, bound explicitly: the kernel's choice would reuse a few), so each
+// is a decision the gate remembers.
 func probeEvict(args []string) map[string]any {
 	if len(args) < 2 {
 		return map[string]any{"ok": false, "error": "need ADDR:PORT N [CONC]"}
@@ -402,39 +403,41 @@ func probeEvict(args []string) map[string]any {
 	sa := &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}
 	var refused, other atomic.Int64
 	var firstErr atomic.Value
-	next := make(chan struct{})
+	ports := make(chan int)
 	var wg sync.WaitGroup
 	start := time.Now()
 	for range conc {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for range next {
+			for port := range ports {
 				fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
-				if err != nil {
-					other.Add(1)
-					firstErr.CompareAndSwap(nil, err.Error())
-					continue
+				if err == nil {
+					unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
+					unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_FASTOPEN_NO_COOKIE, 1)
+					unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &unix.Timeval{Sec: 3})
+					if err = unix.Bind(fd, &unix.SockaddrInet4{Port: port}); err == nil {
+						err = unix.Sendto(fd, []byte("evict"), unix.MSG_FASTOPEN, sa)
+					}
 				}
-				unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_FASTOPEN_NO_COOKIE, 1)
-				unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &unix.Timeval{Sec: 3})
-				err = unix.Sendto(fd, []byte("evict"), unix.MSG_FASTOPEN, sa)
 				switch {
 				case err == unix.ECONNREFUSED || err == unix.ECONNRESET:
 					refused.Add(1)
 				default:
 					other.Add(1)
-					firstErr.CompareAndSwap(nil, fmt.Sprint(err))
+					firstErr.CompareAndSwap(nil, fmt.Sprintf("port %d: %v", port, err))
 				}
-				unix.SetsockoptLinger(fd, unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
-				unix.Close(fd)
+				if fd >= 0 {
+					unix.SetsockoptLinger(fd, unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
+					unix.Close(fd)
+				}
 			}
 		}()
 	}
-	for range n {
-		next <- struct{}{}
+	for i := range n {
+		ports <- 20000 + i
 	}
-	close(next)
+	close(ports)
 	wg.Wait()
 	res := map[string]any{"ok": refused.Load() == int64(n), "reply": fmt.Sprintf("refused %d other %d in %.1fs", refused.Load(), other.Load(), time.Since(start).Seconds())}
 	if e := firstErr.Load(); e != nil {

@@ -29,6 +29,17 @@ func otherHellos(h *harness.H, srv *harness.Server) []string {
 	return out
 }
 
+// logKernelFlows logs what netd recorded of the flows it judged on their held packets: the
+// evidence of what the audit trail says happened.
+func logKernelFlows(t *testing.T, h *harness.H) {
+	t.Helper()
+	for _, r := range harvested[policy.ConnRecord](t, h, policy.ConnLog) {
+		if r.Kernel {
+			t.Logf("conn.jsonl: %s %s to %s: %s %s (%d bytes up)", r.Kind, r.Name, r.OrigDst, r.Verdict, r.Reason, r.BytesUp)
+		}
+	}
+}
+
 // TestAttackRedTeam2TupleReuse: the agent makes a TLS connection to exact.test's address naming
 // exact.test (allowed), resets it, and connects again from the same local port to the same
 // address, naming other.test. The reset ended the conntrack entry, so the second connection is a
@@ -54,6 +65,7 @@ func TestAttackRedTeam2TupleReuse(t *testing.T) {
 	if sni := otherHellos(h, exact); len(sni) != 0 {
 		t.Errorf("exact.test's address received ClientHellos naming %v", sni)
 	}
+	logKernelFlows(t, h)
 	refusedOther := false
 	for _, r := range harvested[policy.ConnRecord](t, h, policy.ConnLog) {
 		if r.Kernel && r.Name == "other.test" && r.Verdict != policy.Allowed {
@@ -90,6 +102,7 @@ func TestAttackRedTeam2UrgentByte(t *testing.T) {
 	if sni := otherHellos(h, exact); len(sni) != 0 {
 		t.Errorf("exact.test's address received ClientHellos naming %v", sni)
 	}
+	logKernelFlows(t, h)
 }
 
 // TestAttackRedTeam2Zerocopy: with MSG_ZEROCOPY the kernel sends a TCP segment from the agent's
@@ -117,6 +130,7 @@ func TestAttackRedTeam2Zerocopy(t *testing.T) {
 	if sni := otherHellos(h, exact); len(sni) != 0 {
 		t.Errorf("exact.test's address received ClientHellos naming %v", sni)
 	}
+	logKernelFlows(t, h)
 }
 
 // TestAttackRedTeam2RevokeAfterEviction: keep.test and drop.test are one server, so one

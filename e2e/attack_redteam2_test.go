@@ -105,12 +105,13 @@ func TestAttackRedTeam2UrgentByte(t *testing.T) {
 	logKernelFlows(t, h)
 }
 
-// TestAttackRedTeam2Zerocopy: with MSG_ZEROCOPY the kernel sends a TCP segment from the agent's
-// own pages, read when the segment leaves, not when it was written. The agent sends the first
-// part of its hello naming exact.test that way, waits until netd's supervisor has read it, then
-// rewrites the pages to name other.test and sends the rest. The gate decides on what it read; the
-// server must not receive a hello naming other.test.
-func TestAttackRedTeam2Zerocopy(t *testing.T) {
+// TestAttackRedTeam2RewrittenPages: a TCP segment sent with MSG_ZEROCOPY, or with sendfile(2)
+// from a file (tmpfs or the workspace), holds the sender's pages, read when the segment leaves
+// the namespace, not when it was written. The agent sends the first part of its hello naming
+// exact.test that way, waits until netd's supervisor has read it, rewrites the pages (the
+// mapping, or the file with pwrite) to name other.test, and sends the rest. The gate decides on
+// what it read; the server must not receive a hello naming other.test.
+func TestAttackRedTeam2RewrittenPages(t *testing.T) {
 	t.Parallel()
 	h := harness.Setup(t)
 	exact := h.StartServer("exact.test")
@@ -118,14 +119,18 @@ func TestAttackRedTeam2Zerocopy(t *testing.T) {
 	res := h.Abox("run", bashLines(
 		`echo "caps $(claude net rt2-caps -)"`,
 		`echo "zc $(claude net rt2-zerocopy exact.test:443 exact.test other.test)"`,
+		`echo "sendfile-tmp $(claude net rt2-sendfile exact.test:443 exact.test other.test /tmp)"`,
+		`echo "sendfile-ws $(claude net rt2-sendfile exact.test:443 exact.test other.test /workspace)"`,
 	))
 	if !res.OK() {
 		t.Fatalf("abox run: %s", res)
 	}
 	got := probes(t, agentOutput(res.Stdout))
 	t.Logf("caps: %+v", got["caps"])
-	if p := got["zc"]; p.OK {
-		t.Errorf("a hello naming other.test reached exact.test's address past the gate: %+v", p)
+	for _, n := range []string{"zc", "sendfile-tmp", "sendfile-ws"} {
+		if p := got[n]; p.OK {
+			t.Errorf("%s: a hello naming other.test reached exact.test's address past the gate: %+v", n, p)
+		}
 	}
 	if sni := otherHellos(h, exact); len(sni) != 0 {
 		t.Errorf("exact.test's address received ClientHellos naming %v", sni)

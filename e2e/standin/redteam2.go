@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,8 @@ const redteam2Usage = `       claude net rt2-reuse ADDR:PORT SNI_OK SNI_BAD     
                                                    (MSG_OOB): read with it, the records name SNI_OK
        claude net rt2-zerocopy ADDR:PORT SNI_OK SNI_BAD   a ClientHello sent with MSG_ZEROCOPY naming SNI_OK, its
                                                    pages rewritten to name SNI_BAD once netd has read them
+       claude net rt2-sendfile ADDR:PORT SNI_OK SNI_BAD DIR   the same with sendfile(2) from a file in DIR, rewritten
+                                                   with pwrite(2)
        claude net rt2-evict ADDR:PORT N [CONC]            N connections with data in the SYN, each refused
        claude net rt2-caps -                              which privileged socket options the agent may set
 The TLS fast path's second red team (e2e/attack_redteam2_test.go). ADDR is resolved through the
@@ -42,6 +45,8 @@ func redteam2Probe(args []string) (map[string]any, bool) {
 		return probeOOB(args[1:]), true
 	case "rt2-zerocopy":
 		return probeZerocopy(args[1:]), true
+	case "rt2-sendfile":
+		return probeSendfile(args[1:]), true
 	case "rt2-evict":
 		return probeEvict(args[1:]), true
 	case "rt2-caps":
@@ -374,6 +379,71 @@ func probeZerocopy(args []string) map[string]any {
 		time.Sleep(40 * time.Millisecond)
 		copy(page, rec[:k])
 		_, err := c.Write(rec[k:])
+		return err
+	}}
+	t := tls.Client(fw, &tls.Config{ServerName: args[2], InsecureSkipVerify: true})
+	reply, err := getOnce(t, args[2])
+	if err != nil {
+		return map[string]any{"ok": false, "error": err.Error()}
+	}
+	return map[string]any{"ok": true, "reply": reply}
+}
+
+// probeSendfile is probeZerocopy with sendfile(2): the segment's pages are the file's page
+// cache, which a pwrite(2) changes in place.
+func probeSendfile(args []string) map[string]any {
+	if len(args) < 4 {
+		return map[string]any{"ok": false, "error": "need ADDR:PORT SNI_OK SNI_BAD DIR"}
+	}
+	if len(args[1]) != len(args[2]) {
+		return map[string]any{"ok": false, "error": "the two names must be as long"}
+	}
+	ap, err := resolve(args[0])
+	if err != nil {
+		return failed(err)
+	}
+	f, err := os.CreateTemp(args[3], "hello-")
+	if err != nil {
+		return failed(err)
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	c, err := net.DialTimeout("tcp4", ap.String(), 5*time.Second)
+	if err != nil {
+		return failed(err)
+	}
+	defer c.Close()
+	tc := c.(*net.TCPConn)
+	tc.SetNoDelay(true)
+	fw := &firstWriteConn{TCPConn: tc, first: func(c *net.TCPConn, rec []byte) error {
+		i := bytes.Index(rec, []byte(args[2]))
+		if i < 0 {
+			return errors.New("no server name in the hello")
+		}
+		k := i + len(args[2]) + 1
+		ok := bytes.Replace(rec, []byte(args[2]), []byte(args[1]), 1)
+		if _, err := f.WriteAt(ok[:k], 0); err != nil {
+			return err
+		}
+		rc, err := c.SyscallConn()
+		if err != nil {
+			return err
+		}
+		var n int
+		var serr error
+		rc.Write(func(fd uintptr) bool {
+			var off int64
+			n, serr = unix.Sendfile(int(fd), int(f.Fd()), &off, k)
+			return true
+		})
+		if serr != nil || n != k {
+			return fmt.Errorf("sendfile: %d of %d bytes: %v", n, k, serr)
+		}
+		time.Sleep(40 * time.Millisecond)
+		if _, err := f.WriteAt(rec[:k], 0); err != nil {
+			return err
+		}
+		_, err = c.Write(rec[k:])
 		return err
 	}}
 	t := tls.Client(fw, &tls.Config{ServerName: args[2], InsecureSkipVerify: true})

@@ -181,3 +181,42 @@ func TestAttackRedTeam2RevokeAfterEviction(t *testing.T) {
 			time.Since(rmAt).Round(time.Second), p)
 	}
 }
+
+// TestAttackRedTeam2Holds: attacks on the fast path that hold. raw.test (allowed, so its address
+// is in tls_dst on 443) logs every byte it receives on tcp/443 and tcp/8443, and echoes udp/443.
+// The agent may not set the options that would forge its packets' verdict or state (SO_MARK to
+// a verdict mark, TCP_REPAIR, IP_TRANSPARENT); IP_FREEBIND binds an address not the
+// namespace's but connects from none; QUIC's udp/443 and another port of the same address are
+// not the fast path and stay refused; and a ClientHello naming other.test is reset there, as is
+// the same five-tuple again (its conntrack entry, never closed by the reset netd sent, is still
+// marked refused). No byte arrives.
+func TestAttackRedTeam2Holds(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	raw := h.StartServerWith(harness.ServerOptions{Aliases: []string{"raw.test"},
+		Args: []string{"-https-port", "0", "-raw-ports", "443,8443", "-udp-ports", "443"}})
+	upProject(t, h, "rt2holds", []string{"raw.test:443"}, "")
+	res := h.Abox("run", bashLines(
+		`echo "caps $(claude net rt2-caps -)"`,
+		`echo "spoof $(claude net rt2-spoof raw.test:443 198.51.100.7)"`,
+		`echo "quic $(claude net udp raw.test:443 quic-initial)"`,
+		`echo "port $(claude net tcp raw.test:8443 exfil)"`,
+		`echo "reuse $(claude net rt2-reuse raw.test:443 other.test other.test any)"`,
+	))
+	if !res.OK() {
+		t.Fatalf("abox run: %s", res)
+	}
+	got := probes(t, agentOutput(res.Stdout))
+	probesOK(t, got, "caps")
+	probesRefused(t, got, "spoof", "quic", "port", "reuse")
+	t.Logf("caps: %s; spoof: %s; reuse: %s", got["caps"].Reply, got["spoof"].Error, got["reuse"].Error)
+	if !strings.HasPrefix(got["reuse"].Error, "second connection") {
+		t.Errorf("the five-tuple's second flow was not tried: %+v", got["reuse"])
+	}
+	// A connection's handshake reaches raw.test (the SYN passes at once): its bytes may not.
+	for _, msg := range []string{"raw-data", "udp"} {
+		if ev := h.Events(raw.Container, msg); len(ev) != 0 {
+			t.Errorf("raw.test received: %v", ev[:min(3, len(ev))])
+		}
+	}
+}

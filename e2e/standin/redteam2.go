@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strconv"
 	"sync"
@@ -23,8 +24,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-const redteam2Usage = `       claude net rt2-reuse ADDR:PORT SNI_OK SNI_BAD      TLS with SNI_OK, reset it, then TLS with SNI_BAD from the
-                                                   same local port to the same address (the five-tuple again)
+const redteam2Usage = `       claude net rt2-reuse ADDR:PORT SNI1 SNI2 [any]     TLS with SNI1, reset it, then TLS with SNI2 from the same
+                                                   local port to the same address (the five-tuple again); with
+                                                   any, the second is tried even if the first failed
        claude net rt2-oob ADDR:PORT SNI_OK SNI_BAD        a ClientHello for SNI_BAD whose stream holds one urgent byte
                                                    (MSG_OOB): read with it, the records name SNI_OK
        claude net rt2-zerocopy ADDR:PORT SNI_OK SNI_BAD   a ClientHello sent with MSG_ZEROCOPY naming SNI_OK, its
@@ -32,6 +34,8 @@ const redteam2Usage = `       claude net rt2-reuse ADDR:PORT SNI_OK SNI_BAD     
        claude net rt2-sendfile ADDR:PORT SNI_OK SNI_BAD DIR   the same with sendfile(2) from a file in DIR, rewritten
                                                    with pwrite(2)
        claude net rt2-evict ADDR:PORT N [CONC]            N connections with data in the SYN, each refused
+       claude net rt2-spoof ADDR:PORT SRC                 TCP from SRC, an address not the namespace's, bound with
+                                                   IP_FREEBIND (which needs no capability)
        claude net rt2-caps -                              which privileged socket options the agent may set
 The TLS fast path's second red team (e2e/attack_redteam2_test.go). ADDR is resolved through the
 sandbox's resolver.`
@@ -49,6 +53,8 @@ func redteam2Probe(args []string) (map[string]any, bool) {
 		return probeSendfile(args[1:]), true
 	case "rt2-evict":
 		return probeEvict(args[1:]), true
+	case "rt2-spoof":
+		return probeSpoof(args[1:]), true
 	case "rt2-caps":
 		return probeCaps(), true
 	}
@@ -97,9 +103,12 @@ func probeReuse(args []string) map[string]any {
 	local := c1.LocalAddr().(*net.TCPAddr)
 	t1 := tls.Client(c1, &tls.Config{ServerName: args[1], InsecureSkipVerify: true})
 	first, err := getOnce(t1, args[1])
-	if err != nil {
+	if err != nil && (len(args) < 4 || args[3] != "any") {
 		c1.Close()
 		return failed(fmt.Errorf("first connection (%s): %w", args[1], err))
+	}
+	if err != nil {
+		first = "refused: " + err.Error()
 	}
 	c1.(*net.TCPConn).SetLinger(0)
 	c1.Close() // a reset: the server forgets the connection at once
@@ -514,6 +523,38 @@ func probeEvict(args []string) map[string]any {
 		res["error"] = e
 	}
 	return res
+}
+
+// probeSpoof connects from an address that is not the namespace's: IP_FREEBIND lets an
+// unprivileged socket bind it, and only IP_TRANSPARENT (CAP_NET_ADMIN) would let it send from it.
+func probeSpoof(args []string) map[string]any {
+	if len(args) < 2 {
+		return map[string]any{"ok": false, "error": "need ADDR:PORT SRC"}
+	}
+	ap, err := resolve(args[0])
+	if err != nil {
+		return failed(err)
+	}
+	src, err := netip.ParseAddr(args[1])
+	if err != nil || !src.Is4() {
+		return failed(fmt.Errorf("SRC %q: not an IPv4 address", args[1]))
+	}
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+	if err != nil {
+		return failed(err)
+	}
+	defer unix.Close(fd)
+	if err := unix.SetsockoptInt(fd, unix.IPPROTO_IP, unix.IP_FREEBIND, 1); err != nil {
+		return failed(fmt.Errorf("IP_FREEBIND: %w", err))
+	}
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: src.As4()}); err != nil {
+		return failed(fmt.Errorf("bind %s: %w", src, err))
+	}
+	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &unix.Timeval{Sec: 3})
+	if err := unix.Connect(fd, &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}); err != nil {
+		return failed(fmt.Errorf("bound %s, connect: %w", src, err))
+	}
+	return map[string]any{"ok": true, "reply": "connected from " + src.String()}
 }
 
 // probeCaps tries the socket options that would let the agent write its own packets' marks,

@@ -56,7 +56,7 @@ func gateProbe(args []string) (map[string]any, bool) {
 	case "tls-reuse":
 		return probeTLSReuse(args[1:]), true
 	}
-	return nil, false
+	return redteam2Probe(args)
 }
 
 // helloFor returns the records of the ClientHello crypto/tls sends for sni.

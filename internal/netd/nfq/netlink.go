@@ -154,11 +154,20 @@ func bindMessage(seq uint32, queue uint16, maxLen uint32) []byte {
 // It asks for no ack: the kernel reports a failed verdict anyway, as an NLMSG_ERROR that
 // [Queue.Recv] counts.
 func verdictMessage(seq uint32, queue uint16, id, v uint32, mark uint32, setMark bool) []byte {
+	return verdictPayloadMessage(seq, queue, id, v, mark, setMark, nil)
+}
+
+// verdictPayloadMessage is [verdictMessage] with, when payload is not nil, the packet the kernel
+// sends on in place of the one it queued (NFQA_PAYLOAD), from its IP header on.
+func verdictPayloadMessage(seq uint32, queue uint16, id, v uint32, mark uint32, setMark bool, payload []byte) []byte {
 	m := newBuilder(msgVerdict, 0, seq, afUnspec, queue)
 	hdr := binary.BigEndian.AppendUint32(nil, v) // struct nfqnl_msg_verdict_hdr
 	m.attr(attrVerdictHdr, binary.BigEndian.AppendUint32(hdr, id))
 	if setMark {
 		m.be32(attrMark, mark)
+	}
+	if payload != nil {
+		m.attr(attrPayload, payload)
 	}
 	return m.bytes()
 }

@@ -66,6 +66,16 @@ func TestVerdictMessageLayout(t *testing.T) {
 			),
 		},
 		{
+			name: "repeat with mark and a packet of 5 bytes, padded to the attribute alignment",
+			got:  verdictPayloadMessage(8, 7, 42, verdictRepeat, 0xa11, true, []byte{1, 2, 3, 4, 5}),
+			want: cat(
+				nlhdr(52, 0x0301, 0x0001, 8, 0), []byte{0, 0, 0, 7},
+				nla(12, 2), []byte{0, 0, 0, 4, 0, 0, 0, 42},
+				nla(8, 3), []byte{0, 0, 0x0a, 0x11},
+				nla(9, 10), []byte{1, 2, 3, 4, 5, 0, 0, 0}, // NFQA_PAYLOAD: the length counts no padding
+			),
+		},
+		{
 			name: "accept",
 			got:  verdictMessage(6, 7, 42, verdictAccept, 0, false),
 			want: cat(nlhdr(32, 0x0301, 0x0001, 6, 0), []byte{0, 0, 0, 7},

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -322,5 +323,55 @@ func TestVerdictErrorCounted(t *testing.T) {
 	}
 	if s := q.Stats(); s.VerdictErrors != 1 {
 		t.Errorf("Stats = %+v after a verdict for a packet already decided, want 1 verdict error", s)
+	}
+}
+
+// TestRepeatWithReplacesTheBytes: a packet repeated with a packet of our own (RepeatWith, its
+// TCP checksum computed by TCPChecksum) leaves with our bytes, not the ones queued: the server
+// gets what the verdict carried, for a one-segment packet and for a GSO packet of 6 KiB alike.
+func TestRepeatWithReplacesTheBytes(t *testing.T) {
+	for _, size := range []int{32, 6000} {
+		t.Run(strconv.Itoa(size), func(t *testing.T) {
+			enterNetns(t)
+			if size > 1500 {
+				run(t, "", "ip", "link", "set", "lo", "mtu", "1500")
+			}
+			got := listen(t)
+			q, err := Open(Config{Num: testQueue})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer q.Close()
+			sent := append([]byte("ALLOW\n"), bytes.Repeat([]byte("a"), size)...)
+			want := append([]byte("ALLOW\n"), bytes.Repeat([]byte("b"), size)...)
+			go func() {
+				for {
+					p, err := q.Recv()
+					if err != nil {
+						return
+					}
+					seg, err := ParseSegment(p.Payload)
+					if err != nil || len(seg.Payload) == 0 {
+						q.Accept(p.ID)
+						continue
+					}
+					pkt := bytes.Clone(p.Payload)
+					copy(pkt[len(pkt)-len(seg.Payload):], bytes.ReplaceAll(seg.Payload, []byte("a"), []byte("b")))
+					q.RepeatWith(p.ID, markAllow, TCPChecksum(pkt))
+				}
+			}()
+			c, err := dial(time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Write(sent); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(200 * time.Millisecond)
+			c.Close()
+			if b := <-got; !bytes.Equal(b, want) {
+				t.Errorf("the server got %d bytes (%q…), want the %d the verdict carried", len(b), b[:min(len(b), 12)], len(want))
+			}
+		})
 	}
 }

@@ -210,6 +210,21 @@ func (q *Queue) Drop(id uint32) error { return q.verdict(id, verdictDrop, 0, fal
 // again, or the packet comes back for ever.
 func (q *Queue) Repeat(id, mark uint32) error { return q.verdict(id, verdictRepeat, mark, true) }
 
+// RepeatWith is [Queue.Repeat] with pkt, from its IP header on, put in place of the packet's
+// content: the kernel copies it over the queued packet, which leaves with exactly these bytes,
+// whatever memory the queued one shared (MSG_ZEROCOPY and spliced pages stay the sender's to
+// change). pkt must be as long as the packet and carry valid checksums: the kernel takes it as
+// complete (CHECKSUM_NONE).
+func (q *Queue) RepeatWith(id, mark uint32, pkt []byte) error {
+	if pkt == nil {
+		pkt = []byte{}
+	}
+	if err := q.send(verdictPayloadMessage(q.seq.Add(1), q.num, id, verdictRepeat, mark, true, pkt)); err != nil {
+		return fmt.Errorf("nfq: verdict for packet %d: %w", id, err)
+	}
+	return nil
+}
+
 // verdict sends one verdict. The kernel answers only if it fails, and that answer reaches
 // Recv, which counts it ([Stats].VerdictErrors).
 func (q *Queue) verdict(id, v, mark uint32, setMark bool) error {

@@ -24,6 +24,9 @@ func (*Queue) Drop(uint32) error { return errNotLinux }
 // Repeat fails: there is no NFQUEUE here.
 func (*Queue) Repeat(uint32, uint32) error { return errNotLinux }
 
+// RepeatWith fails: there is no NFQUEUE here.
+func (*Queue) RepeatWith(uint32, uint32, []byte) error { return errNotLinux }
+
 // Stats is always zero here.
 func (*Queue) Stats() Stats { return Stats{} }
 

@@ -17,6 +17,7 @@ const (
 	RST Flags = 1 << 2
 	PSH Flags = 1 << 3
 	ACK Flags = 1 << 4
+	URG Flags = 1 << 5
 )
 
 // Segment is a queued IPv4 packet's TCP header and payload.
@@ -26,6 +27,8 @@ type Segment struct {
 	Seq, Ack         uint32
 	Flags            Flags
 	Payload          []byte // a slice of the packet, not a copy
+	// DataOffset is where Payload starts in the packet given to [ParseSegment].
+	DataOffset int
 }
 
 // ErrNotTCP is a well-formed IPv4 packet that is not TCP: the ruleset queues only TCP, so a
@@ -59,14 +62,15 @@ func ParseSegment(pkt []byte) (Segment, error) {
 		return Segment{}, fmt.Errorf("%w: tcp data offset %d", ErrMalformed, off)
 	}
 	return Segment{
-		Src:     netip.AddrFrom4([4]byte(pkt[12:16])),
-		Dst:     netip.AddrFrom4([4]byte(pkt[16:20])),
-		SrcPort: binary.BigEndian.Uint16(ip[0:]),
-		DstPort: binary.BigEndian.Uint16(ip[2:]),
-		Seq:     binary.BigEndian.Uint32(ip[4:]),
-		Ack:     binary.BigEndian.Uint32(ip[8:]),
-		Flags:   Flags(ip[13]),
-		Payload: ip[off:],
+		Src:        netip.AddrFrom4([4]byte(pkt[12:16])),
+		Dst:        netip.AddrFrom4([4]byte(pkt[16:20])),
+		SrcPort:    binary.BigEndian.Uint16(ip[0:]),
+		DstPort:    binary.BigEndian.Uint16(ip[2:]),
+		Seq:        binary.BigEndian.Uint32(ip[4:]),
+		Ack:        binary.BigEndian.Uint32(ip[8:]),
+		Flags:      Flags(ip[13]),
+		Payload:    ip[off:],
+		DataOffset: int(pkt[0]&0x0f)*4 + off,
 	}, nil
 }
 
@@ -93,4 +97,36 @@ func ipv4Payload(pkt []byte) ([]byte, error) {
 		return nil, ErrNotTCP
 	}
 	return pkt[ihl:total], nil
+}
+
+// TCPChecksum returns pkt, an IPv4 TCP packet as [ParseSegment] takes it, with its TCP
+// checksum computed over the pseudo-header, the header and the data: what a packet needs when
+// it is handed to the kernel as complete. It returns pkt unchanged when it does not parse.
+func TCPChecksum(pkt []byte) []byte {
+	ip, err := ipv4Payload(pkt)
+	if err != nil || len(ip) < tcpMinHdr {
+		return pkt
+	}
+	out := append([]byte(nil), pkt...)
+	ihl := int(pkt[0]&0x0f) * 4
+	tcp := out[ihl : ihl+len(ip)]
+	tcp[16], tcp[17] = 0, 0
+	var sum uint32
+	add := func(b []byte) {
+		for len(b) >= 2 {
+			sum += uint32(b[0])<<8 | uint32(b[1])
+			b = b[2:]
+		}
+		if len(b) == 1 {
+			sum += uint32(b[0]) << 8
+		}
+	}
+	add(out[12:20]) // source and destination addresses
+	sum += protoTCP + uint32(len(tcp))
+	add(tcp)
+	for sum > 0xffff {
+		sum = sum&0xffff + sum>>16
+	}
+	binary.BigEndian.PutUint16(tcp[16:], ^uint16(sum))
+	return out
 }

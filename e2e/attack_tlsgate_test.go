@@ -181,7 +181,7 @@ func TestAttackTLSQueueRuleGone(t *testing.T) {
 	if ev := h.Events(raw.Container, "raw-data"); len(ev) != 0 {
 		t.Errorf("raw.test received bytes of a flow nobody judged: %v", ev)
 	}
-	if n := lastCounter(t, h, "tls held, not judged"); n == 0 {
-		t.Error(`netd's counters show no packet dropped by the "tls held, not judged" rule`)
+	if n := lastCounter(t, h, "tls held or pinned, not judged"); n == 0 {
+		t.Error(`netd's counters show no packet dropped by the "tls held or pinned, not judged" rule`)
 	}
 }

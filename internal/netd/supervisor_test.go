@@ -245,7 +245,7 @@ func TestSupervisorLifecycle(t *testing.T) {
 		t.Fatalf("run after SIGTERM = %v", err)
 	}
 	var c policy.Counters
-	if err := json.Unmarshal(readFile(t, filepath.Join(f.logDir, policy.CountersLog)), &c); err != nil || len(c.Rules) != 43 || c.TS == "" {
+	if err := json.Unmarshal(readFile(t, filepath.Join(f.logDir, policy.CountersLog)), &c); err != nil || len(c.Rules) != 45 || c.TS == "" {
 		t.Errorf("counters.json = %+v, %v", c, err)
 	}
 	checkLogFiles(t, f.logDir)

@@ -25,10 +25,12 @@ type fakeQueue struct {
 	verdicts map[uint32]uint32
 	order    []uint32
 	changed  chan struct{}
+	// the bytes a verdict put in place of the packet's, by packet id
+	replaced map[uint32][]byte
 }
 
 func newFakeQueue() *fakeQueue {
-	return &fakeQueue{in: make(chan nfq.Packet, 256), verdicts: map[uint32]uint32{}, changed: make(chan struct{}, 1024)}
+	return &fakeQueue{in: make(chan nfq.Packet, 256), verdicts: map[uint32]uint32{}, replaced: map[uint32][]byte{}, changed: make(chan struct{}, 1024)}
 }
 
 func (q *fakeQueue) Recv() (nfq.Packet, error) {
@@ -52,8 +54,25 @@ func (q *fakeQueue) Repeat(id, mark uint32) error {
 	}
 	q.verdicts[id] = mark
 	q.order = append(q.order, id)
-	q.changed <- struct{}{}
+	select {
+	case q.changed <- struct{}{}:
+	default: // a waiter has wake-ups pending already
+	}
 	return nil
+}
+
+func (q *fakeQueue) RepeatWith(id, mark uint32, pkt []byte) error {
+	q.mu.Lock()
+	q.replaced[id] = slices.Clone(pkt)
+	q.mu.Unlock()
+	return q.Repeat(id, mark)
+}
+
+// bytesOf returns what packet id's verdict put in its place, nil if nothing.
+func (q *fakeQueue) bytesOf(id uint32) []byte {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.replaced[id]
 }
 
 // wait returns the verdict of packet id, failing the test if none comes within 3 s.
@@ -93,16 +112,22 @@ var (
 
 // segment builds an IPv4/TCP packet from the agent to the server.
 func segment(src netip.AddrPort, seq uint32, flags nfq.Flags, payload []byte) []byte {
+	return tcpPacket(src, serverEnd, seq, 0, flags, payload)
+}
+
+// tcpPacket builds an IPv4/TCP packet.
+func tcpPacket(src, dst netip.AddrPort, seq, ack uint32, flags nfq.Flags, payload []byte) []byte {
 	b := make([]byte, 40+len(payload))
 	b[0] = 0x45
 	binary.BigEndian.PutUint16(b[2:], uint16(len(b)))
 	b[8], b[9] = 64, 6
-	s, d := src.Addr().As4(), serverEnd.Addr().As4()
+	s, d := src.Addr().As4(), dst.Addr().As4()
 	copy(b[12:], s[:])
 	copy(b[16:], d[:])
 	binary.BigEndian.PutUint16(b[20:], src.Port())
-	binary.BigEndian.PutUint16(b[22:], serverEnd.Port())
+	binary.BigEndian.PutUint16(b[22:], dst.Port())
 	binary.BigEndian.PutUint32(b[24:], seq)
+	binary.BigEndian.PutUint32(b[28:], ack)
 	b[32] = 5 << 4
 	b[33] = byte(flags)
 	copy(b[40:], payload)
@@ -197,8 +222,8 @@ func TestGateAllowsAWholeHello(t *testing.T) {
 		t.Errorf("the child was asked %d times (%d bytes first), want once with the %d bytes of the hello", len(f.asked), len(f.asked[0]), len(h))
 	}
 	f.send(7, agentEnd, 1001+uint32(len(h)), nfq.ACK, []byte("early data"))
-	if v := f.q.wait(t, 7); v != policy.VerdictAllow {
-		t.Errorf("a packet after the verdict: %#x, want allow", v)
+	if v := f.q.wait(t, 7); v != policy.VerdictPass {
+		t.Errorf("a packet after the verdict: %#x, want pass (the flow is pinned)", v)
 	}
 }
 
@@ -433,5 +458,231 @@ func TestGateNewConnectionOnAnAllowedFiveTuple(t *testing.T) {
 	}
 	if len(f.asked) != 2 {
 		t.Errorf("the child was asked %d times, want once per connection", len(f.asked))
+	}
+}
+
+// TestGateRefusesUrgentData: a server reads the urgent byte apart from the stream, so the hello
+// it reads is not the one the gate assembled. Urgent data in a held flow, or in a pinned one, is
+// refused, and the flow with it.
+func TestGateRefusesUrgentData(t *testing.T) {
+	h := hello(t, "exact.test")
+	t.Run("held", func(t *testing.T) {
+		f := newGateFixture(t, tlsAnswer{name: "exact.test"})
+		f.send(1, agentEnd, 1, nfq.SYN, nil)
+		f.send(2, agentEnd, 2, nfq.ACK, h[:50])
+		f.send(3, agentEnd, 52, nfq.ACK|nfq.URG, h[50:])
+		for _, id := range []uint32{2, 3} {
+			if v := f.q.wait(t, id); v != policy.VerdictDeny {
+				t.Errorf("packet %d: verdict %#x, want deny", id, v)
+			}
+		}
+		f.wantRefused(t, reasonUrgent)
+		if len(f.asked) != 0 {
+			t.Errorf("the child was asked %d times, want never", len(f.asked))
+		}
+	})
+	t.Run("pinned", func(t *testing.T) {
+		f := newGateFixture(t, tlsAnswer{name: "exact.test"})
+		f.send(1, agentEnd, 1, nfq.SYN, nil)
+		f.send(2, agentEnd, 2, nfq.ACK, h)
+		if v := f.q.wait(t, 2); v != policy.VerdictAllow {
+			t.Fatalf("the hello: verdict %#x, want allow", v)
+		}
+		f.send(3, agentEnd, 2+uint32(len(h)), nfq.ACK|nfq.URG, []byte("!"))
+		if v := f.q.wait(t, 3); v != policy.VerdictDeny {
+			t.Errorf("urgent data once pinned: verdict %#x, want deny", v)
+		}
+		f.send(4, agentEnd, 3+uint32(len(h)), nfq.ACK, []byte("more"))
+		if v := f.q.wait(t, 4); v != policy.VerdictDeny {
+			t.Errorf("the packet after it: verdict %#x, want deny", v)
+		}
+	})
+}
+
+// wantRefused waits up to 3 s (the gate expires flows every second) for it to report a refusal
+// of its own containing why.
+func (f *gateFixture) wantRefused(t *testing.T, why string) {
+	t.Helper()
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		f.mu.Lock()
+		got := strings.Join(f.why, "; ")
+		f.mu.Unlock()
+		if strings.Contains(got, why) {
+			return
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t.Errorf("the gate's own refusals = %q, want %q", f.why, why)
+}
+
+// TestGatePinsTheHello: an allowed flow's packets that carry bytes of the hello leave with the
+// bytes the child judged, whatever bytes the kernel queued (pages rewritten under a zero-copy
+// send), checksum and all; those past the hello leave as they are; the server's acknowledgement
+// of the whole hello, and only that, ends the pin.
+func TestGatePinsTheHello(t *testing.T) {
+	f := newGateFixture(t, tlsAnswer{name: "exact.test"})
+	h := hello(t, "exact.test")
+	end := 2 + uint32(len(h))
+	f.send(1, agentEnd, 1, nfq.SYN, nil)
+	f.send(2, agentEnd, 2, nfq.ACK, h)
+	if v := f.q.wait(t, 2); v != policy.VerdictAllow {
+		t.Fatalf("the hello: verdict %#x, want allow", v)
+	}
+	wantBytes := func(id uint32, want []byte) {
+		t.Helper()
+		got := f.q.bytesOf(id)
+		if want == nil {
+			if got != nil {
+				t.Errorf("packet %d left with other bytes, want its own", id)
+			}
+			return
+		}
+		seg, err := nfq.ParseSegment(got)
+		if err != nil {
+			t.Fatalf("packet %d left with bytes that do not parse: %v", id, err)
+		}
+		if !bytes.Equal(seg.Payload, want) {
+			t.Errorf("packet %d left with data %q, want %q", id, seg.Payload, want)
+		}
+		if !bytes.Equal(nfq.TCPChecksum(got), got) {
+			t.Errorf("packet %d left with a wrong checksum", id)
+		}
+	}
+	wantBytes(2, h)
+
+	forged := bytes.ReplaceAll(slices.Clone(h), []byte("exact.test"), []byte("other.test"))
+	f.send(3, agentEnd, 2, nfq.ACK, forged) // sent again, the pages rewritten meanwhile
+	if v := f.q.wait(t, 3); v != policy.VerdictPass {
+		t.Errorf("the hello sent again: verdict %#x, want pass", v)
+	}
+	wantBytes(3, h)
+
+	straddle := append(slices.Clone(forged[len(h)-10:]), "application"...)
+	f.send(4, agentEnd, end-10, nfq.ACK, straddle)
+	f.q.wait(t, 4)
+	wantBytes(4, append(slices.Clone(h[len(h)-10:]), "application"...))
+
+	f.send(5, agentEnd, end, nfq.ACK, []byte("application"))
+	if v := f.q.wait(t, 5); v != policy.VerdictPass {
+		t.Errorf("data past the hello: verdict %#x, want pass", v)
+	}
+	wantBytes(5, nil)
+
+	in := func(id, ack uint32, flags nfq.Flags) {
+		f.q.in <- nfq.Packet{ID: id, Hook: hookLocalIn, Payload: tcpPacket(serverEnd, agentEnd, 9000, ack, flags, nil)}
+	}
+	in(6, end-1, nfq.ACK)
+	if v := f.q.wait(t, 6); v != policy.VerdictPass {
+		t.Errorf("the server acknowledging all but the hello's last byte: verdict %#x, want pass", v)
+	}
+	f.send(7, agentEnd, 2, nfq.ACK, forged)
+	f.q.wait(t, 7)
+	wantBytes(7, h)
+	in(8, end, nfq.ACK)
+	if v := f.q.wait(t, 8); v != policy.VerdictFinal {
+		t.Errorf("the server acknowledging the whole hello: verdict %#x, want final", v)
+	}
+	f.send(9, agentEnd, 2, nfq.ACK, forged) // queued before the flow was allowed
+	f.q.wait(t, 9)
+	wantBytes(9, h)
+
+	other := netip.MustParseAddrPort("172.30.0.2:40001")
+	f.q.in <- nfq.Packet{ID: 10, Hook: hookLocalIn, Payload: tcpPacket(serverEnd, other, 1, 1, nfq.ACK, nil)}
+	if v := f.q.wait(t, 10); v != policy.VerdictPass {
+		t.Errorf("an incoming packet of a flow not pinned: verdict %#x, want pass", v)
+	}
+}
+
+// TestGatePinBounds: a server that does not acknowledge the hello within pinTimeout has its
+// flow refused; past maxPinnedFlows flows pinned at once, an allowed one is refused; an
+// acknowledged flow is forgotten after pinnedGrace.
+func TestGatePinBounds(t *testing.T) {
+	h := hello(t, "exact.test")
+	clock := func(f *gateFixture) func(time.Duration) {
+		now := time.Now()
+		var mu sync.Mutex
+		f.g.mu.Lock()
+		f.g.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+		f.g.mu.Unlock()
+		return func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	}
+	t.Run("not acknowledged", func(t *testing.T) {
+		f := newGateFixture(t, tlsAnswer{name: "exact.test"})
+		advance := clock(f)
+		f.send(1, agentEnd, 1, nfq.SYN, nil)
+		f.send(2, agentEnd, 2, nfq.ACK, h)
+		f.q.wait(t, 2)
+		advance(pinTimeout + time.Second)
+		f.wantRefused(t, reasonPinTimeout)
+		f.send(3, agentEnd, 2, nfq.ACK, h)
+		if v := f.q.wait(t, 3); v != policy.VerdictDeny {
+			t.Errorf("a packet after the timeout: verdict %#x, want deny", v)
+		}
+	})
+	t.Run("acknowledged, then forgotten", func(t *testing.T) {
+		f := newGateFixture(t, tlsAnswer{name: "exact.test"})
+		advance := clock(f)
+		f.send(1, agentEnd, 1, nfq.SYN, nil)
+		f.send(2, agentEnd, 2, nfq.ACK, h)
+		f.q.wait(t, 2)
+		f.q.in <- nfq.Packet{ID: 3, Hook: hookLocalIn, Payload: tcpPacket(serverEnd, agentEnd, 1, 2+uint32(len(h)), nfq.ACK, nil)}
+		f.q.wait(t, 3)
+		advance(pinnedGrace + time.Second)
+		for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			f.g.mu.Lock()
+			n := len(f.g.pinned)
+			f.g.mu.Unlock()
+			if n == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("an acknowledged flow is still pinned past pinnedGrace")
+			}
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if len(f.why) != 0 {
+			t.Errorf("the gate refused %q, want nothing", f.why)
+		}
+	})
+	t.Run("too many pinned", func(t *testing.T) {
+		f := newGateFixture(t, tlsAnswer{name: "exact.test"})
+		for i := range maxPinnedFlows + 1 {
+			src := netip.AddrPortFrom(agentEnd.Addr(), uint16(20000+i))
+			id := uint32(2*i + 1)
+			f.send(id, src, 1, nfq.SYN, nil)
+			f.send(id+1, src, 2, nfq.ACK, h)
+			want := uint32(policy.VerdictAllow)
+			if i == maxPinnedFlows {
+				want = policy.VerdictDeny
+			}
+			if v := f.q.wait(t, id+1); v != want {
+				t.Fatalf("flow %d's hello: verdict %#x, want %#x", i+1, v, want)
+			}
+		}
+		f.wantRefused(t, reasonTooManyPinned)
+	})
+}
+
+// TestGateRefusalsDoNotEvictAllowedFlows: the gate remembers the flows it allowed for `abox
+// egress rm`; a flood of flows it refuses (data in the SYN costs the agent nothing) must not
+// push an allowed one out of its memory.
+func TestGateRefusalsDoNotEvictAllowedFlows(t *testing.T) {
+	f := newGateFixture(t, tlsAnswer{name: "exact.test"})
+	h := hello(t, "exact.test")
+	f.send(1, agentEnd, 1, nfq.SYN, nil)
+	f.send(2, agentEnd, 2, nfq.ACK, h)
+	f.q.wait(t, 2)
+	flood := netip.MustParseAddr("172.30.0.3")
+	n := maxAllowedFlows + 1
+	for i := range n {
+		src := netip.AddrPortFrom(flood, uint16(1024+i))
+		f.send(uint32(10+i), src, 1, nfq.SYN, []byte{22})
+	}
+	f.q.wait(t, uint32(10+n-1))
+	got := f.g.revoked(func(name string) bool { return name != "exact.test" })
+	if len(got) != 1 || got[0] != (flowKey{agentEnd, serverEnd}) {
+		t.Errorf("revoked after %d refusals = %v, want the allowed flow", n, got)
 	}
 }

@@ -60,14 +60,20 @@ const (
 	MarkAgentFlow = 0x1
 	MarkOwnerMask = 0xffff
 
-	MarkTLSMask    = 0x30000
-	MarkTLSHeld    = 0x10000 // packets go to [TLSQueue]
-	MarkTLSAllowed = 0x20000 // the server name was allowed: the kernel carries the flow
-	MarkTLSRefused = 0x30000 // the server name was refused: every packet is reset
+	MarkTLSMask  = 0xf0000
+	MarkTLSQueue = 0x10000 // the bit of the flows whose packets go to [TLSQueue]
+	MarkTLSHeld  = 0x10000 // waiting for its ClientHello and the decision on it
+	// MarkTLSPinned: the server name was allowed, and the hello's bytes are pinned: until the
+	// server has acknowledged them, every packet that carries them leaves with the bytes netd
+	// judged, whatever memory the agent's TCP sends them from.
+	MarkTLSPinned  = 0x50000
+	MarkTLSAllowed = 0x20000 // the hello is acknowledged: the kernel carries the flow
+	MarkTLSRefused = 0x80000 // the server name was refused: every packet is reset
 
-	VerdictAllow = 0xa11 // the flow's server name is allowed
-	VerdictPass  = 0xa10 // a packet with no data; the flow stays held
-	VerdictDeny  = 0xde1 // refused: the flow is reset
+	VerdictAllow = 0xa11 // held → pinned: the flow's server name is allowed
+	VerdictPass  = 0xa10 // held or pinned stays so: a packet judged on its own
+	VerdictDeny  = 0xde1 // held or pinned → refused: the flow is reset
+	VerdictFinal = 0xa12 // pinned → allowed: the server acknowledged the hello
 )
 
 // TLSQueue is the netfilter queue the held packets of [SetTLS] flows wait in for a verdict of

@@ -66,16 +66,18 @@ import (
 // The TLS fast path (the netd package doc): the first packet of a flow of another uid but root
 // to an (address . 443) of [SetTLS] marks the flow held ([MarkTLSHeld]) in the mark chain, which
 // runs right after conntrack has found the packet's flow (priority -180; conntrack's is -200) and
-// before everything else; the nat chain then leaves it alone, and [QueueRules] sends each of
-// its packets to [TLSQueue], where netd's supervisor holds them until it has the ClientHello and
-// a decision. A packet comes back with a verdict mark: allowed marks the flow [MarkTLSAllowed]
-// (the kernel carries it from there, "established"), a packet without data passes with the flow
-// still held, refused marks it [MarkTLSRefused] and resets it. A packet of a held flow that
-// reaches the output chain without a verdict mark (the queue rule gone) is dropped, and only a
-// flow marked held can be let through by a verdict mark: the queue rule, the one rule outside
-// this table, can hold packets but never pass one. The rules that reset or drop a refused or
-// unjudged flow look at its original direction only: the reset a reject sends the agent belongs
-// to the flow's reply direction, and must get out.
+// before everything else; the nat chain then leaves it alone, and [QueueRules] sends each of its
+// packets to [TLSQueue], where netd's supervisor holds them until it has the ClientHello and a
+// decision. A packet comes back with a verdict mark: allowed pins the flow ([MarkTLSPinned]: its
+// outgoing packets still go through the queue, and its incoming ones too, until the server has
+// acknowledged the hello, then [VerdictFinal] marks it allowed and the kernel carries it,
+// "established"); a packet judged on its own passes with the flow as it was; refused marks it
+// [MarkTLSRefused] and resets it. A packet of a held or pinned flow that reaches the output
+// chain without a verdict mark (the queue rule gone) is dropped, and only a held or pinned flow
+// can be moved on by a verdict mark: the queue rules, the only rules outside this table, can
+// hold packets but never pass one. The rules that reset or drop a refused or unjudged flow look
+// at its original direction only: the reset a reject sends the agent belongs to the flow's reply
+// direction, and must get out.
 func Ruleset(netdUID int) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, rulesetTemplate, Table, SetAgent, SetNetd, setSize, netdUID, DNSPort, SNIPort, HTTPPort, SetRevoked, MCPPort, NetdSource, ModelPort,
@@ -90,7 +92,7 @@ func Ruleset(netdUID int) []byte {
 // output chain runs after the mark chain and before the rest. An NF_REPEAT verdict runs that
 // chain again, and a packet carrying a verdict mark is not queued twice.
 func QueueRules() []byte {
-	return []byte(fmt.Sprintf(queueTemplate, MarkTLSHeld, MarkTLSMask, TLSQueue))
+	return []byte(fmt.Sprintf(queueTemplate, MarkTLSQueue, MarkTLSPinned&^MarkTLSQueue, TLSQueue))
 }
 
 // setSize bounds each set, so a flood of resolved addresses cannot grow kernel memory unbounded.
@@ -98,11 +100,15 @@ func QueueRules() []byte {
 const setSize = 65536
 
 const queueTemplate = `# netqueue.rules: loaded by netd with iptables-nft-restore after netpolicy.nft. The packets of
-# an agent's TLS flow held for its server name (connection mark 0x%x under 0x%x) that carry no
-# verdict yet go to queue %[3]d, where netd's supervisor judges them.
+# an agent's TLS flow held for its server name, or pinned until the server has its hello
+# (connection mark bit 0x%x), that carry no verdict yet go to queue %[3]d, where netd's
+# supervisor judges them; so do the incoming packets of a pinned flow (bit 0x%[2]x), which say
+# when the hello was acknowledged.
 *mangle
+:INPUT ACCEPT [0:0]
 :OUTPUT ACCEPT [0:0]
--A OUTPUT -m connmark --mark 0x%[1]x/0x%[2]x -m mark --mark 0x0 -j NFQUEUE --queue-num %[3]d
+-A INPUT -m connmark --mark 0x%[2]x/0x%[2]x -m mark --mark 0x0 -j NFQUEUE --queue-num %[3]d
+-A OUTPUT -m connmark --mark 0x%[1]x/0x%[1]x -m mark --mark 0x0 -j NFQUEUE --queue-num %[3]d
 COMMIT
 `
 
@@ -170,11 +176,11 @@ table inet %[1]s {
 		ct mark 0x00000990 ct direction reply meta skuid != 0 counter drop comment "netd's flow, a forged reply"
 		ct mark & 0x0000ffff == 0x00000001 ct direction original meta skuid 0 counter drop comment "another uid's flow, root sending"
 		ct mark & 0x0000ffff == 0x00000001 ct direction original meta skuid %[5]d counter drop comment "another uid's flow, netd sending"
-		ct mark 0x00010001 meta mark 0x00000a11 counter ct mark set 0x00020001 meta mark set 0x00000000 accept comment "tls server name allowed"
-		ct mark 0x00010001 meta mark 0x00000a10 counter meta mark set 0x00000000 accept comment "tls held, a packet without data"
-		meta l4proto tcp ct mark 0x00010001 meta mark 0x00000de1 counter ct mark set 0x00030001 reject with tcp reset comment "tls server name refused"
-		meta l4proto tcp ct direction original ct mark 0x00030001 counter reject with tcp reset comment "tls flow refused"
-		ct direction original ct mark 0x00010001 counter drop comment "tls held, not judged"
+		ct mark { 0x00010001, 0x00050001 } meta mark 0x00000a11 counter ct mark set 0x00050001 meta mark set 0x00000000 accept comment "tls server name allowed"
+		ct mark { 0x00010001, 0x00050001 } meta mark 0x00000a10 counter meta mark set 0x00000000 accept comment "tls held or pinned, a packet judged"
+		meta l4proto tcp ct mark { 0x00010001, 0x00050001 } meta mark 0x00000de1 counter ct mark set 0x00080001 reject with tcp reset comment "tls server name refused"
+		meta l4proto tcp ct direction original ct mark 0x00080001 counter reject with tcp reset comment "tls flow refused"
+		ct direction original ct mark { 0x00010001, 0x00050001 } counter drop comment "tls held or pinned, not judged"
 		ct state established,related counter accept comment "established"
 		ct state invalid counter drop comment "invalid"
 		ip saddr 127.0.0.11 counter reject with icmpx type admin-prohibited comment "docker dns as a source refused"
@@ -196,6 +202,8 @@ table inet %[1]s {
 		type filter hook input priority 0; policy drop;
 		ip saddr . tcp sport @%[9]s counter drop comment "in revoked"
 		ip daddr . tcp dport . ip saddr . tcp sport @%[14]s counter drop comment "in revoked tls flow"
+		ct mark 0x00050001 meta mark 0x00000a12 counter ct mark set 0x00020001 meta mark set 0x00000000 accept comment "in tls hello acknowledged"
+		ct mark 0x00050001 meta mark 0x00000a10 counter meta mark set 0x00000000 accept comment "in tls pinned, a packet judged"
 		ct state established,related counter accept comment "in established"
 		iif "lo" counter accept comment "in loopback"
 		counter drop comment "in refused"

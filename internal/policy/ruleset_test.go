@@ -140,23 +140,48 @@ func renderedOutline(t *testing.T) []string {
 // flows unjudged (dropped) or let a verdict mark match nothing.
 func TestRulesetMarksAreTheConstants(t *testing.T) {
 	rs := string(Ruleset(NetdUID))
-	held, allowed, refused := MarkAgentFlow|MarkTLSHeld, MarkAgentFlow|MarkTLSAllowed, MarkAgentFlow|MarkTLSRefused
+	held, pinned := MarkAgentFlow|MarkTLSHeld, MarkAgentFlow|MarkTLSPinned
+	allowed, refused := MarkAgentFlow|MarkTLSAllowed, MarkAgentFlow|MarkTLSRefused
+	both := fmt.Sprintf("ct mark { 0x%08x, 0x%08x }", held, pinned)
 	for _, want := range []string{
 		fmt.Sprintf("ct mark set 0x%08x comment \"netd's new flow\"", MarkNetdFlow),
 		fmt.Sprintf("ct mark set 0x%08x comment \"another uid's new flow\"", MarkAgentFlow),
 		fmt.Sprintf("ct mark 0x%08x ip daddr . tcp dport @%s counter ct mark set 0x%08x", MarkAgentFlow, SetTLS, held),
-		fmt.Sprintf("ct mark 0x%08x meta mark 0x%08x counter ct mark set 0x%08x meta mark set 0x00000000 accept", held, VerdictAllow, allowed),
-		fmt.Sprintf("ct mark 0x%08x meta mark 0x%08x counter meta mark set 0x00000000 accept", held, VerdictPass),
-		fmt.Sprintf("ct mark 0x%08x meta mark 0x%08x counter ct mark set 0x%08x reject", held, VerdictDeny, refused),
+		fmt.Sprintf("ct mark 0x%08x counter accept comment \"held tls not redirected\"", held),
+		fmt.Sprintf("%s meta mark 0x%08x counter ct mark set 0x%08x meta mark set 0x00000000 accept", both, VerdictAllow, pinned),
+		fmt.Sprintf("%s meta mark 0x%08x counter meta mark set 0x00000000 accept", both, VerdictPass),
+		fmt.Sprintf("%s meta mark 0x%08x counter ct mark set 0x%08x reject", both, VerdictDeny, refused),
 		fmt.Sprintf("ct direction original ct mark 0x%08x counter reject with tcp reset comment \"tls flow refused\"", refused),
-		fmt.Sprintf("ct direction original ct mark 0x%08x counter drop comment \"tls held, not judged\"", held),
+		fmt.Sprintf("ct direction original %s counter drop comment \"tls held or pinned, not judged\"", both),
+		fmt.Sprintf("ct mark 0x%08x meta mark 0x%08x counter ct mark set 0x%08x meta mark set 0x00000000 accept comment \"in tls hello acknowledged\"", pinned, VerdictFinal, allowed),
+		fmt.Sprintf("ct mark 0x%08x meta mark 0x%08x counter meta mark set 0x00000000 accept comment \"in tls pinned, a packet judged\"", pinned, VerdictPass),
 		fmt.Sprintf("ct mark & 0x%08x == 0x%08x ct direction original meta skuid 0", MarkOwnerMask, MarkAgentFlow),
 	} {
 		if !strings.Contains(rs, want) {
 			t.Errorf("Ruleset lacks %q", want)
 		}
 	}
-	if q := string(QueueRules()); !strings.Contains(q, fmt.Sprintf("-m connmark --mark 0x%x/0x%x -m mark --mark 0x0 -j NFQUEUE --queue-num %d", MarkTLSHeld, MarkTLSMask, TLSQueue)) {
-		t.Errorf("QueueRules = %s", q)
+	// The queue rules select the flows by their bits: held and pinned have the queue bit, and
+	// only pinned has the bit the incoming rule asks for; allowed and refused have neither.
+	q := string(QueueRules())
+	for _, want := range []string{
+		fmt.Sprintf("-A OUTPUT -m connmark --mark 0x%x/0x%x -m mark --mark 0x0 -j NFQUEUE --queue-num %d", MarkTLSQueue, MarkTLSQueue, TLSQueue),
+		fmt.Sprintf("-A INPUT -m connmark --mark 0x%x/0x%x -m mark --mark 0x0 -j NFQUEUE --queue-num %d", MarkTLSPinned&^MarkTLSQueue, MarkTLSPinned&^MarkTLSQueue, TLSQueue),
+	} {
+		if !strings.Contains(q, want) {
+			t.Errorf("QueueRules lacks %q:\n%s", want, q)
+		}
+	}
+	in := MarkTLSPinned &^ MarkTLSQueue
+	for _, m := range []struct {
+		mark      int
+		out, inOK bool
+	}{{MarkTLSHeld, true, false}, {MarkTLSPinned, true, true}, {MarkTLSAllowed, false, false}, {MarkTLSRefused, false, false}} {
+		if got := m.mark&MarkTLSQueue != 0; got != m.out {
+			t.Errorf("mark %#x: queued going out %v, want %v", m.mark, got, m.out)
+		}
+		if got := m.mark&in != 0; got != m.inOK {
+			t.Errorf("mark %#x: queued coming in %v, want %v", m.mark, got, m.inOK)
+		}
 	}
 }

@@ -128,6 +128,7 @@ func TestAttackRedTeam2RewrittenPages(t *testing.T) {
 	got := probes(t, agentOutput(res.Stdout))
 	t.Logf("caps: %+v", got["caps"])
 	for _, n := range []string{"zc", "sendfile-tmp", "sendfile-ws"} {
+		t.Logf("%s: %+v", n, got[n])
 		if p := got[n]; p.OK {
 			t.Errorf("%s: a hello naming other.test reached exact.test's address past the gate: %+v", n, p)
 		}

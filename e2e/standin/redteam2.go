@@ -344,7 +344,8 @@ func probeOOB(args []string) map[string]any {
 // probeZerocopy: the hello's first part leaves with MSG_ZEROCOPY, so the kernel sends it from the
 // agent's own pages, at each transmission. It names SNI_OK when netd's supervisor copies it;
 // 40 ms later, the pages name SNI_BAD, and the hello's last part follows: netd decides on the
-// copy, and lets the packets through, whose pages the kernel reads only then.
+// copy, and lets the packets through, whose pages the kernel reads only then, or sends again
+// after the verdict (writeInTwo).
 func probeZerocopy(args []string) map[string]any {
 	if len(args) < 3 {
 		return map[string]any{"ok": false, "error": "need ADDR:PORT SNI_OK SNI_BAD"}
@@ -387,8 +388,7 @@ func probeZerocopy(args []string) map[string]any {
 		}
 		time.Sleep(40 * time.Millisecond)
 		copy(page, rec[:k])
-		_, err := c.Write(rec[k:])
-		return err
+		return writeInTwo(c, rec[k:])
 	}}
 	t := tls.Client(fw, &tls.Config{ServerName: args[2], InsecureSkipVerify: true})
 	reply, err := getOnce(t, args[2])
@@ -396,6 +396,20 @@ func probeZerocopy(args []string) map[string]any {
 		return map[string]any{"ok": false, "error": err.Error()}
 	}
 	return map[string]any{"ok": true, "reply": reply}
+}
+
+// writeInTwo writes the rest of a hello in two segments, 20 ms apart. The gate holds only the
+// latest part of a hello that is not whole: the second drops the first part, the one sent from
+// the pages, which the agent's TCP then sends again after the verdict, from the rewritten pages.
+// MSG_EOR keeps the first byte a segment of its own: TCP would otherwise hold it back while the
+// part before is in the host (autocorking, which the held packet is) and send it with the rest.
+func writeInTwo(c *net.TCPConn, rest []byte) error {
+	if err := sendFlags(c, rest[:1], unix.MSG_EOR); err != nil {
+		return fmt.Errorf("send MSG_EOR: %w", err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	_, err := c.Write(rest[1:])
+	return err
 }
 
 // probeSendfile is probeZerocopy with sendfile(2): the segment's pages are the file's page
@@ -452,8 +466,7 @@ func probeSendfile(args []string) map[string]any {
 		if _, err := f.WriteAt(rec[:k], 0); err != nil {
 			return err
 		}
-		_, err = c.Write(rec[k:])
-		return err
+		return writeInTwo(c, rec[k:])
 	}}
 	t := tls.Client(fw, &tls.Config{ServerName: args[2], InsecureSkipVerify: true})
 	reply, err := getOnce(t, args[2])

@@ -221,3 +221,45 @@ func TestAttackRedTeam2Holds(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackRevokeAfterAllowedFlood: TestAttackRedTeam2RevokeAfterEviction with flows the gate
+// allows. The agent holds a connection to drop.test, then makes 17000 connections to keep.test
+// that the gate allows, each reset once the server answered, more than the gate remembers
+// whatever becomes of them (maxAllowedFlows); then the user runs `abox egress rm drop.test`.
+// The gate forgets only flows conntrack no longer has, so the connection must still be cut.
+func TestAttackRevokeAfterAllowedFlood(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	h.StartServer("keep.test", "drop.test")
+	upProject(t, h, "allowflood", []string{"keep.test", "drop.test"}, "")
+	_, wait := startAbox(t, h, h.Workspace, nil, "run", bashLines(
+		`claude net tls-hold drop.test:443 drop.test 90 /workspace/held-drop > /tmp/drop.json &`,
+		`until [ -e /workspace/held-drop ]; do sleep 0.1; done`,
+		`claude net rt2-evict-allowed keep.test:443 17000 32 keep.test > /tmp/evict.json`,
+		`touch /workspace/evicted`,
+		`wait`,
+		`echo "drop $(cat /tmp/drop.json)"`,
+		`echo "evict $(cat /tmp/evict.json)"`))
+	waitWorkspaceFile(t, h.Workspace, "evicted")
+	if res := h.Abox("egress", "rm", "drop.test"); !res.OK() {
+		t.Fatalf("abox egress rm: %s", res)
+	}
+	rmAt := time.Now()
+	res := wait()
+	if !res.OK() {
+		t.Fatalf("abox run: %s", res)
+	}
+	got := probes(t, agentOutput(res.Stdout))
+	t.Logf("evict: %+v", got["evict"])
+	var answered int
+	fmt.Sscanf(got["evict"].Reply, "answered %d", &answered)
+	if answered < 16500 {
+		t.Fatalf("the flood did not make its 17000 allowed flows: %+v", got["evict"])
+	}
+	p := got["drop"]
+	t.Logf("drop: %+v", p)
+	if p.OK || p.Rounds == 0 {
+		t.Errorf("drop.test's connection ran on after `abox egress rm drop.test` (%s ago when the run ended): %+v",
+			time.Since(rmAt).Round(time.Second), p)
+	}
+}

@@ -34,6 +34,8 @@ const redteam2Usage = `       claude net rt2-reuse ADDR:PORT SNI1 SNI2 [any]    
        claude net rt2-sendfile ADDR:PORT SNI_OK SNI_BAD DIR   the same with sendfile(2) from a file in DIR, rewritten
                                                    with pwrite(2)
        claude net rt2-evict ADDR:PORT N [CONC]            N connections with data in the SYN, each refused
+       claude net rt2-evict-allowed ADDR:PORT N CONC SNI  N connections sending a ClientHello for SNI, each reset
+                                                   once the server answers it (each allowed, then closed)
        claude net rt2-spoof ADDR:PORT SRC                 TCP from SRC, an address not the namespace's, bound with
                                                    IP_FREEBIND (which needs no capability)
        claude net rt2-caps -                              which privileged socket options the agent may set
@@ -53,6 +55,8 @@ func redteam2Probe(args []string) (map[string]any, bool) {
 		return probeSendfile(args[1:]), true
 	case "rt2-evict":
 		return probeEvict(args[1:]), true
+	case "rt2-evict-allowed":
+		return probeEvictAllowed(args[1:]), true
 	case "rt2-spoof":
 		return probeSpoof(args[1:]), true
 	case "rt2-caps":
@@ -536,6 +540,70 @@ func probeEvict(args []string) map[string]any {
 		res["error"] = e
 	}
 	return res
+}
+
+// probeEvictAllowed makes N flows the gate allows: each sends a ClientHello for SNI, waits for
+// the server's first byte (the gate let the hello through) and resets the connection. Each is an
+// allowed flow the gate remembers; conntrack keeps its entry a few seconds after the reset.
+func probeEvictAllowed(args []string) map[string]any {
+	if len(args) < 4 {
+		return map[string]any{"ok": false, "error": "need ADDR:PORT N CONC SNI"}
+	}
+	n, err1 := strconv.Atoi(args[1])
+	conc, err2 := strconv.Atoi(args[2])
+	hello, err3 := helloFor(args[3])
+	ap, err := resolve(args[0])
+	if err = errors.Join(err, err1, err2, err3); err != nil {
+		return failed(err)
+	}
+	var answered, other atomic.Int64
+	var firstErr atomic.Value
+	next := make(chan struct{})
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range next {
+				err := helloAnswered(ap, hello)
+				if err == nil {
+					answered.Add(1)
+					continue
+				}
+				other.Add(1)
+				firstErr.CompareAndSwap(nil, err.Error())
+			}
+		}()
+	}
+	for range n {
+		next <- struct{}{}
+	}
+	close(next)
+	wg.Wait()
+	res := map[string]any{"ok": answered.Load() == int64(n), "reply": fmt.Sprintf("answered %d other %d in %.1fs", answered.Load(), other.Load(), time.Since(start).Seconds())}
+	if e := firstErr.Load(); e != nil {
+		res["error"] = e
+	}
+	return res
+}
+
+// helloAnswered connects to ap, sends hello, reads the server's first byte and resets the
+// connection.
+func helloAnswered(ap netip.AddrPort, hello []byte) error {
+	c, err := net.DialTimeout("tcp4", ap.String(), 5*time.Second)
+	if err != nil {
+		return err
+	}
+	tc := c.(*net.TCPConn)
+	defer tc.Close()
+	tc.SetLinger(0)
+	tc.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := tc.Write(hello); err != nil {
+		return err
+	}
+	_, err = tc.Read(make([]byte, 1))
+	return err
 }
 
 // probeSpoof connects from an address that is not the namespace's: IP_FREEBIND lets an

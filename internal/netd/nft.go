@@ -3,6 +3,7 @@ package netd
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -69,5 +70,28 @@ func openTLSQueue(ctx context.Context, rules []byte) (tlsQueue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening queue %d: %w", policy.TLSQueue, err)
 	}
-	return q, nil
+	ct, err := nfq.OpenConntrack()
+	if err != nil {
+		q.Close()
+		return nil, fmt.Errorf("opening conntrack: %w", err)
+	}
+	return kernelQueue{q, ct}, nil
 }
+
+// kernelQueue is the TLS queue, with the conntrack socket the gate asks whether the flows it
+// allowed are still open.
+type kernelQueue struct {
+	*nfq.Queue
+	ct *nfq.Conntrack
+}
+
+func (k kernelQueue) FlowOpen(key flowKey) (bool, error) {
+	mark, found, err := k.ct.Lookup(key.src, key.dst)
+	if err != nil || !found {
+		return false, err
+	}
+	const agent = policy.MarkAgentFlow
+	return mark == agent|policy.MarkTLSAllowed || mark == agent|policy.MarkTLSPinned, nil
+}
+
+func (k kernelQueue) Close() error { return errors.Join(k.Queue.Close(), k.ct.Close()) }

@@ -33,7 +33,9 @@ import (
 // flow that carries bytes of the hello leaves with the bytes the child judged, copied over it
 // ([nfq.Queue.RepeatWith]), the held ones and any the agent's TCP sends again, until the server
 // has acknowledged the hello (the gate sees the flow's incoming packets while it is pinned);
-// only then is the flow allowed, and the kernel carries the rest at full speed.
+// only then is the flow allowed, and the kernel carries the rest at full speed. The server's TCP
+// keeps the first copy of each byte it receives and discards any later one of bytes it has
+// acknowledged, so what the agent's pages hold by then no longer matters.
 //
 // Only the flow's latest data packet is held while the hello is incomplete; the ones before it,
 // once their bytes are copied, are dropped. The agent's TCP counts a held packet as still in its
@@ -57,8 +59,10 @@ import (
 // pinned flow that reaches the ruleset without a verdict is dropped there.
 //
 // A flow the gate allowed stays allowed while conntrack carries it; `abox egress rm` of its
-// name puts it in [policy.SetRevokedFlow] (the gate remembers the names of the last
-// maxAllowedFlows flows it allowed), where the ruleset resets it. A new connection on the
+// name puts it in [policy.SetRevokedFlow], where the ruleset resets it. So the gate remembers the
+// name of every allowed flow conntrack still has: past maxAllowedFlows it forgets the oldest
+// only once conntrack says they are gone, and past maxOpenAllowedFlows still there (or conntrack
+// not answering) it refuses new flows rather than forget one it might have to cut. A new connection on the
 // five-tuple of one the gate judged (the agent's TCP reuses a port once the server closed the
 // last connection) is judged anew from its SYN.
 
@@ -68,6 +72,9 @@ type packetQueue interface {
 	Repeat(id uint32, mark uint32) error
 	RepeatWith(id uint32, mark uint32, pkt []byte) error
 	Drop(id uint32) error
+	// FlowOpen reports whether conntrack still has an entry for the flow, marked as one the
+	// gate allowed (pinned or allowed).
+	FlowOpen(key flowKey) (bool, error)
 }
 
 // flowKey is a TCP flow, as the agent sent it.
@@ -98,7 +105,6 @@ type pinnedFlow struct {
 	first uint32 // the sequence number of the hello's first byte
 	hello []byte // the bytes judged
 	since time.Time
-	acked bool // the server acknowledged them; kept a moment for packets still on their way
 }
 
 // Bounds of the gate.
@@ -108,17 +114,20 @@ type pinnedFlow struct {
 // without data it judges at once; tlsQueueLen leaves it room. The bytes held stay within the
 // agent's own socket buffers.
 const (
-	maxHeldFlows     = 256
-	maxPinnedFlows   = 1024
-	maxHelloPackets  = 8
-	maxAllowedFlows  = 16384
+	maxHeldFlows    = 256
+	maxPinnedFlows  = 1024
+	maxHelloPackets = 8
+	maxAllowedFlows = 16384
+	// maxOpenAllowedFlows bounds the allowed flows remembered because conntrack still has
+	// them; each is about 150 bytes of the supervisor's memory.
+	maxOpenAllowedFlows = 65536
+	// evictChecks is how many of the oldest allowed flows one new one asks conntrack about.
+	evictChecks      = 16
 	maxRefusedFlows  = 4096
 	tlsDecideTimeout = 5 * time.Second
 	// pinTimeout bounds how long a pinned flow waits for the server's acknowledgement of its
 	// hello; a server that takes longer is not answering, and the flow is reset.
-	pinTimeout = time.Minute
-	// pinnedGrace keeps an acknowledged flow's bytes for packets queued before it was allowed.
-	pinnedGrace = 10 * time.Second
+	pinTimeout  = time.Minute
 	tlsQueueLen = 16 * maxHeldFlows
 )
 
@@ -158,6 +167,7 @@ type tlsGate struct {
 	// that refusals, which cost the agent nothing, cannot push an allowed flow out of memory.
 	allowedOrder, refusedOrder []decidedAt
 	serial                     uint64 // of the last decision
+	ctFailed                   bool   // a conntrack lookup failed, and was reported
 }
 
 // flowVerdict is a judged flow: its verdict mark and, when allowed, the name.
@@ -342,9 +352,9 @@ func (g *tlsGate) handleIn(p nfq.Packet, seg nfq.Segment) {
 		case seg.Flags&nfq.RST != 0:
 			delete(g.pinned, key)
 		case seg.Flags&nfq.ACK != 0 && int32(seg.Ack-pf.end()) >= 0:
-			if !pf.acked {
-				pf.acked, pf.since = true, g.now()
-			}
+			// The server's TCP has the judged bytes and discards any other copy of them, so
+			// whatever the agent's TCP still sends of them is harmless.
+			delete(g.pinned, key)
 			mark = policy.VerdictFinal
 		}
 	}
@@ -385,6 +395,7 @@ const (
 	reasonUrgent         = "urgent data in a tls flow"
 	reasonTooManyPinned  = "too many tls flows waiting for the server to acknowledge their client hello"
 	reasonPinTimeout     = "the server did not acknowledge the client hello within 1m"
+	reasonTooManyOpen    = "too many allowed tls flows open"
 )
 
 // append adds a segment's data to the stream: in order, or overlapping what it has with the
@@ -437,10 +448,14 @@ func (g *tlsGate) ask(ctx context.Context, key flowKey, hello []byte) {
 	delete(g.flows, key)
 	var pf *pinnedFlow
 	if f != nil && d.mark == policy.VerdictAllow {
-		if len(g.pinned) >= maxPinnedFlows {
+		switch {
+		case len(g.pinned) >= maxPinnedFlows:
 			d = flowVerdict{mark: policy.VerdictDeny}
 			a = tlsAnswer{err: errors.New(reasonTooManyPinned), unlogged: true}
-		} else {
+		case !g.roomForAllowed():
+			d = flowVerdict{mark: policy.VerdictDeny}
+			a = tlsAnswer{err: errors.New(reasonTooManyOpen), unlogged: true}
+		default:
 			pf = &pinnedFlow{first: f.first, hello: f.hello, since: g.now()}
 			g.pinned[key] = pf
 		}
@@ -468,8 +483,8 @@ func (g *tlsGate) refuseLocked(key flowKey, f *heldFlow) {
 	go g.verdicts(ids(f.held), policy.VerdictDeny)
 }
 
-// remember keeps a decision for the flow's late packets and, when allowed, for revocation,
-// forgetting the oldest allowed past maxAllowedFlows and the oldest refused past
+// remember keeps a decision for the flow's late packets and, when allowed, for revocation
+// ([tlsGate.roomForAllowed] made room for it), forgetting the oldest refused past
 // maxRefusedFlows. A refused flow forgotten is refused still: the kernel resets it by its mark,
 // and a late packet of it is one of a flow the gate did not see begin.
 func (g *tlsGate) remember(key flowKey, d flowVerdict) {
@@ -477,10 +492,44 @@ func (g *tlsGate) remember(key flowKey, d flowVerdict) {
 	d.serial = g.serial
 	g.decided[key] = d
 	if d.mark == policy.VerdictAllow {
-		g.allowedOrder = g.bound(append(g.allowedOrder, decidedAt{key, d.serial}), maxAllowedFlows)
+		g.allowedOrder = append(g.allowedOrder, decidedAt{key, d.serial})
 	} else {
 		g.refusedOrder = g.bound(append(g.refusedOrder, decidedAt{key, d.serial}), maxRefusedFlows)
 	}
+}
+
+// roomForAllowed makes room, under the lock, for one more allowed flow in the gate's memory.
+// Past maxAllowedFlows it forgets the oldest whose conntrack entry is gone, asking about at most
+// evictChecks of them; one conntrack still has, or cannot say about, goes to the back: a flow
+// `abox egress rm` may have to cut is never forgotten. It reports false when the memory is at
+// maxOpenAllowedFlows all the same: the new flow is then refused.
+func (g *tlsGate) roomForAllowed() bool {
+	for checked := 0; len(g.allowedOrder) >= maxAllowedFlows && checked < evictChecks; {
+		old := g.allowedOrder[0]
+		g.allowedOrder = g.allowedOrder[1:]
+		d, ok := g.decided[old.key]
+		if !ok || d.serial != old.serial {
+			continue // decided again since: another entry stands for it
+		}
+		if d.mark != policy.VerdictAllow { // revoked
+			delete(g.decided, old.key)
+			continue
+		}
+		checked++
+		open, err := g.q.FlowOpen(old.key)
+		if err == nil && !open {
+			delete(g.decided, old.key)
+			continue
+		}
+		if err != nil && !g.ctFailed {
+			g.ctFailed = true
+			if g.report != nil {
+				g.report("tls gate: asking conntrack whether an allowed flow is open (it stays remembered): " + err.Error())
+			}
+		}
+		g.allowedOrder = append(g.allowedOrder, old)
+	}
+	return len(g.allowedOrder) < maxOpenAllowedFlows
 }
 
 // bound forgets the oldest decisions of order past n, and returns what is left of it.
@@ -514,10 +563,7 @@ func (g *tlsGate) expire(ctx context.Context) {
 			}
 		}
 		for key, pf := range g.pinned {
-			switch age := g.now().Sub(pf.since); {
-			case pf.acked && age > pinnedGrace:
-				delete(g.pinned, key)
-			case !pf.acked && age > pinTimeout:
+			if g.now().Sub(pf.since) > pinTimeout {
 				// Its next packet is refused, and the flow reset.
 				delete(g.pinned, key)
 				g.remember(key, flowVerdict{mark: policy.VerdictDeny})

@@ -27,10 +27,21 @@ type fakeQueue struct {
 	changed  chan struct{}
 	// the bytes a verdict put in place of the packet's, by packet id
 	replaced map[uint32][]byte
+	// conntrack, as FlowOpen tells it: the flows it has, or the error it fails with
+	open   map[flowKey]bool
+	ctErr  error
+	ctAsks int
+}
+
+func (q *fakeQueue) FlowOpen(key flowKey) (bool, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.ctAsks++
+	return q.open[key], q.ctErr
 }
 
 func newFakeQueue() *fakeQueue {
-	return &fakeQueue{in: make(chan nfq.Packet, 256), verdicts: map[uint32]uint32{}, replaced: map[uint32][]byte{}, changed: make(chan struct{}, 1024)}
+	return &fakeQueue{in: make(chan nfq.Packet, 256), verdicts: map[uint32]uint32{}, replaced: map[uint32][]byte{}, open: map[flowKey]bool{}, changed: make(chan struct{}, 1024)}
 }
 
 func (q *fakeQueue) Recv() (nfq.Packet, error) {
@@ -584,8 +595,14 @@ func TestGatePinsTheHello(t *testing.T) {
 		t.Errorf("the server acknowledging the whole hello: verdict %#x, want final", v)
 	}
 	f.send(9, agentEnd, 2, nfq.ACK, forged) // queued before the flow was allowed
-	f.q.wait(t, 9)
-	wantBytes(9, h)
+	if v := f.q.wait(t, 9); v != policy.VerdictAllow {
+		t.Errorf("the hello sent again once acknowledged: verdict %#x, want allow (the server discards bytes it acknowledged)", v)
+	}
+	f.g.mu.Lock()
+	if n := len(f.g.pinned); n != 0 {
+		t.Errorf("%d flows pinned after the acknowledgement, want none", n)
+	}
+	f.g.mu.Unlock()
 
 	other := netip.MustParseAddrPort("172.30.0.2:40001")
 	f.q.in <- nfq.Packet{ID: 10, Hook: hookLocalIn, Payload: tcpPacket(serverEnd, other, 1, 1, nfq.ACK, nil)}
@@ -595,8 +612,8 @@ func TestGatePinsTheHello(t *testing.T) {
 }
 
 // TestGatePinBounds: a server that does not acknowledge the hello within pinTimeout has its
-// flow refused; past maxPinnedFlows flows pinned at once, an allowed one is refused; an
-// acknowledged flow is forgotten after pinnedGrace.
+// flow refused; past maxPinnedFlows flows pinned at once, an allowed one is refused, and an
+// acknowledged flow no longer counts.
 func TestGatePinBounds(t *testing.T) {
 	h := hello(t, "exact.test")
 	clock := func(f *gateFixture) func(time.Duration) {
@@ -620,32 +637,6 @@ func TestGatePinBounds(t *testing.T) {
 			t.Errorf("a packet after the timeout: verdict %#x, want deny", v)
 		}
 	})
-	t.Run("acknowledged, then forgotten", func(t *testing.T) {
-		f := newGateFixture(t, tlsAnswer{name: "exact.test"})
-		advance := clock(f)
-		f.send(1, agentEnd, 1, nfq.SYN, nil)
-		f.send(2, agentEnd, 2, nfq.ACK, h)
-		f.q.wait(t, 2)
-		f.q.in <- nfq.Packet{ID: 3, Hook: hookLocalIn, Payload: tcpPacket(serverEnd, agentEnd, 1, 2+uint32(len(h)), nfq.ACK, nil)}
-		f.q.wait(t, 3)
-		advance(pinnedGrace + time.Second)
-		for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			f.g.mu.Lock()
-			n := len(f.g.pinned)
-			f.g.mu.Unlock()
-			if n == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("an acknowledged flow is still pinned past pinnedGrace")
-			}
-		}
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if len(f.why) != 0 {
-			t.Errorf("the gate refused %q, want nothing", f.why)
-		}
-	})
 	t.Run("too many pinned", func(t *testing.T) {
 		f := newGateFixture(t, tlsAnswer{name: "exact.test"})
 		for i := range maxPinnedFlows + 1 {
@@ -662,6 +653,18 @@ func TestGatePinBounds(t *testing.T) {
 			}
 		}
 		f.wantRefused(t, reasonTooManyPinned)
+		// The first flow's server acknowledges its hello: a new flow has room.
+		first := netip.AddrPortFrom(agentEnd.Addr(), 20000)
+		f.q.in <- nfq.Packet{ID: 5000, Hook: hookLocalIn, Payload: tcpPacket(serverEnd, first, 1, 2+uint32(len(h)), nfq.ACK, nil)}
+		if v := f.q.wait(t, 5000); v != policy.VerdictFinal {
+			t.Fatalf("the acknowledgement: verdict %#x, want final", v)
+		}
+		src := netip.AddrPortFrom(agentEnd.Addr(), 30000)
+		f.send(5001, src, 1, nfq.SYN, nil)
+		f.send(5002, src, 2, nfq.ACK, h)
+		if v := f.q.wait(t, 5002); v != policy.VerdictAllow {
+			t.Errorf("a new flow once one was acknowledged: verdict %#x, want allow", v)
+		}
 	})
 }
 
@@ -684,5 +687,78 @@ func TestGateRefusalsDoNotEvictAllowedFlows(t *testing.T) {
 	got := f.g.revoked(func(name string) bool { return name != "exact.test" })
 	if len(got) != 1 || got[0] != (flowKey{agentEnd, serverEnd}) {
 		t.Errorf("revoked after %d refusals = %v, want the allowed flow", n, got)
+	}
+}
+
+// allowDirectly has the gate remember n allowed flows from 172.30.1.0/24, as ask does, without
+// their packets; keep says which conntrack still has.
+func (f *gateFixture) allowDirectly(n int, keep func(i int) bool) {
+	f.g.mu.Lock()
+	defer f.g.mu.Unlock()
+	for i := range n {
+		key := flowKey{netip.AddrPortFrom(netip.AddrFrom4([4]byte{172, 30, 1, byte(i / 60000)}), uint16(1024+i%60000)), serverEnd}
+		f.q.mu.Lock()
+		f.q.open[key] = keep(i)
+		f.q.mu.Unlock()
+		if f.g.roomForAllowed() {
+			f.g.remember(key, flowVerdict{mark: policy.VerdictAllow, name: "flood.test"})
+		}
+	}
+}
+
+// TestGateRemembersOpenAllowedFlows: past maxAllowedFlows the gate forgets only allowed flows
+// conntrack no longer has: one still open, however old, is cut by `abox egress rm` all the same;
+// the closed ones are forgotten, so memory stays near the bound.
+func TestGateRemembersOpenAllowedFlows(t *testing.T) {
+	f := newGateFixture(t, tlsAnswer{name: "exact.test"})
+	f.q.open[flowKey{agentEnd, serverEnd}] = true
+	h := hello(t, "exact.test")
+	f.send(1, agentEnd, 1, nfq.SYN, nil)
+	f.send(2, agentEnd, 2, nfq.ACK, h)
+	if v := f.q.wait(t, 2); v != policy.VerdictAllow {
+		t.Fatalf("the flow kept open: verdict %#x, want allow", v)
+	}
+	f.allowDirectly(2*maxAllowedFlows, func(int) bool { return false })
+	got := f.g.revoked(func(name string) bool { return name != "exact.test" })
+	if len(got) != 1 || got[0] != (flowKey{agentEnd, serverEnd}) {
+		t.Errorf("revoked after %d allowed flows = %v, want the one still open", 2*maxAllowedFlows, got)
+	}
+	f.g.mu.Lock()
+	defer f.g.mu.Unlock()
+	if n := len(f.g.decided); n > maxAllowedFlows+1 {
+		t.Errorf("the gate remembers %d flows, want at most %d: the closed ones forgotten", n, maxAllowedFlows+1)
+	}
+}
+
+// TestGateRefusesPastOpenAllowedFlows: with maxOpenAllowedFlows allowed flows conntrack still
+// has, or cannot say about, a new flow is refused rather than one forgotten; a conntrack that
+// fails is reported once.
+func TestGateRefusesPastOpenAllowedFlows(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ctErr error
+	}{{"all open", nil}, {"conntrack failing", errors.New("netlink: no answer")}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newGateFixture(t, tlsAnswer{name: "exact.test"})
+			var reports []string
+			f.g.report = func(msg string) { reports = append(reports, msg) }
+			f.q.ctErr = tc.ctErr
+			f.allowDirectly(maxOpenAllowedFlows, func(int) bool { return true })
+			h := hello(t, "exact.test")
+			f.send(1, agentEnd, 1, nfq.SYN, nil)
+			f.send(2, agentEnd, 2, nfq.ACK, h)
+			if v := f.q.wait(t, 2); v != policy.VerdictDeny {
+				t.Errorf("flow %d: verdict %#x, want deny", maxOpenAllowedFlows+1, v)
+			}
+			f.wantRefused(t, reasonTooManyOpen)
+			f.g.mu.Lock()
+			defer f.g.mu.Unlock()
+			if tc.ctErr != nil && (len(reports) != 1 || !strings.Contains(reports[0], tc.ctErr.Error())) {
+				t.Errorf("reports = %q, want the conntrack error once", reports)
+			}
+			if tc.ctErr == nil && len(reports) != 0 {
+				t.Errorf("reports = %q, want none", reports)
+			}
+		})
 	}
 }

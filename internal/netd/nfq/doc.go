@@ -5,8 +5,10 @@
 // resolver handed out for an allowed name goes straight through the kernel; only its first
 // packets (the SYN and the client's first flight, up to the end of the ClientHello) are queued.
 // The root supervisor reads the server name from them and answers with [Queue.Repeat] and a
-// packet mark the ruleset turns into a conntrack mark (allowed: the flow's later packets are
-// never queued again) or a TCP reset (refused). Everything past the decision is the kernel's,
+// packet mark the ruleset turns into a conntrack mark (allowed: once the server has the hello,
+// the flow's later packets are never queued again) or a TCP reset (refused); [Queue.RepeatWith]
+// also puts the bytes it judged in place of the packet's, and [Conntrack] tells it whether a
+// flow it allowed is still open. Everything past the decision is the kernel's,
 // which is why a queued flow keeps nearly the throughput of a direct one, unlike a second TCP
 // connection through a proxy.
 //
@@ -27,6 +29,8 @@
 //
 // netlink.go encodes and decodes the nfnetlink_queue messages, from the facts of the kernel's
 // uapi headers (linux/netfilter/nfnetlink.h and nfnetlink_queue.h); it is pure and tested on
-// every OS. segment.go parses a queued IPv4 packet's TCP header. queue_linux.go owns the
-// socket; queue_other.go refuses to open one elsewhere.
+// every OS. segment.go parses a queued IPv4 packet's TCP header and computes its checksum.
+// queue_linux.go owns the socket; queue_other.go refuses to open one elsewhere. conntrack.go
+// encodes ctnetlink's lookup of one flow and decodes the answer; conntrack_linux.go owns its
+// socket, conntrack_other.go refuses one elsewhere.
 package nfq

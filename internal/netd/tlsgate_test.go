@@ -335,6 +335,10 @@ func TestGateHelloThenClose(t *testing.T) {
 func TestGateBounds(t *testing.T) {
 	t.Run("hello too large", func(t *testing.T) {
 		f := newGateFixture(t, tlsAnswer{name: "x"})
+		// The record header promises more than the bound, so the gate asks at the first
+		// packet; a child that answered before the last packet came would leave it nothing
+		// to refuse.
+		f.hold = make(chan struct{})
 		f.send(1, agentEnd, 1, nfq.SYN, nil)
 		// A record header promising 16 KiB, then more than maxHelloBytes in all.
 		big := append([]byte{22, 3, 1, 0x40, 0}, make([]byte, 1000)...)

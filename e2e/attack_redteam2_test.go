@@ -148,18 +148,26 @@ func TestAttackRedTeam2RewrittenPages(t *testing.T) {
 // be cut within seconds.
 func TestAttackRedTeam2RevokeAfterEviction(t *testing.T) {
 	t.Parallel()
+	revokeAfterFlood(t, "rt2evict", "rt2-evict keep.test:443 17000", "refused")
+}
+
+// revokeAfterFlood runs a revocation after a flood of flows: the agent holds a connection to
+// drop.test (which shares keep.test's address), then runs the flood probe (`claude net FLOOD`,
+// whose reply starts with "WORD N"), then the user runs `abox egress rm drop.test`. The flood
+// must have made 16,500 flows or more, and the held connection must be cut.
+func revokeAfterFlood(t *testing.T, project, flood, word string) {
 	h := harness.Setup(t)
 	h.StartServer("keep.test", "drop.test")
-	upProject(t, h, "rt2evict", []string{"keep.test", "drop.test"}, "")
+	upProject(t, h, project, []string{"keep.test", "drop.test"}, "")
 	_, wait := startAbox(t, h, h.Workspace, nil, "run", bashLines(
-		`claude net tls-hold drop.test:443 drop.test 20 /workspace/held-drop > /tmp/drop.json &`,
+		`claude net tls-hold drop.test:443 drop.test 90 /workspace/held-drop > /tmp/drop.json &`,
 		`until [ -e /workspace/held-drop ]; do sleep 0.1; done`,
-		`claude net rt2-evict keep.test:443 17000 > /tmp/evict.json`,
-		`touch /workspace/evicted`,
+		`claude net `+flood+` > /tmp/flood.json`,
+		`touch /workspace/flooded`,
 		`wait`,
 		`echo "drop $(cat /tmp/drop.json)"`,
-		`echo "evict $(cat /tmp/evict.json)"`))
-	waitWorkspaceFile(t, h.Workspace, "evicted")
+		`echo "flood $(cat /tmp/flood.json)"`))
+	waitWorkspaceFile(t, h.Workspace, "flooded")
 	if res := h.Abox("egress", "rm", "drop.test"); !res.OK() {
 		t.Fatalf("abox egress rm: %s", res)
 	}
@@ -169,11 +177,11 @@ func TestAttackRedTeam2RevokeAfterEviction(t *testing.T) {
 		t.Fatalf("abox run: %s", res)
 	}
 	got := probes(t, agentOutput(res.Stdout))
-	t.Logf("evict: %+v", got["evict"])
-	var refused int
-	fmt.Sscanf(got["evict"].Reply, "refused %d", &refused)
-	if refused < 16500 {
-		t.Fatalf("the eviction did not make its 17000 refused flows: %+v", got["evict"])
+	t.Logf("flood: %+v", got["flood"])
+	var n int
+	fmt.Sscanf(got["flood"].Reply, word+" %d", &n)
+	if n < 16500 {
+		t.Fatalf("the flood did not make its 17000 flows (%s): %+v", word, got["flood"])
 	}
 	p := got["drop"]
 	t.Logf("drop: %+v", p)
@@ -229,37 +237,5 @@ func TestAttackRedTeam2Holds(t *testing.T) {
 // The gate forgets only flows conntrack no longer has, so the connection must still be cut.
 func TestAttackRevokeAfterAllowedFlood(t *testing.T) {
 	t.Parallel()
-	h := harness.Setup(t)
-	h.StartServer("keep.test", "drop.test")
-	upProject(t, h, "allowflood", []string{"keep.test", "drop.test"}, "")
-	_, wait := startAbox(t, h, h.Workspace, nil, "run", bashLines(
-		`claude net tls-hold drop.test:443 drop.test 90 /workspace/held-drop > /tmp/drop.json &`,
-		`until [ -e /workspace/held-drop ]; do sleep 0.1; done`,
-		`claude net rt2-evict-allowed keep.test:443 17000 32 keep.test > /tmp/evict.json`,
-		`touch /workspace/evicted`,
-		`wait`,
-		`echo "drop $(cat /tmp/drop.json)"`,
-		`echo "evict $(cat /tmp/evict.json)"`))
-	waitWorkspaceFile(t, h.Workspace, "evicted")
-	if res := h.Abox("egress", "rm", "drop.test"); !res.OK() {
-		t.Fatalf("abox egress rm: %s", res)
-	}
-	rmAt := time.Now()
-	res := wait()
-	if !res.OK() {
-		t.Fatalf("abox run: %s", res)
-	}
-	got := probes(t, agentOutput(res.Stdout))
-	t.Logf("evict: %+v", got["evict"])
-	var answered int
-	fmt.Sscanf(got["evict"].Reply, "answered %d", &answered)
-	if answered < 16500 {
-		t.Fatalf("the flood did not make its 17000 allowed flows: %+v", got["evict"])
-	}
-	p := got["drop"]
-	t.Logf("drop: %+v", p)
-	if p.OK || p.Rounds == 0 {
-		t.Errorf("drop.test's connection ran on after `abox egress rm drop.test` (%s ago when the run ended): %+v",
-			time.Since(rmAt).Round(time.Second), p)
-	}
+	revokeAfterFlood(t, "allowflood", "rt2-evict-allowed keep.test:443 17000 32 keep.test", "answered")
 }

@@ -92,7 +92,7 @@ func benchEgress(t *testing.T, w *world) {
 	w.resetNetdPeak(t, sb.netd)
 	p := w.pairBench(t, sb, agent, client, []string{"net", "getbench", srv443, srvName, "/bytes/" + itoa(bulkBytes)},
 		func(r benchResult) float64 { return r.MiBS })
-	f := NewFigure("3a-throughput", "TLS bulk download ("+mib(bulkBytes)+" from testsrv) through netd's SNI proxy vs direct",
+	f := NewFigure("3a-throughput", "TLS bulk download ("+mib(bulkBytes)+" from testsrv) through netd's TLS fast path vs direct",
 		"MiB/s", NewSeries("through netd", p.a), NewSeries("direct", p.b), &Target{"ratio>=", 0.9})
 	f.Parts = p.cpuParts("MiB", bulkBytes>>20)
 	f.Command = cmd

@@ -160,7 +160,7 @@ func revokeAfterFlood(t *testing.T, project, flood, word string) {
 	h.StartServer("keep.test", "drop.test")
 	upProject(t, h, project, []string{"keep.test", "drop.test"}, "")
 	_, wait := startAbox(t, h, h.Workspace, nil, "run", bashLines(
-		`claude net tls-hold drop.test:443 drop.test 90 /workspace/held-drop > /tmp/drop.json &`,
+		`claude net tls-hold drop.test:443 drop.test 45 /workspace/held-drop > /tmp/drop.json &`,
 		`until [ -e /workspace/held-drop ]; do sleep 0.1; done`,
 		`claude net `+flood+` > /tmp/flood.json`,
 		`touch /workspace/flooded`,

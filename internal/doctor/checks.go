@@ -36,6 +36,7 @@ func All() []Check {
 		{"netd.policy", "network policy", netdPolicyCheck},
 		{"netd.capabilities", "netd capabilities", netdCapabilities},
 		{"netd.privileged-ports", "ports below 1024 privileged in netd's namespace", netdPrivilegedPorts},
+		{"netd.retired", "finished netds removed", netdRetired},
 
 		{"agent.image", "agent image", agentImage},
 		{"images.base-pinned", "base image pinned", imagesBasePinned},

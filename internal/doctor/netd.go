@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/sandbox"
 )
 
 // BinaryLabel records, on the netd image, the sha256 of the abox binary baked into it.
@@ -156,4 +159,40 @@ func short(sum string) string {
 		return "none"
 	}
 	return sum
+}
+
+// retiredStale is how long a finished netd may stay on the retire list untouched before doctor
+// says its removal did not happen: the after-run process removes it within a second of the run.
+const retiredStale = 2 * time.Minute
+
+// netdRetired: no finished netd lingers. A run leaves its netd, finished, to the after-run
+// process to remove; one that is still there minutes later idles with the run's logs in it and
+// a place on the project network, and is removed only by the next run's after-run process.
+func netdRetired(ctx context.Context, e *Env) Finding {
+	names, changed, err := sandbox.Retired(e.Project)
+	if err != nil {
+		return failf("check the permissions of abox's state directory", "reading the retire list: %v", err)
+	}
+	if f, ok := e.needDaemon(ctx); !ok {
+		return f
+	}
+	cs, err := e.sandbox(ctx)
+	if err != nil {
+		return failf("check `docker ps`, then run `abox doctor` again", "listing the project's containers: %v", err)
+	}
+	var left []string
+	for _, c := range cs {
+		if role(c) == roleNetd && slices.Contains(names, containerName(c)) {
+			left = append(left, containerName(c))
+		}
+	}
+	switch {
+	case len(left) == 0:
+		return okf("no finished netd left running")
+	case e.clock().Sub(changed) < retiredStale:
+		return okf("%d finished netd(s) being removed after their run: %s", len(left), firstN(left, 4)).with("retired", left)
+	}
+	return warnf("the next `abox run` removes them when it ends; `docker rm -f` removes one now",
+		"%d finished netd(s) still running %s after their run, their removal not done: %s",
+		len(left), e.clock().Sub(changed).Round(time.Second), firstN(left, 4)).with("retired", left)
 }

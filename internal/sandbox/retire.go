@@ -113,8 +113,19 @@ func RemoveRetired(ctx context.Context, d *docker.Client, proj paths.Project) er
 	return nil
 }
 
-// Retired returns the netds on the project's retire list: finished, and not removed yet.
-func Retired(proj paths.Project) ([]string, error) { return readRetired(proj) }
+// Retired returns the netds on the project's retire list — finished, and not removed yet — and
+// when the list was last written (a run adding to it, or a removal taking entries off).
+func Retired(proj paths.Project) (names []string, changed time.Time, err error) {
+	names, err = readRetired(proj)
+	if err != nil || len(names) == 0 {
+		return nil, time.Time{}, err
+	}
+	fi, err := os.Stat(filepath.Join(proj.Dir, retiredFile))
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return names, fi.ModTime(), nil
+}
 
 // readRetired reads the retire list under its lock; entries that are not a netd's name are left
 // out.

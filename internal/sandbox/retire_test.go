@@ -65,7 +65,7 @@ func TestTeardownFinishesAndRetiresNetd(t *testing.T) {
 	if !slices.ContainsFunc(calls, func(c string) bool { return strings.HasPrefix(c, "rm") && strings.Contains(c, out.Agent) }) {
 		t.Errorf("calls %q: the agent was not removed", calls)
 	}
-	names, err := Retired(s.Project)
+	names, _, err := Retired(s.Project)
 	if err != nil || !slices.Equal(names, []string{out.Netd}) {
 		t.Errorf("retire list = %q, %v; want [%s]", names, err, out.Netd)
 	}
@@ -97,7 +97,7 @@ func TestTeardownStopsANetdThatDoesNotFinish(t *testing.T) {
 	if !slices.ContainsFunc(calls, func(c string) bool { return strings.HasPrefix(c, "rm") && strings.Contains(c, out.Netd) }) {
 		t.Errorf("calls %q: netd was not removed", calls)
 	}
-	if names, _ := Retired(s.Project); len(names) != 0 {
+	if names, _, _ := Retired(s.Project); len(names) != 0 {
 		t.Errorf("retire list = %q, want nothing retired", names)
 	}
 }
@@ -114,7 +114,7 @@ func TestTeardownRemovesNetdWithoutRetire(t *testing.T) {
 	if !slices.ContainsFunc(callLines(fake), func(c string) bool { return strings.HasPrefix(c, "rm") && strings.Contains(c, out.Netd) }) {
 		t.Errorf("calls %q: netd was not removed", callLines(fake))
 	}
-	if names, _ := Retired(s.Project); len(names) != 0 {
+	if names, _, _ := Retired(s.Project); len(names) != 0 {
 		t.Errorf("retire list = %q, want nothing retired", names)
 	}
 }
@@ -149,7 +149,7 @@ func TestRemoveRetired(t *testing.T) {
 	if want := []string{"abox-netd-p-1", "abox-netd-p-2", "abox-netd-p-4"}; !slices.Equal(removed, want) {
 		t.Errorf("removed %q, want %q", removed, want)
 	}
-	if names, _ := Retired(s.Project); !slices.Equal(names, []string{"abox-netd-p-2", "abox-netd-p-5"}) {
+	if names, _, _ := Retired(s.Project); !slices.Equal(names, []string{"abox-netd-p-2", "abox-netd-p-5"}) {
 		t.Errorf("retire list afterwards = %q, want the failed one and the one added meanwhile", names)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ const netUsage = `usage: claude net dns SERVER:PORT NAME [TYPE] [tcp]    one DNS
        claude net tcp ADDR:PORT [SEND]                    connect, send, print what comes back
        claude net udp ADDR:PORT DATA                      send one datagram, wait for a reply
        claude net tls ADDR:PORT [SNI|-] [HOST]            TLS with that server name (- for none), GET /
+       claude net tls-from LPORT ADDR:PORT SNI           the same from local port LPORT
        claude net http ADDR:PORT HOST                     plain HTTP GET / with that Host header
        claude net dnsflood SERVER:PORT NAME N [TYPE] [CONC]  N queries of one type, see net_flood.go
        claude net dnsbench|tlsbench|getbench …            bench modes, see net_bench.go
@@ -47,6 +49,8 @@ func netProbe(args []string, stdout, stderr io.Writer) int {
 		res = probeUDP(args[1:])
 	case "tls":
 		res = probeTLS(args[1:])
+	case "tls-from":
+		res = probeTLSFrom(args[1:])
 	case "http":
 		res = probeHTTP(args[1:])
 	default:
@@ -152,6 +156,28 @@ func probeTLS(args []string) map[string]any {
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(5 * time.Second))
 	fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", host)
+	body, _ := io.ReadAll(conn)
+	return map[string]any{"ok": true, "reply": lastLine(string(body))}
+}
+
+// probeTLSFrom is probeTLS from a local port of the caller's choosing, outside the range the
+// kernel picks from when it chooses.
+func probeTLSFrom(args []string) map[string]any {
+	if len(args) < 3 {
+		return map[string]any{"ok": false, "error": "need LPORT ADDR:PORT SNI"}
+	}
+	lport, err := strconv.Atoi(args[0])
+	if err != nil {
+		return failed(err)
+	}
+	d := &net.Dialer{Timeout: 5 * time.Second, Control: reuseAddr, LocalAddr: &net.TCPAddr{Port: lport}}
+	conn, err := tls.DialWithDialer(d, "tcp4", args[1], &tls.Config{ServerName: args[2], InsecureSkipVerify: true})
+	if err != nil {
+		return failed(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", args[2])
 	body, _ := io.ReadAll(conn)
 	return map[string]any{"ok": true, "reply": lastLine(string(body))}
 }

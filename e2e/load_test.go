@@ -77,7 +77,6 @@ func TestLoadConcurrentSandboxes(t *testing.T) {
 		p := got[fmt.Sprintf("load-%d", b.k)]
 		if !p.OK {
 			t.Errorf("sandbox %d (%s): %+v, want every allowed probe through (at most one round in four tried again) and no denied one", b.k, b.mine, p)
-			defer logLoadRefusals(t, records, b.prompt, b.k, b.mine)
 		}
 		t.Logf("sandbox %d (%s): %s", b.k, b.mine, p.Reply)
 		sum := sha256.Sum256([]byte(b.prompt))
@@ -85,6 +84,9 @@ func TestLoadConcurrentSandboxes(t *testing.T) {
 		if !ok {
 			t.Errorf("sandbox %d is not recorded", b.k)
 			continue
+		}
+		if !p.OK {
+			logLoadRefusals(t, r, b.k, b.mine)
 		}
 		checkLoadHarvest(t, r, b.k, b.mine)
 	}
@@ -123,12 +125,7 @@ func loadPrompt(k int, mine string) string {
 
 // logLoadRefusals logs, for a sandbox whose allowed probes failed, what its netd recorded of
 // its allowed name other than an allowed decision, and the rules that refused packets.
-func logLoadRefusals(t *testing.T, records map[string]telemetry.RunRecord, prompt string, k int, mine string) {
-	sum := sha256.Sum256([]byte(prompt))
-	r, ok := records[hex.EncodeToString(sum[:])[:16]]
-	if !ok {
-		return
-	}
+func logLoadRefusals(t *testing.T, r telemetry.RunRecord, k int, mine string) {
 	hv, err := telemetry.ReadHarvest(filepath.Join(r.RunDir, "netd"))
 	if err != nil {
 		return

@@ -148,8 +148,12 @@ func probeTLS(args []string) map[string]any {
 	if len(args) > 2 {
 		host = args[2]
 	}
-	d := &net.Dialer{Timeout: 5 * time.Second}
-	conn, err := tls.DialWithDialer(d, "tcp", args[0], &tls.Config{ServerName: sni, InsecureSkipVerify: true})
+	return tlsGet(&net.Dialer{Timeout: 5 * time.Second}, "tcp", args[0], sni, host)
+}
+
+// tlsGet dials addr with d, makes the TLS handshake naming sni and sends GET / with Host host.
+func tlsGet(d *net.Dialer, network, addr, sni, host string) map[string]any {
+	conn, err := tls.DialWithDialer(d, network, addr, &tls.Config{ServerName: sni, InsecureSkipVerify: true})
 	if err != nil {
 		return failed(err)
 	}
@@ -171,15 +175,7 @@ func probeTLSFrom(args []string) map[string]any {
 		return failed(err)
 	}
 	d := &net.Dialer{Timeout: 5 * time.Second, Control: reuseAddr, LocalAddr: &net.TCPAddr{Port: lport}}
-	conn, err := tls.DialWithDialer(d, "tcp4", args[1], &tls.Config{ServerName: args[2], InsecureSkipVerify: true})
-	if err != nil {
-		return failed(err)
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(5 * time.Second))
-	fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", args[2])
-	body, _ := io.ReadAll(conn)
-	return map[string]any{"ok": true, "reply": lastLine(string(body))}
+	return tlsGet(d, "tcp4", args[1], args[2], args[2])
 }
 
 // probeHTTP sends a plain HTTP/1.1 request with the given Host to ADDR and reports the status

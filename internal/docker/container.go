@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -193,12 +194,41 @@ func (c *Client) Kill(ctx context.Context, name, signal string) error {
 }
 
 // Remove removes containers, stopping them first when force is set and removing their anonymous
-// volumes when volumes is set. A container that does not exist is not an error.
+// volumes when volumes is set. A container that does not exist is not an error, and neither is
+// one another process is removing at the same moment: Remove waits, within ctx, until it is
+// gone.
 func (c *Client) Remove(ctx context.Context, force, volumes bool, names ...string) error {
 	if len(names) == 0 {
 		return nil
 	}
-	return ignoreNotFound(c.run(ctx, removeArgs(force, volumes, names)...))
+	err := ignoreNotFound(c.run(ctx, removeArgs(force, volumes, names)...))
+	var ee *ExitError
+	if !errors.As(err, &ee) {
+		return err
+	}
+	pending, others := removalsInProgress(ee.Stderr)
+	if len(pending) == 0 || others {
+		return err
+	}
+	return c.waitGone(ctx, pending)
+}
+
+// waitGone waits until none of the containers exists any more.
+func (c *Client) waitGone(ctx context.Context, names []string) error {
+	for _, name := range names {
+		for {
+			_, err := c.ContainerInspect(ctx, name)
+			if errors.Is(err, ErrNotFound) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("container %s, which another process was removing, is still there: %w", name, ctx.Err())
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	return nil
 }
 
 func removeArgs(force, volumes bool, names []string) []string {

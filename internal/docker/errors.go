@@ -183,6 +183,26 @@ func onlyNotFound(stderr []byte) bool {
 	return found
 }
 
+// inProgressRE matches the daemon's refusal to remove a container another request is removing.
+var inProgressRE = regexp.MustCompile(`removal of container (\S+) is already in progress`)
+
+// removalsInProgress returns the containers stderr says another request is already removing,
+// and whether it holds any other error than those and "no such container".
+func removalsInProgress(stderr []byte) (names []string, others bool) {
+	for _, line := range strings.Split(string(stderr), "\n") {
+		line = strings.TrimSpace(line)
+		if !isCLIError(line) {
+			continue
+		}
+		if m := inProgressRE.FindStringSubmatch(line); m != nil {
+			names = append(names, m[1])
+		} else if !notFoundRE.MatchString(line) {
+			others = true
+		}
+	}
+	return names, others
+}
+
 // ansiRE matches the SGR colour sequences the legacy builder wraps around a step's stderr.
 var ansiRE = regexp.MustCompile("\x1b\\[[0-9;]*m")
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"golang.org/x/term"
@@ -69,8 +67,10 @@ func Main() int {
 	exe, _ := os.Executable()
 	isTTY := term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stderr.Fd()))
 	_, noColor := os.LookupEnv("NO_COLOR")
+	ctx, end, stop := notifyEnd(context.Background())
+	defer stop()
 	app := &App{
-		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		In: os.Stdin, Out: endOnEPIPE{os.Stdout, end}, Err: endOnEPIPE{os.Stderr, end},
 		TTY:        isTTY,
 		OutTTY:     term.IsTerminal(int(os.Stdout.Fd())),
 		Color:      term.IsTerminal(int(os.Stderr.Fd())) && !noColor,
@@ -79,8 +79,6 @@ func Main() int {
 		Version:    Version,
 		Executable: exe,
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	return app.Run(ctx, os.Args[1:])
 }
 

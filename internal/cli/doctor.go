@@ -10,6 +10,7 @@ import (
 	"github.com/aboxhq/abox/internal/hostprobe"
 	"github.com/aboxhq/abox/internal/manifest"
 	"github.com/aboxhq/abox/internal/project"
+	"github.com/aboxhq/abox/internal/sandbox"
 )
 
 type doctorOptions struct {
@@ -113,7 +114,7 @@ func (a *App) doctorHost() (doctor.Host, error) {
 	}
 	return doctor.Host{
 		Docker: a.docker(), LookPath: hostprobe.LookPath, Paths: ps, Home: a.getenv("HOME"), MCPHome: a.mcpHome(),
-		Now: a.Now, Progress: a.Err, BinarySHA256: a.binarySHA256(), Spec: a.spec,
+		Now: a.Now, Progress: a.Err, BinarySHA256: a.binarySHA256(), Spec: a.spec, Warden: sandbox.ProcessWarden(a.Executable),
 	}, nil
 }
 

@@ -52,6 +52,10 @@ func (a *App) show(ev provision.Event) {
 		}
 	case provision.Removed:
 		fmt.Fprintf(a.Out, "removed %s, the artifacts and the review copy of %s\n", plural(ev.Containers, "container", "containers"), ev.Project)
+	case provision.Reaped:
+		if ev.Outcome != "" {
+			fmt.Fprintf(a.Out, "finished run %s, whose abox and warden were gone, and recorded it as %s\n", ev.Run, ev.Outcome)
+		}
 	case provision.Swept:
 		fmt.Fprintf(a.Out, "removed %s of isolated runs (branches already in your repository stay; `abox merge <run>` still lands one)\n",
 			plural(ev.Clones, "clone", "clones"))

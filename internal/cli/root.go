@@ -59,7 +59,7 @@ func newRootCmd(a *App) *cobra.Command {
 	add("sandbox", newDiffCmd(a), newMergeCmd(a), newDiscardCmd(a))
 	add("policy", newEgressCmd(a), newMCPCmd(a), newSecretsCmd(a), newGatewayCmd(a))
 	add("audit", newDoctorCmd(a), newLogsCmd(a))
-	root.AddCommand(newNetdCmd(a), newMCPProbeCmd(a), newSpareNetdCmd(a))
+	root.AddCommand(newNetdCmd(a), newMCPProbeCmd(a), newSpareNetdCmd(a), newWardenCmd(a))
 	return root
 }
 

@@ -129,7 +129,7 @@ func (a *App) launchEnv(p *project.Project) launch.Env {
 	return launch.Env{
 		Docker: a.docker(), Project: p, Preflight: a.preflightOf(p), Daemon: a.requireDaemon,
 		Secrets: a.secretsHostAt(p.Paths), Clones: p.Isolated(), Home: a.getenv("HOME"),
-		Now: a.Now, Progress: a.Err, Warn: a.warnf, Executable: a.Executable,
+		Now: a.Now, Progress: a.Err, Warn: a.warnf, Executable: a.Executable, Warden: sandbox.ProcessWarden(a.Executable),
 	}
 }
 

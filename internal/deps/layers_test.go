@@ -235,6 +235,10 @@ var allowed = map[string]map[string]string{
 		"internal/termtext":  "the agent's output is made safe to print",
 		"internal/watch":     "execution-adjacent files are fingerprinted before and after a run",
 	},
+	"internal/sandbox/sandboxtest": {
+		"internal/docker":  "the test warden drives its run's containers through the docker client it is given",
+		"internal/sandbox": "it runs sandbox.Ward, the warden itself, in the test's process",
+	},
 	"internal/secrets": {
 		"internal/approval": "the reverse index counts what the approved manifest, which runs, requires",
 		"internal/catalog":  "which servers need which secrets",

@@ -37,6 +37,7 @@ func All() []Check {
 		{"netd.capabilities", "netd capabilities", netdCapabilities},
 		{"netd.privileged-ports", "ports below 1024 privileged in netd's namespace", netdPrivilegedPorts},
 		{"netd.retired", "finished netds removed", netdRetired},
+		{"sandbox.orphans", "no sandbox without its abox", sandboxOrphans},
 
 		{"agent.image", "agent image", agentImage},
 		{"images.base-pinned", "base image pinned", imagesBasePinned},

@@ -56,6 +56,8 @@ type Env struct {
 	SecretSources *secrets.Sources
 	Now           func() time.Time
 	Progress      io.Writer // progress of live probes; nil for none
+	// Warden starts the warden of the probe's sandbox (--probe).
+	Warden sandbox.WardenFunc
 
 	cache cache
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/sandbox"
 )
 
 // Host is what [Load] and [BoundaryFailures] take of the machine beyond the workspace.
@@ -29,6 +30,8 @@ type Host struct {
 	// Spec builds the render spec of a loaded project as `abox render` does
 	// ([project.Project.Spec] with the host's facts), for artifacts.current.
 	Spec func(*project.Project) (render.Spec, error)
+	// Warden starts the warden of --probe's sandbox, as of a run's ([sandbox.ProcessWarden]).
+	Warden sandbox.WardenFunc
 }
 
 // Load gathers what doctor looks at in workspace ws. It needs only the workspace: a
@@ -38,7 +41,7 @@ type Host struct {
 func Load(ws string, h Host) *Env {
 	env := &Env{
 		Docker: h.Docker, LookPath: h.LookPath, Paths: h.Paths, Project: h.Paths.Project(ws),
-		Home: h.Home, Now: h.Now, Progress: h.Progress, BinarySHA256: h.BinarySHA256,
+		Home: h.Home, Now: h.Now, Progress: h.Progress, BinarySHA256: h.BinarySHA256, Warden: h.Warden,
 	}
 	cfg, custom, cfgErr := project.LoadConfig(h.Paths)
 	env.Config, env.ConfigErr = cfg, cfgErr

@@ -196,3 +196,27 @@ func netdRetired(ctx context.Context, e *Env) Finding {
 		"%d finished netd(s) still running %s after their run, their removal not done: %s",
 		len(left), e.clock().Sub(changed).Round(time.Second), firstN(left, 4)).with("retired", left)
 }
+
+// sandboxOrphans: every running sandbox of the project has its abox or its warden. A run whose
+// abox and warden were both killed (`pkill -9 abox`) leaves its agent running with the
+// workspace mounted, unrecorded, beside whatever runs next; the next `abox run` of the project
+// finishes it, and this check names it meanwhile.
+func sandboxOrphans(ctx context.Context, e *Env) Finding {
+	if f, ok := e.needDaemon(ctx); !ok {
+		return f
+	}
+	cs, err := e.sandbox(ctx)
+	if err != nil {
+		return failf("check `docker ps`, then run `abox doctor` again", "listing the project's containers: %v", err)
+	}
+	orphans := sandbox.Orphans(e.Project, cs)
+	if len(orphans) == 0 {
+		return okf("every running sandbox of the project has its abox")
+	}
+	var names []string
+	for _, o := range orphans {
+		names = append(names, fmt.Sprintf("run %s (%s)", o.Run, strings.Join(o.Containers, ", ")))
+	}
+	return failf("the next `abox run` or `abox shell` of the project finishes and records them; `abox nuke` removes them",
+		"%d run(s) still running with their abox and its warden gone: %s", len(orphans), firstN(names, 4)).with("orphans", orphans)
+}

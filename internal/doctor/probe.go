@@ -152,12 +152,14 @@ func (e *Env) runProbes(ctx context.Context) (*probeRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	sb := &sandbox.Sandbox{Docker: e.Docker, Project: e.Project, Spec: rs, Baseline: policy.ExpectedRuleset(uid), Now: e.clock, Progress: e.progress()}
+	sb := &sandbox.Sandbox{Docker: e.Docker, Project: e.Project, Spec: rs, Baseline: policy.ExpectedRuleset(uid), Now: e.clock,
+		Progress: e.progress(), Warden: e.Warden}
 	so := sandbox.Options{Command: args.argv(), Timeout: ProbeTimeout - 30*time.Second, Output: w, Masks: rs.Masks, MaskWalkLimit: e.maskWalkLimit()}
 	if a, err := netip.ParseAddr(args.gwIP); err == nil && args.gwPort > 0 {
 		so.Gateway = netip.AddrPortFrom(a, uint16(args.gwPort)) // as a run's netd gets it
 	}
-	_, err = sb.Run(ctx, so)
+	out, err := sb.Run(ctx, so)
+	sb.Done(out)
 	w.flush()
 	if err != nil {
 		return nil, fmt.Errorf("the probe sandbox: %w", err)

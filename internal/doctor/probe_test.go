@@ -13,6 +13,7 @@ import (
 	"github.com/aboxhq/abox/internal/docker/dockertest"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/sandbox/sandboxtest"
 )
 
 // probeOutput is what the probe script prints in a sandbox where every route holds.
@@ -70,6 +71,7 @@ func probeFixture(t *testing.T, out func(run string) string, readBack []byte) (*
 	fk.On("", docker.Result{}).Optional() // rm, stop, cp of teardown
 	e := f.env()
 	e.Docker = docker.NewClient(blockingWait{fk}, nil)
+	e.Warden = sandboxtest.Warden(e.Docker)
 	return f, e
 }
 

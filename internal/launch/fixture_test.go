@@ -25,6 +25,7 @@ import (
 	"github.com/aboxhq/abox/internal/project"
 	"github.com/aboxhq/abox/internal/render"
 	"github.com/aboxhq/abox/internal/sandbox"
+	"github.com/aboxhq/abox/internal/sandbox/sandboxtest"
 	"github.com/aboxhq/abox/internal/telemetry"
 )
 
@@ -99,6 +100,7 @@ func newFixture(t *testing.T, manifestYAML string) *fixture {
 			Render: func() ([]render.Artifact, error) { return render.Render(spec) },
 		},
 		Daemon:   func(context.Context) error { f.event("daemon"); return nil },
+		Warden:   sandboxtest.Warden(client),
 		Clones:   &isolate.Repo{Project: p.State},
 		Home:     home,
 		Now:      time.Now,

@@ -42,6 +42,9 @@ type Env struct {
 	// the run's finished netd and start the next run's spare ([sandbox.SpawnAfterRun]); "" starts
 	// none, and the run removes its netd itself.
 	Executable string
+	// Warden starts each run's warden ([sandbox.ProcessWarden] of the abox binary): a run
+	// without one is refused.
+	Warden sandbox.WardenFunc
 }
 
 // Options are one run's choices, as the user made them.
@@ -143,6 +146,7 @@ func prepare(ctx context.Context, env Env, o Options) (_ *plan, err error) {
 	}
 	pl := &plan{env: env, rs: pre.RunSpec, so: sandboxOptions(p, pre, o, secretEnv, isolated, env.Executable != ""), sb: &sandbox.Sandbox{
 		Docker: env.Docker, Project: p.State, Spec: pre.RunSpec, Baseline: pre.Baseline, Now: env.Now, Progress: env.Progress,
+		Warden: env.Warden,
 	}, stopAhead: stopAhead}
 	pl.so.Ahead = ahead
 	if !o.Shell {
@@ -152,6 +156,9 @@ func prepare(ctx context.Context, env Env, o Options) (_ *plan, err error) {
 	}
 	// A run abox could not record is refused ([sandbox.CheckRecordable]).
 	if err := sandbox.CheckRecordable(p.State.Runs()); err != nil {
+		return nil, err
+	}
+	if err := reap(ctx, env); err != nil { // no orphan's agent runs beside this sandbox
 		return nil, err
 	}
 	if !isolated { // an isolated run cannot change the workspace: its branch is reviewed instead
@@ -178,8 +185,9 @@ func prepare(ctx context.Context, env Env, o Options) (_ *plan, err error) {
 func (pl *plan) run(ctx context.Context) *Report {
 	env, p := pl.env, pl.env.Project
 	out, runErr := pl.sb.Run(ctx, pl.so)
+	defer pl.sb.Done(out) // until then, abox's death is its warden's cue
 	pl.stopAhead()
-	if err := pl.sb.Record(pl.so, out, p.Manifest.Profile, p.Manifest.Run.PermissionMode, p.Manifest.Servers); err != nil {
+	if err := pl.sb.Record(pl.so, out); err != nil {
 		env.Warn("", "recording the run: %v", err)
 	}
 	rep := &Report{Outcome: out, Shell: pl.so.Shell, OnExecChange: pl.rs.OnExecChange, RunErr: runErr}
@@ -220,6 +228,7 @@ func sandboxOptions(p *project.Project, pre *sandbox.Ready, o Options, secretEnv
 		Timeout: o.Timeout, Output: o.Output, Pretty: o.Pretty,
 		Masks: pre.RunSpec.Masks, MaskWalkLimit: p.Config.Limits.MaskWalk, SecretEnv: secretEnv, Gateway: pre.Gateway,
 		Isolated: isolated, SpareNetd: p.Config.Defaults.SpareNetd, Retire: retire, NetdImageID: pre.NetdImageID,
+		Record: sandbox.RecordInfo{Profile: p.Manifest.Profile, PermissionMode: p.Manifest.Run.PermissionMode, Servers: p.Manifest.Servers},
 	}
 	if so.Timeout == 0 && !o.Shell {
 		so.Timeout = time.Duration(p.Manifest.Run.Timeout) * time.Second
@@ -264,6 +273,32 @@ func startClone(ctx context.Context, env Env, rs *render.RunSpec, fromWorktree b
 	}
 	run.WriteStarted(env.Progress)
 	return run, nil
+}
+
+// ErrReap refuses a run while an earlier run of the project, whose abox is gone, could not be
+// finished: its agent may still run.
+var ErrReap = errors.New("an earlier run of this project whose abox is gone could not be finished")
+
+// reap finishes the project's runs whose abox and warden are both gone ([sandbox.Reap]),
+// saying so for each.
+func reap(ctx context.Context, env Env) error {
+	reaped, err := sandbox.Reap(ctx, env.Docker, env.Project.State)
+	for _, r := range reaped {
+		if r.Outcome == "" {
+			fmt.Fprintf(env.Progress, "removed what run %s had started: its abox died before its agent did\n", r.Run)
+			continue
+		}
+		fmt.Fprintf(env.Progress, "finished run %s, whose abox and warden were gone, and recorded it as %s (`abox logs --runs`)\n", r.Run, r.Outcome)
+		if r.Isolated {
+			if _, err := env.Clones.Collect(ctx, r.Run); err != nil {
+				env.Warn("see `abox diff "+r.Run+"`", "collecting the clone of run %s: %v", r.Run, err)
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrReap, err)
+	}
+	return nil
 }
 
 // afterRun starts the after-run process ([sandbox.SpawnAfterRun]): it removes the netd the run

@@ -124,6 +124,10 @@ type Removed struct {
 // Swept is Nuke's removal of the clones of Clones isolated runs.
 type Swept struct{ Clones int }
 
+// Reaped is a run whose abox and warden were gone, which Nuke finished and recorded before it
+// removed the project's containers ([sandbox.Reap]).
+type Reaped struct{ sandbox.Reaped }
+
 func (Widened) event()    {}
 func (Replacing) event()  {}
 func (Left) event()       {}
@@ -134,6 +138,7 @@ func (Baselined) event()  {}
 func (Unbound) event()    {}
 func (Removed) event()    {}
 func (Swept) event()      {}
+func (Reaped) event()     {}
 
 // ErrUnconfirmed refuses a widened manifest when there is nobody to ask and the caller did not
 // say yes.

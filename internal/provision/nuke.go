@@ -67,6 +67,13 @@ func nukeLocked(ctx context.Context, e *Env, p *project.Project) (int, error) {
 		return 0, failed(StepSpares, err)
 	}
 	defer release()
+	// A run whose abox and warden are gone is finished and recorded first, as the next run
+	// would; what is left of it goes with the rest.
+	if reaped, err := sandbox.Reap(ctx, e.Docker, p.State); err == nil {
+		for _, r := range reaped {
+			e.report(Reaped{Reaped: r})
+		}
+	}
 	removed, err := sandbox.RemoveContainers(ctx, e.Docker, p.State.Hash)
 	if err != nil {
 		return 0, err

@@ -15,14 +15,25 @@ import (
 )
 
 // runAgent starts the agent attached, tees its output to the transcript, and ends it on
-// timeout, on ctx's end (Ctrl-C) or when netd dies (the agent is then offline anyway).
+// timeout (on the wall clock: [withWallDeadline]), on ctx's end (Ctrl-C, a closed terminal) or
+// when netd dies (the agent is then offline anyway). The warden learns the deadline before the
+// agent starts.
 func (s *Sandbox) runAgent(ctx context.Context, o Options, out *Outcome, c *clock) error {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var deadline time.Time
 	if o.Timeout > 0 {
+		deadline = s.Now().Round(0).Add(o.Timeout)
 		var c2 context.CancelFunc
-		actx, c2 = context.WithTimeout(actx, o.Timeout)
+		actx, c2 = withWallDeadline(actx, deadline, s.Now, deadlineTick)
 		defer c2()
+	}
+	if out.ward != nil {
+		out.ward.Deadline = deadline
+		if !o.Shell {
+			out.ward.Transcript = filepath.Join(out.Dir, "transcript.jsonl")
+		}
+		s.ward(out, phaseAgent)
 	}
 	netdDied := make(chan struct{})
 	go func() {
@@ -43,14 +54,16 @@ func (s *Sandbox) runAgent(ctx context.Context, o Options, out *Outcome, c *cloc
 		c.markAt("agent start", out.firstOutput)
 	}
 	c.mark("agent run")
-	s.settle(ctx, actx, out, netdDied, o.Timeout)
+	s.settle(ctx, actx, out, netdDied, o.Timeout, deadline)
 	c.mark("agent exit")
 	return err
 }
 
 // settle works out why the agent ended, and kills it if it did not end by itself. Its exit code
-// is read by the teardown ([Sandbox.readExit]), alongside netd's stop.
-func (s *Sandbox) settle(ctx, actx context.Context, out *Outcome, netdDied chan struct{}, timeout time.Duration) {
+// is read by the teardown ([Sandbox.readExit]), alongside netd's stop. A run whose deadline
+// passed is a timeout even when the agent was already gone (killed by the warden while abox
+// was stopped).
+func (s *Sandbox) settle(ctx, actx context.Context, out *Outcome, netdDied chan struct{}, timeout time.Duration, deadline time.Time) {
 	select {
 	case <-netdDied:
 		out.Result = "netd-died"
@@ -58,9 +71,9 @@ func (s *Sandbox) settle(ctx, actx context.Context, out *Outcome, netdDied chan 
 	default:
 		switch {
 		case ctx.Err() != nil:
-			out.Result = "interrupted"
-			out.note("interrupted; the sandbox was torn down")
-		case errors.Is(actx.Err(), context.DeadlineExceeded):
+			out.Result = endedAs(ctx)
+			out.note("%s; the sandbox was torn down", endedWhy(ctx))
+		case errors.Is(context.Cause(actx), errDeadline) || pastDeadline(deadline, s.Now()):
 			out.Result = "timeout"
 			out.note("the run hit its timeout of %s and was stopped", timeout)
 		default:

@@ -42,8 +42,9 @@
 // One sandbox at a time. Another sandbox's agent could move masked content between this
 // sandbox's walk and its mounts. Every sandbox holds the project's live.lock until its teardown
 // is done; one whose workspace holds masked paths holds it alone, so it starts only when no
-// other sandbox of the project is live, and none starts while it is. (An agent container that
-// outlived its abox process, killed outright, is not covered: the lock went with the process.)
+// other sandbox of the project is live, and none starts while it is. The run's warden holds the
+// lock too (see "When abox dies"): an abox killed outright does not release it while its run's
+// agent may still run.
 //
 // Check at teardown. Once the agent's container is gone (no agent process is left), every
 // mask's path is looked at again, component by component, following no link. Content that
@@ -58,4 +59,43 @@
 // tree it would go into, it stays masked where it is, and the user decides; the report says
 // where it is. The summary, `abox logs --runs` and the run record name each event, `abox run`
 // fails, and doctor's workspace.masks-intact fails until the quarantine is removed.
+//
+// # When abox dies
+//
+// The foreground abox may end at any moment; what it started must end too, within seconds, and
+// be recorded. Every way it can end is covered by one of three things, none of which the agent
+// can reach: they are host processes in the host's PID namespace (the agent has its own, and
+// sees none of them), and what they read is in abox's state directory, which no container
+// mounts.
+//
+//   - Signals abox can catch end the run as Ctrl-C does, with the teardown to its end: SIGINT,
+//     SIGTERM and SIGQUIT (recorded as interrupted) and SIGHUP, a closed terminal or a dropped
+//     ssh connection (hangup). abox takes SIGPIPE, so that a write to a standard output or
+//     error nobody reads any more fails with EPIPE instead of killing it; that write ends the
+//     run too (output-closed). The caller says why with an [Ended] as the cause of the
+//     context's end.
+//   - Every run has a warden ("The warden", [Ward]), started before its netd and holding its
+//     owner lock and live.lock. abox holds the only write end of the pipe the warden reads;
+//     SIGKILL, the OOM killer, a panic or a fatal runtime error close it without the line that
+//     says abox is done, and the warden finishes the run at once: it kills the agent, then
+//     tears down, harvests, checks the masks, compares the watched files and records the run as
+//     abox-killed, or abox-crashed when abox's crash report came down the pipe
+//     (runtime/debug.SetCrashOutput). An abox that stops acting without dying (SIGSTOP, a
+//     suspended laptop) has its deadline kept by the warden: run.timeout is a wall-clock
+//     deadline ([withWallDeadline]), which goes on while the machine sleeps, and the warden
+//     kills the agent [wardenGrace] after it; abox, once it goes on, records the timeout. A
+//     warden that cannot be started refuses the run: no warden, no netd.
+//   - abox and its warden killed together (`pkill -9 abox`), or the host going down, leave the
+//     run's owner lock (owners/<id>.lock in the project's state directory) held by nobody.
+//     doctor's sandbox.orphans names every running netd or agent of such a run, and the
+//     project's next `abox run` or `abox shell` finishes and records it before its own mask
+//     walk ([Reap], outcome orphaned), as `abox nuke` does before it removes everything; a run
+//     that had not reached its warden only has its containers removed. An ordinary run asks
+//     Docker nothing for this: it looks at the lock files, which are there only while a run
+//     is.
+//
+// The warden finishes a run from warden.json in the run's directory, which abox rewrites at each
+// step the warden must know of (the agent about to start, with its deadline; the teardown
+// begun, with what abox knew; the run recorded): a run abox recorded is not recorded again, and
+// one whose teardown abox began keeps abox's outcome, exit code and notes.
 package sandbox

@@ -70,7 +70,7 @@ func TestRunComparesSnapshotsAroundTheAgent(t *testing.T) {
 	fake.On("cp", docker.Result{})
 	project := paths.Project{Workspace: ws, Dir: t.TempDir()}
 	s := &Sandbox{
-		Docker: docker.NewClient(fake, nil), Project: project, Baseline: policy.ExpectedRuleset(policy.NetdUID),
+		Docker: docker.NewClient(fake, nil), Warden: goWarden(docker.NewClient(fake, nil), nil), Project: project, Baseline: policy.ExpectedRuleset(policy.NetdUID),
 		Spec: &render.RunSpec{
 			Netd:  render.RunCommand{Args: []string{"run", "--name", "abox-netd-p-" + render.RunToken}, Image: "abox-netd:1"},
 			Agent: render.RunCommand{Args: []string{"create", "--name", "agent-p-" + render.RunToken}, Image: "abox-agent-p:1", Command: []string{"claude"}},
@@ -104,7 +104,7 @@ func TestRunComparesSnapshotsAroundTheAgent(t *testing.T) {
 	if last := out.Phases[len(out.Phases)-1]; last.Name != "exec diff" {
 		t.Errorf("last phase %q, want exec diff", last.Name)
 	}
-	if err := s.Record(o, out, "default", "default", nil); err != nil {
+	if err := s.Record(o, out); err != nil {
 		t.Fatal(err)
 	}
 	runs, _, err := telemetry.ReadRuns(project.RunsIndex())
@@ -124,7 +124,7 @@ func TestUnwatchedRunHasNoExecReport(t *testing.T) {
 	fake.On("rm", docker.Result{}).Optional()
 	fake.On("cp", docker.Result{}).Optional()
 	s := &Sandbox{
-		Docker: docker.NewClient(fake, nil), Project: paths.Project{Workspace: t.TempDir(), Dir: t.TempDir()},
+		Docker: docker.NewClient(fake, nil), Warden: goWarden(docker.NewClient(fake, nil), nil), Project: paths.Project{Workspace: t.TempDir(), Dir: t.TempDir()},
 		Spec: &render.RunSpec{
 			Netd:  render.RunCommand{Args: []string{"run", "--name", "abox-netd-p-" + render.RunToken}, Image: "abox-netd:1"},
 			Agent: render.RunCommand{Args: []string{"create", "--name", "agent-p-" + render.RunToken}, Image: "abox-agent-p:1"},

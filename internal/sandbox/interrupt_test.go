@@ -29,7 +29,7 @@ func TestInterruptBeforeAgent(t *testing.T) {
 	fake.On("stop", docker.Result{}).Optional()
 	fake.On("cp", docker.Result{ExitCode: 1, Stderr: []byte("Error: No such container: abox-netd-p-x\n")}).Optional()
 	s := &Sandbox{
-		Docker:  docker.NewClient(fake, nil),
+		Docker: docker.NewClient(fake, nil), Warden: goWarden(docker.NewClient(fake, nil), nil),
 		Project: paths.Project{Workspace: t.TempDir(), Dir: t.TempDir()},
 		Spec: &render.RunSpec{
 			Netd:  render.RunCommand{Args: []string{"run", "--name", "abox-netd-p-" + render.RunToken}, Image: "abox-netd:1"},

@@ -316,7 +316,7 @@ func TestRunRefusesUnfinishedMaskWalk(t *testing.T) {
 	}
 	fake := dockertest.New(t)
 	s := &Sandbox{
-		Docker:  docker.NewClient(fake, nil),
+		Docker: docker.NewClient(fake, nil), Warden: goWarden(docker.NewClient(fake, nil), nil),
 		Project: paths.Project{Workspace: w.dir, Dir: t.TempDir()},
 		Spec: &render.RunSpec{
 			Netd:  render.RunCommand{Args: []string{"run", "--name", "abox-netd-p-" + render.RunToken}, Image: "abox-netd:1"},

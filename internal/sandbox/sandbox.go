@@ -18,7 +18,6 @@ import (
 	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/render"
-	"github.com/aboxhq/abox/internal/statefs"
 	"github.com/aboxhq/abox/internal/telemetry"
 	"github.com/aboxhq/abox/internal/watch"
 )
@@ -31,6 +30,9 @@ type Sandbox struct {
 	Baseline []byte // the expected `nft -j list ruleset` of the netd image
 	Now      func() time.Time
 	Progress io.Writer // one-line progress messages (stderr)
+	// Warden starts the run's warden ("The warden"): [ProcessWarden] of the abox binary. A
+	// sandbox without one is refused before its netd starts.
+	Warden WardenFunc
 }
 
 // Options are one run's choices.
@@ -86,6 +88,10 @@ type Options struct {
 	// Watch, when set, is what the run snapshots ([WatchScope]) before netd starts and again
 	// after teardown; [Outcome.Exec] is the difference.
 	Watch *watch.Scope
+	// Record is what the run's record says of the project ([Sandbox.Record]).
+	Record RecordInfo
+
+	promptSHA string // the prompt's digest, for a run finished by its warden (Prompt is not kept)
 }
 
 // ErrBoundary marks a run refused because the sandbox could not be verified. No agent started.
@@ -121,6 +127,11 @@ type Outcome struct {
 	// readBack, for a run on a spare, is the spare's ruleset as [LookAhead] read it back: the
 	// policy verify compares it instead of reading again.
 	readBack []byte
+	// owner is the run's owner lock, held until [Sandbox.Done]; warden and ward its warden and
+	// what it was last told ("The warden").
+	owner  *os.File
+	warden *Warden
+	ward   *wardenState
 }
 
 // Phase is one timed step of a run. A run's phases are consecutive and, in order: prepare (the
@@ -151,7 +162,8 @@ func NewRunID() string {
 }
 
 // Run starts, verifies, runs and tears down one sandbox. The outcome is returned even with an
-// error, so the caller can always print and record it.
+// error, so the caller can always print and record it; the caller then lets the run go with
+// [Sandbox.Done].
 func (s *Sandbox) Run(ctx context.Context, o Options) (*Outcome, error) {
 	out := &Outcome{ID: o.ID, Started: s.Now(), Result: "failed"}
 	spared := o.SpareNetd && s.claimSpare(ctx, o, out)
@@ -160,44 +172,51 @@ func (s *Sandbox) Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	out.Netd = replaceRun(s.Spec.Netd.Args, out.ID)[indexAfter(s.Spec.Netd.Args, "--name")]
 	out.Agent = replaceRun(s.Spec.Agent.Args, out.ID)[indexAfter(s.Spec.Agent.Args, "--name")]
-	out.Dir = filepath.Join(s.Project.Runs(), out.Started.UTC().Format("20060102T150405Z")+"-"+out.ID)
-	if err := statefs.MkdirAll(out.Dir); err != nil {
-		s.dropClaimed(ctx, spared, out) // no record names it any more: nothing else would remove it
-		return out, err
+	if out.owner == nil { // a claimed spare's run is owned already
+		if err := s.own(out); err != nil {
+			s.dropClaimed(ctx, spared, out) // no record names it any more: nothing else would remove it
+			return out, err
+		}
 	}
 	c := &clock{now: s.Now, last: out.Started, out: out}
-	if err := s.prepareWorkspace(o, out); err != nil {
-		s.dropClaimed(ctx, spared, out)
-		out.Result = "refused" // before anything started: nothing to tear down
-		c.mark("prepare")
-		out.Duration = s.Now().Sub(out.Started)
-		return out, err
-	}
-	defer out.masks.release()
-	runtime, err := s.checkRuntime(ctx)
-	if err != nil { // before anything started: nothing to tear down
+	refused := func(err error) (*Outcome, error) { // before anything of the run started
 		s.dropClaimed(ctx, spared, out)
 		out.Result = "refused"
 		if ctx.Err() != nil {
-			out.Result, err = "interrupted", ErrInterrupted
+			out.Result, err = endedAs(ctx), ErrInterrupted
 		}
 		c.mark("prepare")
 		out.Duration = s.Now().Sub(out.Started)
 		return out, err
 	}
+	if err := s.prepareWorkspace(o, out); err != nil {
+		return refused(err)
+	}
+	defer out.masks.release()
+	runtime, err := s.checkRuntime(ctx)
+	if err != nil {
+		return refused(err)
+	}
 	before := snapshotBefore(o)
+	if err := s.startWarden(o, out, before); err != nil {
+		return refused(err)
+	}
 	err = s.run(ctx, o, out, c, runtime, spared)
 	if err != nil && ctx.Err() != nil && out.Result == "refused" {
 		// The start was cut short by the caller, not refused by a check.
-		out.Result = "interrupted"
-		out.note("interrupted before the agent started; the sandbox was torn down")
+		out.Result = endedAs(ctx)
+		out.note("%s before the agent started; the sandbox was torn down", endedWhy(ctx))
 		err = ErrInterrupted
 	}
+	s.ward(out, phaseTeardown)
 	// Teardown must finish even when ctx is cancelled by Ctrl-C or the timeout: it keeps ctx's
 	// values only, and each of its steps gets its own deadline when it starts.
 	s.teardown(context.WithoutCancel(ctx), o, out, c)
 	s.compareAfter(o, out, before, c)
 	out.Duration = s.Now().Sub(out.Started)
+	if out.warden.gone() {
+		out.note("the run's warden ended before the run did (see warden.log in the run's directory)")
+	}
 	return out, err
 }
 

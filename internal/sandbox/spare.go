@@ -280,18 +280,26 @@ func (s *Sandbox) claimSpare(ctx context.Context, o Options, out *Outcome) bool 
 	if errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
-	os.Remove(s.spareFile()) // used once, whatever follows
 	if err != nil {
+		os.Remove(s.spareFile())
 		out.note("the spare netd's record is unreadable (%v); this run started its own", err)
 		return false
 	}
 	ahead := o.Ahead.of(rec)
-	if why := s.spareMismatch(ctx, o, rec, ahead); why != "" {
+	why := s.spareMismatch(ctx, o, rec, ahead)
+	if why == "" {
+		// The run owns the spare before its record goes: at no moment is it nobody's.
+		out.ID = rec.ID
+		if err := s.own(out); err != nil {
+			out.ID, why = "", err.Error()
+		}
+	}
+	os.Remove(s.spareFile()) // used once, whatever follows
+	if why != "" {
 		out.note("the spare netd was not used (%s) and was removed; this run started its own", why)
 		s.removeSpare(context.WithoutCancel(ctx), rec)
 		return false
 	}
-	out.ID = rec.ID
 	out.Spare = rec.Started
 	if ahead != nil && ahead.rulesetErr == nil {
 		out.readBack = ahead.ruleset

@@ -23,7 +23,7 @@ const netdOutput = `{"event":"ready"}` + "\n" + `{"event":"finished"}` + "\n"
 // startFixture is a sandbox over a fake docker whose agent create and netd ready can be held.
 func startFixture(t *testing.T, fake *dockertest.Fake) *Sandbox {
 	return &Sandbox{
-		Docker:   docker.NewClient(fake, nil),
+		Docker: docker.NewClient(fake, nil), Warden: goWarden(docker.NewClient(fake, nil), nil),
 		Project:  paths.Project{Workspace: t.TempDir(), Dir: t.TempDir()},
 		Baseline: policy.ExpectedRuleset(policy.NetdUID),
 		Spec: &render.RunSpec{

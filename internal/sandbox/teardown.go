@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -102,8 +103,12 @@ func (s *Sandbox) stopNetd(base context.Context, out *Outcome) {
 func (s *Sandbox) harvest(ctx context.Context, out *Outcome) {
 	dest := filepath.Join(out.Dir, "netd")
 	if err := s.Docker.CopyFrom(ctx, out.Netd, policy.LogDir+"/.", dest); err != nil {
-		out.note("harvesting netd's logs: %v", err)
-		return
+		if _, serr := os.Stat(filepath.Join(dest, policy.CountersLog)); serr != nil {
+			out.note("harvesting netd's logs: %v", err)
+			return
+		}
+		// A warden finishing what its abox began: netd's logs were copied out before it went.
+		out.note("netd was gone; its logs are those harvested before")
 	}
 	h, err := telemetry.ReadHarvest(dest)
 	if err != nil {
@@ -138,13 +143,26 @@ func (s *Sandbox) sinceSpare(dest string, out *Outcome) {
 // spare: since the spare started, not since the run's policy verify.
 const spareCountersFile = "counters-since-spare-start.json"
 
-// Record appends the run to runs.jsonl and its denials to the review queue.
-func (s *Sandbox) Record(o Options, out *Outcome, profile, permission string, servers []string) error {
+// Record appends the run to runs.jsonl and its denials to the review queue, and tells its
+// warden that the run is recorded.
+func (s *Sandbox) Record(o Options, out *Outcome) error {
+	err := s.record(o, out)
+	if err == nil {
+		s.ward(out, phaseRecorded)
+	}
+	return err
+}
+
+func (s *Sandbox) record(o Options, out *Outcome) error {
+	sha := o.promptSHA
+	if sha == "" {
+		sha = promptSHA(o.Prompt)
+	}
 	rec := telemetry.RunRecord{
-		ID: out.ID, TS: out.Started.UTC().Format(time.RFC3339), Project: s.Spec.Project, Profile: profile,
-		Kind: "run", PromptSHA: promptSHA(o.Prompt), DurationS: round2(out.Duration.Seconds()),
+		ID: out.ID, TS: out.Started.UTC().Format(time.RFC3339), Project: s.Spec.Project, Profile: o.Record.Profile,
+		Kind: "run", PromptSHA: sha, DurationS: round2(out.Duration.Seconds()),
 		ExitCode: out.ExitCode, SessionID: out.Summary.SessionID, Container: out.Agent,
-		Transcript: out.Transcript, RunDir: out.Dir, PermissionMode: permission, Servers: servers,
+		Transcript: out.Transcript, RunDir: out.Dir, PermissionMode: o.Record.PermissionMode, Servers: slices.Clone(o.Record.Servers),
 		ToolCalls: len(out.Summary.ToolCalls), Outcome: out.Result, Notes: out.Notes, DroppedPackets: -1,
 		Masks: out.MaskEvents,
 	}

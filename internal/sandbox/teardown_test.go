@@ -59,7 +59,7 @@ func TestTeardownStepsHaveTheirOwnDeadlines(t *testing.T) {
 	fake.On("cp", docker.Result{})
 	rec := &deadlineRunner{r: fake, left: map[string][]time.Duration{}}
 	s := &Sandbox{
-		Docker:   docker.NewClient(rec, nil),
+		Docker: docker.NewClient(rec, nil), Warden: goWarden(docker.NewClient(rec, nil), nil),
 		Project:  paths.Project{Workspace: t.TempDir(), Dir: t.TempDir()},
 		Baseline: policy.ExpectedRuleset(policy.NetdUID),
 		Spec: &render.RunSpec{

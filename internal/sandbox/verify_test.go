@@ -112,7 +112,7 @@ func verifySandbox(t *testing.T, live []byte, execErr bool) (*Sandbox, *dockerte
 // newVerifySandbox returns a sandbox of a project in t's temporary directories, driving fake.
 func newVerifySandbox(t *testing.T, fake *dockertest.Fake) *Sandbox {
 	return &Sandbox{
-		Docker:   docker.NewClient(fake, nil),
+		Docker: docker.NewClient(fake, nil), Warden: goWarden(docker.NewClient(fake, nil), nil),
 		Project:  paths.Project{Workspace: t.TempDir(), Dir: t.TempDir()},
 		Baseline: policy.ExpectedRuleset(policy.NetdUID),
 		Spec: &render.RunSpec{

@@ -170,6 +170,12 @@ func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'
 // that waits for it.
 func startAbox(t *testing.T, h *harness.H, dir string, env []string, args ...string) (*exec.Cmd, func() harness.Result) {
 	t.Helper()
+	return startAboxWith(t, h, dir, env, nil, args...)
+}
+
+// startAboxWith is [startAbox] with setup applied to the command before it starts (nil: none).
+func startAboxWith(t *testing.T, h *harness.H, dir string, env []string, setup func(*exec.Cmd), args ...string) (*exec.Cmd, func() harness.Result) {
+	t.Helper()
 	if env == nil {
 		env = h.Env()
 	}
@@ -177,6 +183,9 @@ func startAbox(t *testing.T, h *harness.H, dir string, env []string, args ...str
 	cmd.Dir, cmd.Env = dir, env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if setup != nil {
+		setup(cmd)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/aboxhq/abox/e2e/harness"
 	"github.com/aboxhq/abox/internal/policy"
 )
@@ -42,15 +44,19 @@ var signalPhases = []signalPhase{
 }
 
 // TestFaultSignals: SIGINT and SIGTERM to `abox run` in its preflight, while netd is created,
-// while it starts, while its ruleset is verified, while the agent runs and during teardown.
-// Every time abox ends within a minute and leaves no container, network attachment or staged
-// file. Once a sandbox was started, the run is recorded, an interruption before the agent is
-// reported as such (not as a refusal), and netd's logs are harvested.
+// while it starts, while its ruleset is verified, while the agent runs and during teardown;
+// SIGQUIT and SIGHUP while the agent runs. Every time abox ends within a minute and leaves no
+// container, network attachment or staged file. Once a sandbox was started, the run is
+// recorded, an interruption before the agent is reported as such (not as a refusal), and
+// netd's logs are harvested.
 func TestFaultSignals(t *testing.T) {
 	h := harness.Setup(t)
 	upProject(t, h, "signals", nil, "")
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGHUP} {
 		for _, ph := range signalPhases {
+			if (sig == syscall.SIGQUIT || sig == syscall.SIGHUP) && ph.name != "during-agent" {
+				continue // the same path as SIGINT's once the signal is taken
+			}
 			name := strings.ToLower(strings.TrimPrefix(sigName(sig), "SIG")) + "-" + ph.name
 			t.Run(name, func(t *testing.T) { signalRun(t, h, sig, ph) })
 		}
@@ -61,12 +67,7 @@ func TestFaultSignals(t *testing.T) {
 	}
 }
 
-func sigName(s syscall.Signal) string {
-	if s == syscall.SIGINT {
-		return "SIGINT"
-	}
-	return "SIGTERM"
-}
+func sigName(s syscall.Signal) string { return unix.SignalName(s) }
 
 func signalRun(t *testing.T, h *harness.H, sig syscall.Signal, ph signalPhase) {
 	before := runCount(h)
@@ -110,13 +111,16 @@ func signalRun(t *testing.T, h *harness.H, sig syscall.Signal, ph signalPhase) {
 	}
 	run := runs[len(runs)-1]
 	want := "interrupted"
-	if ph.name == "during-teardown" {
+	switch {
+	case ph.name == "during-teardown":
 		want = "exited" // the agent had finished; the signal only hurried nothing
+	case sig == syscall.SIGHUP:
+		want = "hangup"
 	}
 	if run["outcome"] != want {
 		t.Errorf("outcome %v, want %s (exit %d):\n%s", run["outcome"], want, res.ExitCode, res.Stderr)
 	}
-	if want == "interrupted" && res.ExitCode == 0 {
+	if want != "exited" && res.ExitCode == 0 {
 		t.Errorf("abox exited 0 after %s before the agent finished", sigName(sig))
 	}
 	events := filepath.Join(run["run_dir"].(string), "netd", policy.EventLog)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -24,51 +25,109 @@ import (
 // bytes are exact: a "\r" in them is one something printed, not the terminal's "\n" → "\r\n".
 func (h *H) AboxOnTerminal(args ...string) Result {
 	h.T.Helper()
+	return h.StartOnTerminal(args...).Wait()
+}
+
+// Terminal is abox running on a pseudo-terminal of its own ([H.StartOnTerminal]).
+type Terminal struct {
+	h      *H
+	args   []string
+	cmd    *exec.Cmd
+	master *os.File
+	cancel context.CancelFunc
+	ctx    context.Context
+	start  time.Time
+	mu     *lockedBuffer
+	done   chan struct{}
+}
+
+// StartOnTerminal starts abox as [H.AboxOnTerminal] does and returns at once.
+func (h *H) StartOnTerminal(args ...string) *Terminal {
+	h.T.Helper()
 	bin := AboxBinary(h.T)
 	ctx, cancel := context.WithTimeout(context.Background(), h.AboxTimeout)
-	defer cancel()
 	master, slave, err := openPTY()
 	if err != nil {
+		cancel()
 		h.T.Fatalf("abox %s on a terminal: %v", strings.Join(args, " "), err)
 	}
-	defer master.Close()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env, cmd.Dir = append(h.Env(), "TERM=xterm"), h.Workspace
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	start := time.Now()
+	t := &Terminal{h: h, args: args, cmd: cmd, master: master, ctx: ctx, cancel: cancel, start: time.Now(),
+		mu: &lockedBuffer{}, done: make(chan struct{})}
 	err = cmd.Start()
 	slave.Close() // the child holds it now; the master reads EIO once every holder is gone
 	if err != nil {
+		master.Close()
+		cancel()
 		h.T.Fatalf("abox %s on a terminal: %v", strings.Join(args, " "), err)
 	}
-	var out bytes.Buffer
-	done := make(chan struct{})
 	go func() {
-		io.Copy(answeringWriter{&out, master}, master)
-		close(done)
+		io.Copy(answeringWriter{t.mu, master}, master)
+		close(t.done)
 	}()
-	err = cmd.Wait()
+	return t
+}
+
+// Type writes s to the terminal, as keystrokes.
+func (t *Terminal) Type(s string) { t.master.Write([]byte(s)) }
+
+// Output is what abox wrote to the terminal so far.
+func (t *Terminal) Output() string { return t.mu.String() }
+
+// Hangup closes the terminal, as closing its window does: the kernel hangs it up and sends
+// SIGHUP to abox, the session's controlling process, and to its foreground process group.
+func (t *Terminal) Hangup() { t.master.Close() }
+
+// Wait waits for abox to end and returns what it wrote to the terminal.
+func (t *Terminal) Wait() Result {
+	t.h.T.Helper()
+	defer t.cancel()
+	err := t.cmd.Wait()
 	select {
-	case <-done:
+	case <-t.done:
 	case <-time.After(10 * time.Second): // something abox started still holds the terminal
-		master.Close()
-		<-done
+		t.master.Close()
+		<-t.done
 	}
-	res := Result{Stdout: out.String()}
+	t.master.Close()
+	res := Result{Stdout: t.mu.String()}
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
 		res.ExitCode = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.ExitCode = 128 + int(ws.Signal())
+		}
 	case err != nil:
-		h.T.Fatalf("abox %s on a terminal: %v", strings.Join(args, " "), err)
+		t.h.T.Fatalf("abox %s on a terminal: %v", strings.Join(t.args, " "), err)
 	}
-	if ctx.Err() != nil {
-		h.T.Fatalf("abox %s on a terminal: %v\n%s", strings.Join(args, " "), ctx.Err(), res)
+	if t.ctx.Err() != nil {
+		t.h.T.Fatalf("abox %s on a terminal: %v\n%s", strings.Join(t.args, " "), t.ctx.Err(), res)
 	}
-	h.T.Logf("abox %s (on a terminal): exit %d in %.1fs", strings.Join(args, " "), res.ExitCode, time.Since(start).Seconds())
-	h.WaitAfterRun()
+	t.h.T.Logf("abox %s (on a terminal): exit %d in %.1fs", strings.Join(t.args, " "), res.ExitCode, time.Since(t.start).Seconds())
+	t.h.WaitAfterRun()
 	return res
+}
+
+// lockedBuffer is a bytes.Buffer safe to write from one goroutine and read from another.
+type lockedBuffer struct {
+	m sync.Mutex
+	b bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.m.Lock()
+	defer l.m.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.m.Lock()
+	defer l.m.Unlock()
+	return l.b.String()
 }
 
 // answeringWriter records what abox writes to the terminal and answers the two queries a
@@ -76,7 +135,7 @@ func (h *H) AboxOnTerminal(args ...string) Result {
 // asks every abox started on a terminal for its background colour (OSC 11) and its cursor
 // position, and waits five seconds for a terminal that says nothing.
 type answeringWriter struct {
-	out    *bytes.Buffer
+	out    io.Writer
 	master io.Writer
 }
 

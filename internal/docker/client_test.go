@@ -278,6 +278,33 @@ func TestRemoveIgnoresNotFound(t *testing.T) {
 	}
 }
 
+// TestRemoveWaitsForRemovalInProgress: a container another process is removing at the same
+// moment (the after-run process and `abox nuke`) is not a failure: Remove waits until it is
+// gone. Another error beside it still is one, and one that stays is one once ctx ends.
+func TestRemoveWaitsForRemovalInProgress(t *testing.T) {
+	const inProgress = "Error response from daemon: removal of container c1 is already in progress\n"
+	f, c := newFake(t)
+	f.On("rm", docker.Result{Stderr: []byte(inProgress + "Error response from daemon: No such container: c2\n"), ExitCode: 1}).Once()
+	f.On("container inspect", docker.Result{Stdout: []byte(`{"Id":"c1"}`)}).Once()
+	f.On("container inspect", docker.Result{Stderr: []byte("Error: No such object: c1\n"), ExitCode: 1}).Once()
+	if err := c.Remove(context.Background(), true, true, "c1", "c2"); err != nil {
+		t.Errorf("Remove while another removal is in progress = %v, want it to wait for it", err)
+	}
+	f, c = newFake(t)
+	f.On("rm", docker.Result{Stderr: []byte(inProgress + "Error response from daemon: You cannot remove a running container c2\n"), ExitCode: 1})
+	if err := c.Remove(context.Background(), true, true, "c1", "c2"); err == nil {
+		t.Error("Remove with another error beside the removal in progress = nil")
+	}
+	f, c = newFake(t)
+	f.On("rm", docker.Result{Stderr: []byte(inProgress), ExitCode: 1})
+	f.On("container inspect", docker.Result{Stdout: []byte(`{"Id":"c1"}`)})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := c.Remove(ctx, true, true, "c1"); err == nil || !strings.Contains(err.Error(), "still there") {
+		t.Errorf("Remove of a container that stays = %v, want an error once ctx ends", err)
+	}
+}
+
 func TestExecExitCode(t *testing.T) {
 	f, c := newFake(t)
 	f.On("exec", docker.Result{Stdout: []byte("partial\n"), ExitCode: 4})

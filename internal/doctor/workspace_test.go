@@ -77,7 +77,7 @@ func TestGitTamper(t *testing.T) {
 		{"local push url", func(f *fixture) {
 			f.writeWS(".git/config", "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://example.test/r.git\n\tpushurl = .cache/mirror.git\n")
 		}, "added: remote.origin.pushurl = .cache/mirror.git"},
-		{"linked worktree's config", func(f *fixture) {
+		{"linked worktree config", func(f *fixture) {
 			f.writeWS(".git/worktrees/other/commondir", "../..\n")
 			f.writeWS(".git/worktrees/other/config.worktree", "[core]\n\tfsmonitor = /workspace/evil.sh\n")
 		}, "added: worktrees/other:core.fsmonitor = /workspace/evil.sh"},

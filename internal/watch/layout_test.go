@@ -128,8 +128,8 @@ func TestValidHeadContent(t *testing.T) {
 // TestTakeReadsGitDirectoriesByLayout: a git directory laid out by hand anywhere in the
 // workspace — a bare repository under tests/fixtures with core.worktree and core.fsmonitor, a
 // mirror with a pre-receive hook, one inside a nested repository's work tree, the workspace's
-// root when it has no .git — is found and read like the workspace's own; what is not a git
-// directory to git is not.
+// root when it has no .git — is found and read like the workspace's own, and the walk goes on
+// below it; what is not a git directory to git is not.
 func TestTakeReadsGitDirectoriesByLayout(t *testing.T) {
 	ws := t.TempDir()
 	write(t, ws, map[string]string{
@@ -138,22 +138,26 @@ func TestTakeReadsGitDirectoriesByLayout(t *testing.T) {
 		"tests/fixtures/sample.git/config":        "[core]\n\tbare = false\n\tworktree = /home/user\n\tfsmonitor = /workspace/evil.sh\n",
 		"tests/fixtures/sample.git/objects/.keep": "",
 		"tests/fixtures/sample.git/refs/.keep":    "",
-		// a layout is not walked further: this one inside it is git's business, not a repository's
-		"tests/fixtures/sample.git/refs/in.git/HEAD":   "ref: refs/heads/main\n",
-		"tests/fixtures/sample.git/refs/in.git/config": "[alias]\n\tx = !evil\n",
-		".cache/mirror.git/HEAD":                       "ref: refs/heads/main\n",
-		".cache/mirror.git/objects/pack/.keep":         "",
-		".cache/mirror.git/refs/heads/.keep":           "",
-		".cache/mirror.git/hooks/pre-receive":          "#!/bin/sh\ntouch /tmp/pwned\n",
-		".cache/mirror.git/hooks/update.sample":        "#!/bin/sh\n",
-		"sub/.git/HEAD":                                "ref: refs/heads/main\n",
-		"sub/vendor/dep.git/HEAD":                      strings.Repeat("1", 40) + "\n",
-		"sub/vendor/dep.git/commondir":                 "../../../.cache/mirror.git\n",
-		"sub/vendor/dep.git/config.worktree":           "[core]\n\tsshCommand = evil\n",
-		"notrepo.git/HEAD":                             "not a ref\n",
-		"notrepo.git/objects/.keep":                    "",
-		"notrepo.git/refs/.keep":                       "",
-		"notrepo.git/config":                           "[core]\n\tfsmonitor = /workspace/evil.sh\n",
+		// a git directory is walked on: the agent can make one of a directory the user works in
+		"docs/HEAD":                             "ref: refs/heads/main\n",
+		"docs/objects/.keep":                    "",
+		"docs/refs/.keep":                       "",
+		"docs/sub/.git/config":                  "[alias]\n\tx = !evil\n",
+		"docs/sub/inner.git/HEAD":               "ref: refs/heads/main\n",
+		"docs/sub/inner.git/commondir":          "../../../.cache/mirror.git\n",
+		".cache/mirror.git/HEAD":                "ref: refs/heads/main\n",
+		".cache/mirror.git/objects/pack/.keep":  "",
+		".cache/mirror.git/refs/heads/.keep":    "",
+		".cache/mirror.git/hooks/pre-receive":   "#!/bin/sh\ntouch /tmp/pwned\n",
+		".cache/mirror.git/hooks/update.sample": "#!/bin/sh\n",
+		"sub/.git/HEAD":                         "ref: refs/heads/main\n",
+		"sub/vendor/dep.git/HEAD":               strings.Repeat("1", 40) + "\n",
+		"sub/vendor/dep.git/commondir":          "../../../.cache/mirror.git\n",
+		"sub/vendor/dep.git/config.worktree":    "[core]\n\tsshCommand = evil\n",
+		"notrepo.git/HEAD":                      "not a ref\n",
+		"notrepo.git/objects/.keep":             "",
+		"notrepo.git/refs/.keep":                "",
+		"notrepo.git/config":                    "[core]\n\tfsmonitor = /workspace/evil.sh\n",
 	})
 	snap := Take(Scope{Workspace: ws})
 	want := map[string]string{
@@ -163,6 +167,8 @@ func TestTakeReadsGitDirectoriesByLayout(t *testing.T) {
 		"key:sub/vendor/dep.git:core.sshcommand":       "evil",
 		"sub/vendor/dep.git:commondir":                 filepath.Join(ws, ".cache/mirror.git"),
 		"hook:sub/vendor/dep.git:pre-receive":          Fingerprint(filepath.Join(ws, ".cache/mirror.git/hooks/pre-receive")),
+		"key:docs/sub/.git:alias.x":                    "!evil",
+		"hook:docs/sub/inner.git:pre-receive":          Fingerprint(filepath.Join(ws, ".cache/mirror.git/hooks/pre-receive")),
 	}
 	for k, v := range want {
 		if snap.Git[k] != v {
@@ -170,7 +176,7 @@ func TestTakeReadsGitDirectoriesByLayout(t *testing.T) {
 		}
 	}
 	for k := range snap.Git {
-		if strings.Contains(k, "notrepo.git") || strings.Contains(k, "in.git") || strings.Contains(k, "update.sample") {
+		if strings.Contains(k, "notrepo.git") || strings.Contains(k, "update.sample") {
 			t.Errorf("Take read what git does not take for a repository: %s", k)
 		}
 	}

@@ -27,9 +27,9 @@ const (
 // entering it) reads its config, and a push to a local path runs its hooks. Each key is kept
 // with the repository's path: key:sub/.git:core.fsmonitor, key:tests/fixtures/sample.git:
 // core.worktree (the workspace's root, when it has no .git and is a git directory itself, is
-// "."). Neither a .git nor a git directory is walked further: what git reads in it is read
-// with its state. A walk that reaches a bound says so in an error key, which shows as a
-// change when it is new.
+// "."). A .git is not walked further (what git reads in it is read with its state); a git
+// directory found by its layout is, as a user may work in it. A walk that reaches a bound says
+// so in an error key, which shows as a change when it is new.
 func nestedRepos(fp *fingerprinter, st map[string]string, home string) {
 	seen, repos := 0, 0
 	bound := func(why string) {
@@ -70,8 +70,9 @@ func nestedRepos(fp *fingerprinter, st map[string]string, home string) {
 			if where == "" {
 				where = "./"
 			}
+			// and walked on: a directory the agent made a git directory may still be one the user
+			// works in, with repositories of its own below
 			addGitDir(fp, st, home, dir, where[:len(where)-1]+":")
-			return true
 		}
 		for _, e := range entries {
 			if !e.IsDir() || e.Name() == ".git" {

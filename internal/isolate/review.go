@@ -79,10 +79,13 @@ type File struct {
 	Big    bool   `json:"big,omitempty"`
 	Link   string `json:"link,omitempty"`     // a symlink's target
 	Out    bool   `json:"link_out,omitempty"` // the symlink leads out of the repository
+	// GitDir is the directory of the branch, holding this file, that git takes for a git
+	// directory once checked out ([Repo.gitDirs]): git reads its config and runs its hooks.
+	GitDir string `json:"git_dir,omitempty"`
 }
 
 // Flagged reports whether Merge refuses f without force.
-func (f File) Flagged() bool { return f.Big || f.Out }
+func (f File) Flagged() bool { return f.Big || f.Out || f.GitDir != "" }
 
 // Diff is what a run's branch changes against its base.
 type Diff struct {
@@ -191,6 +194,9 @@ func (r *Repo) files(ctx context.Context, run *Run) ([]File, error) {
 		}
 		describe(&files[i], blobs[i], sizes[blobs[i]], targets, r.maxFile())
 	}
+	if err := r.markGitDirs(ctx, run.Tip, files); err != nil {
+		return nil, err
+	}
 	sort.SliceStable(files, func(i, j int) bool {
 		if files[i].Exec != files[j].Exec {
 			return files[i].Exec
@@ -295,7 +301,8 @@ type MergeOptions struct {
 // Merge lands run id's branch on the user's current branch: a fast-forward when it can, a merge
 // commit otherwise. It refuses a detached HEAD, a dirty working tree or index ([ErrDirty]), a
 // branch that moved since Collect or does not descend from its base, and — unless forced —
-// a branch that brings a file over the bound or a symlink out of the repository. Hooks do not
+// a branch that brings a file over the bound, a symlink out of the repository, or a file of a
+// git directory ([File.GitDir]). Hooks do not
 // run; a conflicted merge is aborted and the tree left as it was.
 func (r *Repo) Merge(ctx context.Context, id string, o MergeOptions) (*Run, error) {
 	unlock, err := r.lock()
@@ -351,6 +358,8 @@ func flagged(files []File) []string {
 			out = append(out, fmt.Sprintf("%s (%d bytes, over the bound)", f.Path, f.Size))
 		case f.Out:
 			out = append(out, fmt.Sprintf("%s (a symlink out of the repository, to %q)", f.Path, f.Link))
+		case f.GitDir != "":
+			out = append(out, fmt.Sprintf("%s (in %s, a git directory to git)", f.Path, f.GitDir))
 		}
 	}
 	return out

@@ -18,11 +18,20 @@ import (
 // reach, and is written atomically with mode 0600. The two sections are updated independently
 // and never clobber each other. A section was recorded when its timestamp is set; its map may be
 // empty.
+//
+// The git section also records the [GitReading] it was taken with. An abox that reads more of
+// git than the one that recorded it — more keys, repositories recognised by their layout — sees
+// the workspace's settings it did not read before as added. It cannot tell them from what an
+// agent added since, under the older reading, which is exactly what the newer one was made to
+// see, so it accepts none of them itself: [Baseline.OlderGitReading] lets doctor say why they
+// appear, and the user accepts them once with `abox doctor --accept-git`. A baseline from
+// before the field (0) is reading 1.
 type Baseline struct {
-	Git     map[string]string `json:"git,omitempty"`
-	GitTS   string            `json:"git_ts,omitempty"`
-	Watch   map[string]string `json:"watch,omitempty"`
-	WatchTS string            `json:"watch_ts,omitempty"`
+	Git        map[string]string `json:"git,omitempty"`
+	GitTS      string            `json:"git_ts,omitempty"`
+	GitReading int               `json:"git_reading,omitempty"`
+	Watch      map[string]string `json:"watch,omitempty"`
+	WatchTS    string            `json:"watch_ts,omitempty"`
 	// WatchCapped are the watch patterns that hit a bound when the watch section was recorded.
 	WatchCapped []Capped `json:"watch_capped,omitempty"`
 }
@@ -31,8 +40,21 @@ type Baseline struct {
 // an agent.
 func (b *Baseline) Recorded() bool { return b.GitTS != "" && b.WatchTS != "" }
 
-// SetGit records snap's git state as the git section, at ts.
-func (b *Baseline) SetGit(snap Snapshot, ts string) { b.Git, b.GitTS = snap.Git, ts }
+// GitReading numbers what [GitState] and [Take] read of git: 1 until issue 34, 2 since
+// (repositories recognised by their layout, linked worktrees' config, core.worktree, remotes
+// that run something on this machine, legacy remote files, and the rest of git-config(1)'s keys
+// that run a program or redirect where git reads or writes). Raise it whenever the git state
+// of an unchanged workspace can grow.
+const GitReading = 2
+
+// SetGit records snap's git state as the git section, at ts, with the reading it was taken with.
+func (b *Baseline) SetGit(snap Snapshot, ts string) {
+	b.Git, b.GitTS, b.GitReading = snap.Git, ts, GitReading
+}
+
+// OlderGitReading reports whether the git section was recorded by an abox that read less of git
+// than this one ([GitReading]): what it did not read shows as added.
+func (b *Baseline) OlderGitReading() bool { return b.GitTS != "" && max(b.GitReading, 1) < GitReading }
 
 // SetWatch records snap's watched files as the watch section, at ts.
 func (b *Baseline) SetWatch(snap Snapshot, ts string) {

@@ -14,7 +14,8 @@
 //
 //   - [GitState] reads .git/config (and the files it includes) without running git, which would
 //     itself execute what it is asked to check, and keeps only the keys that run code or
-//     redirect credentials, plus the fingerprint of every hook;
+//     redirect where git reads, writes or sends ([Dangerous]), plus the fingerprint of every
+//     hook — for the workspace's repository and every other one inside the workspace;
 //   - [Files] fingerprints the files matched by the watch patterns: a regular file by content, a
 //     symlink by its target, a FIFO, socket or device by its type.
 //
@@ -22,7 +23,40 @@
 // [Baseline] before any agent can have run, so nothing an agent plants is ever accepted without
 // the user saying so; every run compares a snapshot taken before its agent starts with one taken
 // after its containers are gone ([Compare]), and doctor compares the workspace with the
-// baseline until the user accepts the change.
+// baseline until the user accepts the change. A baseline's git section records what reading
+// of git took it ([GitReading]); one taken by an abox that read less is still compared, what
+// it did not read shows as added, and doctor says so rather than accept it (see [Baseline]).
+//
+// # What git reads, and what runs
+//
+// A repository is a layout, not a name. git takes a directory for a git directory when it has
+// a valid HEAD and objects and refs (or a commondir file), as is_git_directory() in git's
+// setup.c decides, whatever it is called; a .git directory, or a .git file ("gitdir: …"),
+// leads to one. The walk for repositories inside the workspace recognises both ways, follows
+// no link and is bounded ([MaxNestedWalk], [MaxNestedRepos], [MaxDepth]), naming the bound it
+// hits. For each git directory, the state holds what git reads for it: its config and
+// config.worktree and the files they include, its hooks and those of core.hooksPath, its
+// commondir, the git directories of its submodules (modules/) and of its linked worktrees
+// (worktrees/<name>/config.worktree, which git reads under extensions.worktreeConfig, and a
+// commondir of their own), and the legacy remote files (remotes/, branches/).
+//
+// The keys kept ([Dangerous]) were taken from git's own documentation, the Variables section
+// of git-config(1) (git 2.39): every variable whose description says it runs a command, a
+// program, a shell, an editor, a pager, a helper or a hook; every one that names a file or a
+// directory git reads or writes for the repository, or the work tree (core.worktree); every
+// one that includes configuration or turns reading of more on (extensions.worktreeConfig); and
+// every one that sends traffic or credentials elsewhere (url.*.insteadOf, credential.*,
+// http.proxy, protocol.*.allow). A remote or push URL, and a submodule URL, is kept when git
+// would run something on this machine for it: a local path or file:// (receive-pack runs that
+// repository's hooks) or a helper transport; a branch's remote and push remote and
+// remote.pushDefault when git would take their value for such a URL. Left out on purpose:
+// variables git reads only from protected configuration (system, global, command line), never
+// from a repository's (safe.directory, safe.bareRepository, trace2.*; uploadpack.
+// packObjectsHook is kept all the same); files read only to change how output looks or
+// which objects count (blame.ignoreRevsFile, diff.orderFile, mailmap.file, fsck.skipList);
+// network URLs, whose reach is elsewhere; and help.autoCorrect, which runs only git's own
+// commands and the aliases kept here. Files in the work tree that git reads are the watch
+// patterns' business, not the git state's (.gitattributes is one of [BuiltinPatterns]).
 //
 // # A hostile workspace
 //

@@ -31,6 +31,8 @@ const (
 	gitIncludePrefix = "include:" // include:/abs/path → the included file's fingerprint
 	gitErrorPrefix   = "error:"   // error:<file> → why it could not be read or parsed
 	gitLinkPrefix    = "link:"    // link:<config file> → the symlink's target
+	// remotefile:remotes/origin → the fingerprint of a legacy remote file git reads
+	gitRemoteFilePrefix = "remotefile:"
 )
 
 // ErrNotRepo is returned by [GitState] for a workspace without .git.
@@ -38,8 +40,10 @@ var ErrNotRepo = errors.New("not a git repository")
 
 // GitState fingerprints what in a repository's git directory makes git run code or redirect
 // credentials: the dangerous keys ([Dangerous]) of .git/config, of config.worktree and of every
-// file they include (followed without evaluating includeIf conditions, as if all held), and
-// every hook file that is not a .sample, by content. home expands ~/ in include paths.
+// file they include (followed without evaluating includeIf conditions, as if all held), every
+// hook file that is not a .sample, by content, and what git reads besides for this repository:
+// the hooks of core.hooksPath, the git directories of submodules and of linked worktrees (their
+// config.worktree), and the legacy remote files. home expands ~/ in include paths.
 //
 // A .git file ("gitdir: …", a worktree or submodule) is followed, and its commondir too; the
 // pointer itself is part of the fingerprint. Git is never run: it would execute the very hooks
@@ -53,7 +57,13 @@ func GitState(ws, home string) (map[string]string, error) {
 }
 
 func gitState(fp *fingerprinter, home string) (map[string]string, error) {
-	gitDir, common, pointer, err := findGitDir(fp)
+	return repoState(fp, home, fp.ws)
+}
+
+// repoState fingerprints the repository whose work tree is dir: the git directory its .git
+// names.
+func repoState(fp *fingerprinter, home, dir string) (map[string]string, error) {
+	gitDir, common, pointer, err := findGitDir(fp, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -64,137 +74,35 @@ func gitState(fp *fingerprinter, home string) (map[string]string, error) {
 	if pointer == "" && common != gitDir {
 		st["commondir"] = common // a worktree's is already in its gitdir pointer's reach
 	}
-	r := &configReader{fp: fp, st: st, home: home, seen: map[string]bool{}}
+	readGitDir(fp, st, home, gitDir, common, dir)
+	return st, nil
+}
+
+// readGitDir adds to st what git reads in the git directory gitDir (common its common
+// directory): the dangerous keys of its config files, their remote selectors judged against
+// the remotes they define, its hooks and those of core.hooksPath (a relative one taken from
+// the work tree: core.worktree, else workTree), its legacy remote files, and the git
+// directories of its submodules and linked worktrees.
+func readGitDir(fp *fingerprinter, st map[string]string, home, gitDir, common, workTree string) {
+	r := newConfigReader(fp, st, home)
 	r.read(filepath.Join(common, "config"), 0, false)
 	if gitDir != common {
 		r.read(filepath.Join(gitDir, "config.worktree"), 0, true)
 	} else {
 		r.read(filepath.Join(common, "config.worktree"), 0, true)
 	}
+	r.judgeSelectors()
 	hooks(fp, st, filepath.Join(common, "hooks"), "")
-	hooksPaths(fp, st, home, filepath.Join(common, "hooks"))
+	hooksPaths(fp, st, home, filepath.Join(common, "hooks"), r.workTree(gitDir, workTree))
+	remoteFiles(fp, st, common)
 	modules(fp, st, home, common)
-	return st, nil
+	worktrees(fp, st, home, common, r.remotes)
 }
 
-// MaxModules bounds the submodule git directories read under modules/, nested ones included.
-const MaxModules = 100
-
-// modules adds, for every submodule git directory under common/modules (nested ones too), its
-// dangerous config keys and its hooks, keyed with the module's path: key:modules/lib:core.fsmonitor,
-// hook:modules/lib:post-checkout. git runs them on the host — `git status` in the superproject
-// looks into each submodule, `git submodule update` checks it out — and they are neither
-// .git/config nor the masked .git/hooks. A directory is a module when it holds HEAD; a
-// submodule's name may hold slashes, so other directories are descended into. Links are not
-// followed.
-func modules(fp *fingerprinter, st map[string]string, home, common string) {
-	left := MaxModules
-	var visit func(dir, rel string, depth int)
-	visit = func(dir, rel string, depth int) {
-		fi, err := os.Lstat(dir)
-		if err != nil || !fi.IsDir() {
-			if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-				target, _ := os.Readlink(dir)
-				st[gitLinkPrefix+dir] = target
-				st[gitErrorPrefix+dir] = "a symlink; the submodules in it were not read"
-			}
-			return
-		}
-		f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-		if err != nil {
-			st[gitErrorPrefix+dir] = errText(err)
-			return
-		}
-		names, err := f.Readdirnames(MaxModules + 1)
-		f.Close()
-		if err != nil && !errors.Is(err, io.EOF) {
-			st[gitErrorPrefix+dir] = errText(err)
-		}
-		sort.Strings(names)
-		for _, name := range names {
-			sub, subRel := filepath.Join(dir, name), rel+name
-			if fi, err := os.Lstat(sub); err != nil || !fi.IsDir() {
-				continue
-			}
-			if left--; left < 0 || depth >= MaxIncludes {
-				st[gitErrorPrefix+filepath.Join(common, "modules")] = fmt.Sprintf("more than %d submodule directories, or nested deeper than %d; only the first were read", MaxModules, MaxIncludes)
-				return
-			}
-			if _, err := os.Lstat(filepath.Join(sub, "HEAD")); err != nil {
-				visit(sub, subRel+"/", depth+1) // part of a name with slashes
-				continue
-			}
-			mod := map[string]string{}
-			r := &configReader{fp: fp, st: mod, home: home, seen: map[string]bool{}}
-			r.read(filepath.Join(sub, "config"), 0, true)
-			r.read(filepath.Join(sub, "config.worktree"), 0, true)
-			hooks(fp, mod, filepath.Join(sub, "hooks"), "")
-			for k, v := range mod {
-				if p, ok := strings.CutPrefix(k, gitKeyPrefix); ok {
-					k = gitKeyPrefix + "modules/" + subRel + ":" + p
-				} else if p, ok := strings.CutPrefix(k, gitHookPrefix); ok {
-					k = gitHookPrefix + "modules/" + subRel + ":" + p
-				}
-				st[k] = v
-			}
-			visit(filepath.Join(sub, "modules"), subRel+"/modules/", depth+1)
-		}
-	}
-	visit(filepath.Join(common, "modules"), "", 0)
-}
-
-// hooksPaths adds the hooks of every directory core.hooksPath names (each value read, though git
-// uses the last): git runs those instead of the git directory's own. A repository that keeps its
-// hooks in the work tree (.githooks, husky's .husky/_) has them where the agent can write, so
-// they are fingerprinted like .git/hooks, keyed by the value: hook:.githooks/pre-commit. A
-// relative value is relative to the work tree's root, where git runs hooks; in the workspace,
-// a directory reached through a symlink is recorded as such and not listed.
-func hooksPaths(fp *fingerprinter, st map[string]string, home, gitHooks string) {
-	values, ok := st[gitKeyPrefix+"core.hookspath"]
-	if !ok {
-		return
-	}
-	for _, v := range strings.Split(values, "\n") {
-		dir := v
-		switch {
-		case v == "" || v == "(true)":
-			continue
-		case strings.HasPrefix(v, "~"):
-			dir = expandHome(home, v)
-		case !filepath.IsAbs(v):
-			dir = filepath.Join(fp.ws, v)
-		}
-		dir = filepath.Clean(dir)
-		if dir == gitHooks {
-			continue
-		}
-		if rel, err := filepath.Rel(fp.ws, dir); err == nil && filepath.IsLocal(rel) {
-			if via := linkedParent(fp.ws, rel); via != "" {
-				st[gitErrorPrefix+dir] = "reached through the symlink " + via + "; its hooks were not read"
-				continue
-			}
-		}
-		hooks(fp, st, dir, v+"/")
-	}
-}
-
-// linkedParent returns the first directory of rel below ws that is not a real directory, or "".
-func linkedParent(ws, rel string) string {
-	parts := strings.Split(filepath.ToSlash(rel), "/")
-	p := ws
-	for _, name := range parts[:len(parts)-1] {
-		p = filepath.Join(p, name)
-		if fi, err := os.Lstat(p); err == nil && !fi.IsDir() {
-			return p
-		}
-	}
-	return ""
-}
-
-// findGitDir returns the git directory of the workspace, its common directory (equal unless a
-// worktree), and the "gitdir:" pointer when .git is a file.
-func findGitDir(fp *fingerprinter) (gitDir, common, pointer string, err error) {
-	dotgit := filepath.Join(fp.ws, ".git")
+// findGitDir returns the git directory of the work tree dir, its common directory (equal unless
+// a worktree), and the "gitdir:" pointer when dir/.git is a file.
+func findGitDir(fp *fingerprinter, dir string) (gitDir, common, pointer string, err error) {
+	dotgit := filepath.Join(dir, ".git")
 	st, err := os.Lstat(dotgit)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -220,7 +128,7 @@ func findGitDir(fp *fingerprinter) (gitDir, common, pointer string, err error) {
 	pointer = strings.TrimSpace(target)
 	gitDir = pointer
 	if !filepath.IsAbs(gitDir) {
-		gitDir = filepath.Join(fp.ws, gitDir)
+		gitDir = filepath.Join(dir, gitDir)
 	}
 	return filepath.Clean(gitDir), commonDir(fp, gitDir), pointer, nil
 }
@@ -258,6 +166,14 @@ type configReader struct {
 	st   map[string]string
 	home string
 	seen map[string]bool
+	// remotes are the remotes the files read define (remote.<name>.url or .vcs); selectors
+	// the entries that choose a remote by name, judged against them once all are read.
+	remotes   map[string]bool
+	selectors []Entry
+}
+
+func newConfigReader(fp *fingerprinter, st map[string]string, home string) *configReader {
+	return &configReader{fp: fp, st: st, home: home, seen: map[string]bool{}, remotes: map[string]bool{}}
 }
 
 // read adds the dangerous keys of the config file at path. optional files may be missing.
@@ -288,17 +204,59 @@ func (r *configReader) read(path string, depth int, optional bool) {
 	}
 	for _, e := range entries {
 		if Dangerous(e) {
-			k := gitKeyPrefix + e.Key
-			if old, ok := r.st[k]; ok {
-				r.st[k] = old + "\n" + shownValue(e)
-			} else {
-				r.st[k] = shownValue(e)
-			}
+			r.add(e)
+		}
+		if name, ok := definesRemote(e); ok {
+			r.remotes[name] = true
+		}
+		if isRemoteSelector(e) {
+			r.selectors = append(r.selectors, e)
 		}
 		if isInclude(e) && depth < MaxIncludes {
 			r.read(r.includePath(path, e.Value), depth+1, false)
 		}
 	}
+}
+
+// add records the dangerous entry e, after the values of its key read before.
+func (r *configReader) add(e Entry) {
+	k := gitKeyPrefix + e.Key
+	if old, ok := r.st[k]; ok {
+		r.st[k] = old + "\n" + shownValue(e)
+	} else {
+		r.st[k] = shownValue(e)
+	}
+}
+
+// judgeSelectors records each remote selector read whose value git would take for a URL that
+// runs something on this machine ([selectorRunsHere]): a name no file read defines as a remote
+// is a relative path to git.
+func (r *configReader) judgeSelectors() {
+	for _, e := range r.selectors {
+		if !e.NoValue && selectorRunsHere(e.Value, r.remotes) {
+			r.add(e)
+		}
+	}
+	r.selectors = nil
+}
+
+// workTree returns where git takes the work tree of the git directory gitDir to be: the last
+// core.worktree read (relative to gitDir, ~ expanded), else def.
+func (r *configReader) workTree(gitDir, def string) string {
+	v, ok := r.st[gitKeyPrefix+"core.worktree"]
+	if !ok {
+		return def
+	}
+	v = v[strings.LastIndexByte(v, '\n')+1:]
+	switch {
+	case v == "" || v == "(true)":
+		return def
+	case strings.HasPrefix(v, "~"):
+		return expandHome(r.home, v)
+	case filepath.IsAbs(v):
+		return filepath.Clean(v)
+	}
+	return filepath.Join(gitDir, v)
 }
 
 // includePath resolves an include.path value as git does: ~/ is the home directory, ~user/ that
@@ -337,9 +295,16 @@ func shownValue(e Entry) string {
 // hooks adds the fingerprint of every hook in dir that is not a .sample, keyed by prefix and
 // its name. A hooks directory that is a symlink is recorded by its target and not listed.
 func hooks(fp *fingerprinter, st map[string]string, dir, prefix string) {
+	listFiles(fp, st, dir, gitHookPrefix+prefix, "hooks")
+}
+
+// listFiles adds the fingerprint of every file in dir, keyed by key and its name, but .sample
+// files when what is "hooks". At most [MaxHooks] names are read, in the directory's order, and
+// a bound hit is named. A dir that is a symlink is recorded by its target and not listed.
+func listFiles(fp *fingerprinter, st map[string]string, dir, key, what string) {
 	if target, err := os.Readlink(dir); err == nil {
 		st[gitLinkPrefix+dir] = target
-		st[gitErrorPrefix+dir] = "a symlink; its hooks were not read"
+		st[gitErrorPrefix+dir] = "a symlink; its " + what + " were not read"
 		return
 	}
 	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
@@ -360,10 +325,10 @@ func hooks(fp *fingerprinter, st map[string]string, dir, prefix string) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if strings.HasSuffix(name, ".sample") {
+		if what == "hooks" && strings.HasSuffix(name, ".sample") {
 			continue
 		}
-		st[gitHookPrefix+prefix+name] = fp.of(filepath.Join(dir, name))
+		st[key+name] = fp.of(filepath.Join(dir, name))
 	}
 }
 
@@ -389,15 +354,18 @@ func DescribeGitKey(k string) string {
 		return "unreadable " + strings.TrimPrefix(k, gitErrorPrefix)
 	case strings.HasPrefix(k, gitLinkPrefix):
 		return "symlink " + strings.TrimPrefix(k, gitLinkPrefix)
+	case strings.HasPrefix(k, gitRemoteFilePrefix):
+		return "remote file " + strings.TrimPrefix(k, gitRemoteFilePrefix)
 	}
 	return k
 }
 
-// CountGit counts the dangerous keys and the hooks in a [GitState] fingerprint.
+// CountGit counts the dangerous keys (legacy remote files with them) and the hooks in a
+// [GitState] fingerprint.
 func CountGit(st map[string]string) (keys, hooks int) {
 	for k := range st {
 		switch {
-		case strings.HasPrefix(k, gitKeyPrefix):
+		case strings.HasPrefix(k, gitKeyPrefix), strings.HasPrefix(k, gitRemoteFilePrefix):
 			keys++
 		case strings.HasPrefix(k, gitHookPrefix):
 			hooks++

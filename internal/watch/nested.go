@@ -1,11 +1,13 @@
 package watch
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"syscall"
 )
 
@@ -15,42 +17,62 @@ const (
 	MaxNestedRepos = 50     // repositories read
 )
 
-// nestedRepos adds the git state of every repository inside the workspace other than its own:
-// a directory holding .git (a directory or a gitdir file), found by a walk that follows no link
-// and does not enter a .git. git on the host reads them — `git status` in the workspace looks
-// into every gitlink of its index as into a submodule, and runs that repository's fsmonitor —
-// and the agent can make one and add it (`git init sub && git add sub`). Each key is kept with
-// the repository's path: key:sub/.git:core.fsmonitor. A walk that reaches a bound says so in an
-// error key, which shows as a change when it is new.
+// nestedRepos adds the git state of every repository inside the workspace other than its own,
+// found by a walk that follows no link: a directory holding .git (a directory or a gitdir
+// file), and a directory that is itself a git directory by its layout ([isGitDirLayout]) —
+// a bare repository, or one the agent laid out by hand, whatever its name. git on the host
+// reads them: `git status` in the workspace looks into every gitlink of its index as into a
+// submodule and runs that repository's fsmonitor, the agent can make one and add it (`git init
+// sub && git add sub`), `git status` inside a git directory (a shell prompt does that on
+// entering it) reads its config, and a push to a local path runs its hooks. Each key is kept
+// with the repository's path: key:sub/.git:core.fsmonitor, key:tests/fixtures/sample.git:
+// core.worktree (the workspace's root, when it has no .git and is a git directory itself, is
+// "."). A .git is not walked further (what git reads in it is read with its state); a git
+// directory found by its layout is, as a user may work in it. A walk that reaches a bound says
+// so in an error key, which shows as a change when it is new.
 func nestedRepos(fp *fingerprinter, st map[string]string, home string) {
 	seen, repos := 0, 0
 	bound := func(why string) {
 		st[gitErrorPrefix+"nested repositories"] = why + "; the rest of the workspace was not searched"
 	}
+	another := func() bool {
+		if repos++; repos > MaxNestedRepos {
+			bound(fmt.Sprintf("more than %d repositories", MaxNestedRepos))
+			return false
+		}
+		return true
+	}
 	var visit func(dir, rel string, depth int) bool
 	visit = func(dir, rel string, depth int) bool {
-		f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0) // a link swapped in since it was listed is not entered
-		if err != nil {
+		entries, ok := readNested(dir, MaxNestedWalk-seen+1)
+		if !ok {
 			return true
 		}
-		entries, err := f.ReadDir(-1)
-		f.Close()
-		if err != nil {
-			return true
-		}
-		sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
 		if seen += len(entries); seen > MaxNestedWalk {
 			bound(fmt.Sprintf("more than %d entries", MaxNestedWalk))
 			return false
 		}
+		names := make(map[string]bool, len(entries))
 		for _, e := range entries {
-			if e.Name() == ".git" && rel != "" {
-				if repos++; repos > MaxNestedRepos {
-					bound(fmt.Sprintf("more than %d repositories", MaxNestedRepos))
-					return false
-				}
-				addRepo(fp, st, home, dir, rel)
+			names[e.Name()] = true
+		}
+		switch {
+		case names[".git"] && rel != "":
+			if !another() {
+				return false
 			}
+			addRepo(fp, st, home, dir, rel)
+		case !names[".git"] && isGitDirLayout(dir, names):
+			if !another() {
+				return false
+			}
+			where := rel
+			if where == "" {
+				where = "./"
+			}
+			// and walked on: a directory the agent made a git directory may still be one the user
+			// works in, with repositories of its own below
+			addGitDir(fp, st, home, dir, where[:len(where)-1]+":")
 		}
 		for _, e := range entries {
 			if !e.IsDir() || e.Name() == ".git" {
@@ -69,29 +91,29 @@ func nestedRepos(fp *fingerprinter, st map[string]string, home string) {
 	visit(fp.ws, "", 0)
 }
 
+// readNested lists at most n entries of dir, sorted, without following a link to it: a link
+// swapped in since its parent was listed is not entered.
+func readNested(dir string, n int) ([]fs.DirEntry, bool) {
+	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, false
+	}
+	entries, err := f.ReadDir(n)
+	f.Close()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, false
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	return entries, true
+}
+
 // addRepo adds the git state of the repository whose work tree is dir (rel, with a trailing
 // slash, in the workspace), its keys qualified with its path.
 func addRepo(fp *fingerprinter, st map[string]string, home, dir, rel string) {
-	sub := newFingerprinter(dir)
-	sub.hashLeft = fp.hashLeft
-	defer func() { fp.hashLeft = sub.hashLeft; sub.close() }()
-	name := rel + ".git:"
-	inner, err := gitState(sub, home)
+	inner, err := repoState(fp, home, dir)
 	if err != nil {
 		st[gitErrorPrefix+filepath.Join(dir, ".git")] = err.Error()
 		return
 	}
-	for k, v := range inner {
-		switch {
-		case strings.HasPrefix(k, gitKeyPrefix):
-			k = gitKeyPrefix + name + strings.TrimPrefix(k, gitKeyPrefix)
-		case strings.HasPrefix(k, gitHookPrefix):
-			k = gitHookPrefix + name + strings.TrimPrefix(k, gitHookPrefix)
-		case strings.HasPrefix(k, gitErrorPrefix), strings.HasPrefix(k, gitLinkPrefix), strings.HasPrefix(k, gitIncludePrefix):
-			// keyed by an absolute path already
-		default:
-			k = name + k
-		}
-		st[k] = v
-	}
+	mergeQualified(st, inner, rel+".git:")
 }

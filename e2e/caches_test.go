@@ -45,3 +45,29 @@ func TestCachesPersist(t *testing.T) {
 		t.Errorf("cache volumes left after nuke: %q", vols)
 	}
 }
+
+// TestNukeRemovesPoisonedCache: the agent poisons its npm cache and takes `caches` out of
+// agentbox.yaml, which it can write, hoping its poison outlives `abox nuke` and reaches the
+// project set up again at the same path. nuke removes the project's cache volumes by the
+// project's hash, whatever the manifest says now.
+func TestNukeRemovesPoisonedCache(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	upProject(t, h, "poison", nil, "mounts:\n  caches: [npm]\n")
+	chownWorkspace(t, h) // the user's checkout, agentbox.yaml included, is theirs: the agent's uid
+	res := h.Abox("run", `mkdir -p ~/.cache/npm && echo poison > ~/.cache/npm/_poison && `+
+		`grep -v -e '^mounts:' -e 'caches:' agentbox.yaml > m.tmp && cat m.tmp > agentbox.yaml && rm m.tmp && echo dropped`)
+	if !strings.Contains(agentOutput(res.Stdout), "dropped") {
+		t.Fatalf("the agent did not rewrite the manifest: %s", res)
+	}
+	vol := "abox-cache-" + h.ProjectHash() + "-npm"
+	if !h.Docker("volume", "inspect", vol).OK() {
+		t.Fatalf("no poisoned cache volume %s to remove", vol)
+	}
+	if res := h.Abox("nuke", "--yes", "--keep-auth"); !res.OK() {
+		t.Fatalf("abox nuke: %s", res)
+	}
+	if h.Docker("volume", "inspect", vol).OK() {
+		t.Errorf("the poisoned cache %s outlived nuke", vol)
+	}
+}

@@ -1,6 +1,9 @@
 package docker
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // Volume is the part of `docker volume inspect` that abox reads.
 type Volume struct {
@@ -37,4 +40,19 @@ func (c *Client) VolumeInspect(ctx context.Context, name string) (*Volume, error
 // use by a container is.
 func (c *Client) VolumeRemove(ctx context.Context, name string) error {
 	return ignoreNotFound(c.run(ctx, "volume", "rm", name))
+}
+
+// VolumesNamed lists the volumes whose name starts with prefix.
+func (c *Client) VolumesNamed(ctx context.Context, prefix string) ([]string, error) {
+	out, err := c.output(ctx, "volume", "ls", "--quiet", "--filter", "name="+prefix)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, name := range strings.Fields(string(out)) {
+		if strings.HasPrefix(name, prefix) { // the daemon's filter matches anywhere in the name
+			names = append(names, name)
+		}
+	}
+	return names, nil
 }

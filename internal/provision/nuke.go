@@ -81,7 +81,7 @@ func nukeLocked(ctx context.Context, e *Env, p *project.Project) (int, error) {
 	if err := unbind(ctx, e, p); err != nil {
 		return 0, err
 	}
-	if err := sandbox.RemoveCaches(ctx, e.Docker, p.State.Hash, p.Manifest.Mounts.Caches); err != nil {
+	if err := sandbox.RemoveCaches(ctx, e.Docker, p.State.Hash); err != nil {
 		return removed, failed(StepCaches, err)
 	}
 	return removed, sandbox.RemoveState(p.State)

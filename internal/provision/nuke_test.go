@@ -50,6 +50,7 @@ func TestNuke(t *testing.T) {
 		docker.Result{Stdout: []byte(`{"Id":"gw1","Name":"/abox-gw-default","Config":{"Labels":{"abox.managed":"true","abox.role":"gateway"}}}`)})
 	f.fake.On("stop -t 10 abox-gw-default", docker.Result{})
 	f.fake.On("rm --force --volumes abox-gw-default", docker.Result{})
+	f.fake.On("volume ls --quiet --filter name=abox-cache-"+p.State.Hash+"-", docker.Result{Stdout: []byte("abox-cache-" + p.State.Hash + "-npm\n")})
 	f.fake.On("volume rm abox-cache-"+p.State.Hash+"-npm", docker.Result{})
 	f.fake.On("volume rm abox-claude-"+p.State.Hash, docker.Result{})
 	var asked []string
@@ -90,6 +91,7 @@ func TestNukeKeepsLogin(t *testing.T) {
 	f := newFixture(t, basic)
 	p := f.project()
 	f.fake.On("ps", docker.Result{})
+	f.fake.On("volume ls", docker.Result{})
 	res, err := Nuke(context.Background(), f.env, p, NukeOptions{})
 	if err != nil || res.LoginRemoved || res.Login != "abox-claude-"+p.State.Hash {
 		t.Fatalf("Nuke = %+v, %v; want the login volume kept", res, err)
@@ -119,6 +121,7 @@ func TestNukeStops(t *testing.T) {
 		f, p := nukeFixture(t)
 		f.fake.On("ps", docker.Result{})
 		f.fake.On("container inspect", docker.Result{ExitCode: 1, Stderr: []byte("Error: No such container: abox-gw-default\n")})
+		f.fake.On("volume ls", docker.Result{Stdout: []byte("abox-cache-" + p.State.Hash + "-npm\n")})
 		f.fake.On("volume rm", docker.Result{ExitCode: 1, Stderr: []byte("Error response from daemon: remove abox-cache: volume is in use\n")})
 		_, err := Nuke(context.Background(), f.env, p, NukeOptions{RemoveLogin: func(string) bool { t.Error("asked"); return true }})
 		var se *StepError

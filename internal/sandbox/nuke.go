@@ -28,11 +28,18 @@ func RemoveContainers(ctx context.Context, d *docker.Client, hash string) (int, 
 	return len(ids), d.Remove(ctx, true, true, ids...)
 }
 
-// RemoveCaches removes the volumes of the project's toolchain caches (mounts.caches), for
-// `abox nuke`. A volume in use is not removed: the error says which.
-func RemoveCaches(ctx context.Context, d *docker.Client, hash string, caches []string) error {
-	for _, c := range caches {
-		if err := d.VolumeRemove(ctx, render.CacheVolume(hash, c)); err != nil {
+// RemoveCaches removes the volumes of the project's toolchain caches, for `abox nuke`: every
+// volume named as one of the project's caches is (render.CacheVolume, from the project's hash),
+// whatever mounts.caches says now. The manifest is in the workspace, where the agent writes: an
+// agent that poisoned its npm cache and took `caches` out of agentbox.yaml must not keep the
+// poison past a nuke. A volume in use is not removed: the error says which.
+func RemoveCaches(ctx context.Context, d *docker.Client, hash string) error {
+	names, err := d.VolumesNamed(ctx, render.CacheVolume(hash, ""))
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if err := d.VolumeRemove(ctx, name); err != nil {
 			return err
 		}
 	}

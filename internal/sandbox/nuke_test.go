@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/aboxhq/abox/internal/docker"
@@ -58,17 +59,24 @@ func TestRemoveState(t *testing.T) {
 	}
 }
 
-// TestRemoveCaches: each cache's volume of this project goes; the first that cannot be
-// removed stops it with its error.
+// TestRemoveCaches: every cache volume of this project goes, found by its name (the project's
+// hash), not by the manifest's list, which the agent can edit; another project's stay, and the
+// first that cannot be removed stops it with its error.
 func TestRemoveCaches(t *testing.T) {
 	fake := dockertest.New(t)
+	fake.On("volume ls --quiet --filter name=abox-cache-h1-", docker.Result{Stdout: []byte("abox-cache-h1-npm\nabox-cache-h1-go\nx-abox-cache-h1-npm\n")})
 	fake.On("volume rm abox-cache-h1-npm", docker.Result{})
-	fake.On("volume rm abox-cache-h1-go", docker.Result{Stderr: []byte("volume is in use"), ExitCode: 1})
-	err := RemoveCaches(context.Background(), docker.NewClient(fake, nil), "h1", []string{"npm", "go", "cargo"})
-	if err == nil {
+	fake.On("volume rm abox-cache-h1-go", docker.Result{Stderr: []byte("volume is in use"), ExitCode: 1}).Once()
+	if err := RemoveCaches(context.Background(), docker.NewClient(fake, nil), "h1"); err == nil {
 		t.Fatal("RemoveCaches of a volume in use = nil")
 	}
-	if err := RemoveCaches(context.Background(), docker.NewClient(fake, nil), "h1", []string{"npm"}); err != nil {
-		t.Errorf("RemoveCaches(npm) = %v", err)
+	fake.On("volume rm abox-cache-h1-go", docker.Result{})
+	if err := RemoveCaches(context.Background(), docker.NewClient(fake, nil), "h1"); err != nil {
+		t.Errorf("RemoveCaches = %v", err)
+	}
+	for _, c := range fake.Calls() {
+		if strings.Join(c.Args, " ") == "volume rm x-abox-cache-h1-npm" {
+			t.Error("RemoveCaches removed a volume that is not the project's")
+		}
 	}
 }

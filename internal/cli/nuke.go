@@ -24,7 +24,7 @@ func newNukeCmd(a *App) *cobra.Command {
 label, never another project's), its rendered artifacts, staged build files and approval, and
 the generated files of the .devcontainer/ review copy, and the clones of isolated runs (a
 branch already collected into your repository stays, and abox merge still lands it), and the
-volumes of its toolchain caches (mounts.caches). It unbinds the project from its
+volumes of its toolchain caches (all of the project's, whatever mounts.caches says now). It unbinds the project from its
 profile's gateway, which is removed when no project needs it any more. Run history and the
 manifest stay.
 

@@ -236,12 +236,13 @@ func (r *Repo) blobs(ctx context.Context, ids []string) (map[string]string, erro
 	out := map[string]string{}
 	for len(ids) > 0 {
 		n := min(len(ids), linkBatch)
-		raw, err := r.hostIn(ctx, strings.Join(ids[:n], "\n")+"\n", "cat-file", "--batch")
+		b, err := r.hostIn(ctx, strings.Join(ids[:n], "\n")+"\n", "cat-file", "--batch")
 		if err != nil {
 			return nil, err
 		}
+		raw := string(b) // sliced as a string: copying the rest for each blob is quadratic
 		for _, id := range ids[:n] {
-			head, rest, ok := strings.Cut(string(raw), "\n")
+			head, rest, ok := strings.Cut(raw, "\n")
 			f := strings.Fields(head)
 			if !ok || len(f) != 3 || f[0] != id {
 				return nil, fmt.Errorf("reading symlink targets: unexpected %q", head)
@@ -251,7 +252,7 @@ func (r *Repo) blobs(ctx context.Context, ids []string) (map[string]string, erro
 				return nil, fmt.Errorf("reading symlink targets: unexpected %q", head)
 			}
 			out[id] = rest[:size]
-			raw = []byte(rest[size+1:])
+			raw = rest[size+1:]
 		}
 		ids = ids[n:]
 	}

@@ -38,7 +38,7 @@ var ErrNoCommit = errors.New("no commit at HEAD")
 var ErrNotFound = errors.New("no such isolated run")
 
 // ErrFlagged is a merge refused because the branch brings a file over the bound or a symlink
-// out of the repository; MergeOptions.Force merges it anyway.
+// that leads out of the repository ([File.Out]); MergeOptions.Force merges it anyway.
 var ErrFlagged = errors.New("merge refuses them without force")
 
 // ErrDirty is a merge refused because the user's working tree has uncommitted changes.

@@ -172,19 +172,24 @@ func TestBranchMakesTheUsersLinkLeadOut(t *testing.T) {
 	}
 }
 
-// TestLinksResolvedInTheMergedTree: links are resolved in the tree the merge checks out. The
-// user's branch moved on since the run began and now holds a/b -> .. (a link to the top); the
-// run's link l -> a/b/../x, inside the repository in the run's own tree, leads out once merged.
+// TestLinksResolvedInTheMergedTree: links are resolved in the tree the merge checks out. When
+// the run began a/b was a directory; the user's branch has since made it a link to the top. The
+// run's l -> a/b/../x leads to a/x in the run's own tree, which still holds the directory, and
+// out of the repository once merged, where a/b is the user's link.
 func TestLinksResolvedInTheMergedTree(t *testing.T) {
 	f := newFixture(t)
+	writeFile(t, filepath.Join(f.ws, "a/b/file"), "x\n")
+	f.git(f.ws, "add", ".")
+	f.git(f.ws, "commit", "--quiet", "-m", "a/b")
 	f.create("mv", CreateOptions{})
 	if err := os.Symlink("a/b/../x", filepath.Join(f.repo.Project.Clone("mv"), "l")); err != nil {
 		t.Fatal(err)
 	}
 	f.collect("mv")
-	if d := f.leads("mv")["l"]; d.Out {
-		t.Fatalf("before the user's commit l leads %v, want inside", d.Leads)
+	if d := f.leads("mv")["l"]; d.Out || d.Leads.Path != "a/x" {
+		t.Fatalf("before the user's commit l leads %v, want a/x", d.Leads)
 	}
+	f.git(f.ws, "rm", "--quiet", "-r", "a/b")
 	if err := os.MkdirAll(filepath.Join(f.ws, "a"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/aboxhq/abox/internal/linkwalk"
 )
 
-// The trees the branch's symlinks are resolved in ([resolver]): the one a merge into the user's
+// The trees the branch's symlinks are resolved in ([linkwalk]): the one a merge into the user's
 // HEAD would check out — HEAD's tree with the branch's changes since the merge base, which is
 // the branch's own tree when HEAD is still the run's base — and HEAD's own, to tell a link of the
 // user's that the branch makes lead elsewhere from one that always led there.
@@ -20,22 +22,22 @@ import (
 // maxTreeEntries bounds the entries of the user's tree abox holds to resolve symlinks in.
 const maxTreeEntries = 4_000_000
 
-// treeEntry is what a tree names at one path: a [node] kind and, for a symlink, its blob.
+// treeEntry is what a tree names at one path: its kind and, for a symlink, its blob.
 type treeEntry struct {
-	kind int
+	kind linkwalk.Kind
 	blob string
 }
 
 // linkTrees are the trees of one review, with their symlinks' targets.
 type linkTrees struct {
 	head    map[string]treeEntry // HEAD's tree; nil when HEAD and the branch share no commit
-	over    map[string]treeEntry // what the merge changes: kindAbsent where it deletes
+	over    map[string]treeEntry // what the merge changes: Absent where it deletes
 	targets map[string]string    // symlink blob → target, for the blobs short enough to read
 	disk    *workTree
 }
 
 // merged says what the tree after the merge holds at p; what neither names is the work tree's.
-func (lt *linkTrees) merged(p string) node {
+func (lt *linkTrees) merged(p string) linkwalk.Node {
 	if e, ok := lt.over[p]; ok {
 		return lt.node(e) // a path the merge deletes is gone, whatever the work tree holds now
 	}
@@ -43,31 +45,31 @@ func (lt *linkTrees) merged(p string) node {
 }
 
 // before says what HEAD's tree holds at p, and the work tree where it names nothing.
-func (lt *linkTrees) before(p string) node {
+func (lt *linkTrees) before(p string) linkwalk.Node {
 	if e, ok := lt.head[p]; ok {
 		return lt.node(e)
 	}
 	return lt.disk.lookup(p)
 }
 
-func (lt *linkTrees) node(e treeEntry) node {
-	if e.kind != kindLink {
-		return node{kind: e.kind}
+func (lt *linkTrees) node(e treeEntry) linkwalk.Node {
+	if e.kind != linkwalk.Link {
+		return linkwalk.Node{Kind: e.kind}
 	}
 	t, ok := lt.targets[e.blob]
-	return node{kind: kindLink, target: t, ok: ok}
+	return linkwalk.Node{Kind: linkwalk.Link, Target: t, Read: ok}
 }
 
 // mergedLinks lists the symlinks of the tree after the merge, sorted.
 func (lt *linkTrees) mergedLinks() []string {
 	var out []string
 	for p, e := range lt.over {
-		if e.kind == kindLink {
+		if e.kind == linkwalk.Link {
 			out = append(out, p)
 		}
 	}
 	for p, e := range lt.head {
-		if _, changed := lt.over[p]; e.kind == kindLink && !changed {
+		if _, changed := lt.over[p]; e.kind == linkwalk.Link && !changed {
 			out = append(out, p)
 		}
 	}
@@ -85,7 +87,7 @@ func (r *Repo) resolveLinks(ctx context.Context, run *Run, files []File) ([]File
 		return nil, fmt.Errorf("reading the trees to resolve symlinks in: %w", err)
 	}
 	ws := filepath.ToSlash(r.Project.Workspace)
-	merged := newResolver(lt.merged, ws)
+	merged := linkwalk.New(linkwalk.Options{Lookup: lt.merged, Top: ws, StopAtGit: true})
 	changed := map[string]bool{}
 	for i := range files {
 		f := &files[i]
@@ -93,29 +95,29 @@ func (r *Repo) resolveLinks(ctx context.Context, run *Run, files []File) ([]File
 		if f.Status == "D" || f.Mode != "120000" {
 			continue
 		}
-		d := unresolvable("a target longer than %d bytes, not read", maxLinkTarget)
+		d := linkwalk.Dest{Kind: linkwalk.Unresolvable, Why: fmt.Sprintf("a target longer than %d bytes, not read", maxLinkTarget)}
 		if !f.linkUnread {
-			d = merged.target(f.Path, f.Link)
+			d = merged.Target(f.Path, f.Link)
 		}
 		f.Leads, f.Out = &d, d.Out()
 	}
 	if lt.head == nil {
 		return files, nil
 	}
-	before := newResolver(lt.before, ws)
+	before := linkwalk.New(linkwalk.Options{Lookup: lt.before, Top: ws, StopAtGit: true})
 	for _, p := range lt.mergedLinks() {
 		if changed[p] {
 			continue
 		}
 		n := lt.merged(p)
-		d := merged.link(p, n).dest
+		d := merged.Link(p, n)
 		if !d.Out() {
 			continue
 		}
-		if was := lt.before(p); was.kind == kindLink && before.link(p, was).dest == d {
+		if was := lt.before(p); was.Kind == linkwalk.Link && before.Link(p, was) == d {
 			continue
 		}
-		files = append(files, File{Path: p, Status: "L", Mode: "120000", Link: n.target, Leads: &d, Out: true})
+		files = append(files, File{Path: p, Status: "L", Mode: "120000", Link: n.Target, Leads: &d, Out: true})
 	}
 	return files, nil
 }
@@ -157,7 +159,7 @@ func (r *Repo) listTree(ctx context.Context, commit string) (map[string]treeEntr
 	return l.entries, nil
 }
 
-// changes reads what tip changes since base as entries: kindAbsent for a deleted path, and the
+// changes reads what tip changes since base as entries: linkwalk.Absent for a deleted path, and the
 // directories that hold what it adds.
 func (r *Repo) changes(ctx context.Context, base, tip string) (map[string]treeEntry, error) {
 	raw, err := r.host(ctx, "diff", "--raw", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "--abbrev=40", base, tip)
@@ -174,16 +176,16 @@ func (r *Repo) changes(ctx context.Context, base, tip string) (map[string]treeEn
 		p := parts[i+1]
 		if meta[4][:1] == "D" {
 			if _, set := over[p]; !set {
-				over[p] = treeEntry{kind: kindAbsent}
+				over[p] = treeEntry{kind: linkwalk.Absent}
 			}
 			continue
 		}
 		over[p] = entryOf(meta[1], meta[3])
 		for d := path.Dir(p); d != "."; d = path.Dir(d) {
-			if over[d].kind == kindDir {
+			if over[d].kind == linkwalk.Dir {
 				break
 			}
-			over[d] = treeEntry{kind: kindDir}
+			over[d] = treeEntry{kind: linkwalk.Dir}
 		}
 	}
 	return over, nil
@@ -193,13 +195,13 @@ func (r *Repo) changes(ctx context.Context, base, tip string) (map[string]treeEn
 func entryOf(mode, object string) treeEntry {
 	switch mode {
 	case "040000":
-		return treeEntry{kind: kindDir}
+		return treeEntry{kind: linkwalk.Dir}
 	case "120000":
-		return treeEntry{kind: kindLink, blob: object}
+		return treeEntry{kind: linkwalk.Link, blob: object}
 	case "160000":
-		return treeEntry{kind: kindSubmodule}
+		return treeEntry{kind: linkwalk.Submodule}
 	}
-	return treeEntry{kind: kindFile}
+	return treeEntry{kind: linkwalk.File}
 }
 
 // linkTargets reads the target of every symlink of the trees, but those longer than
@@ -209,7 +211,7 @@ func (r *Repo) linkTargets(ctx context.Context, trees ...map[string]treeEntry) (
 	var blobs []string
 	for _, t := range trees {
 		for _, e := range t {
-			if e.kind == kindLink && !seen[e.blob] {
+			if e.kind == linkwalk.Link && !seen[e.blob] {
 				seen[e.blob] = true
 				blobs = append(blobs, e.blob)
 			}
@@ -287,22 +289,22 @@ type workTree struct {
 	dirs map[string]bool // path → a real directory
 }
 
-func (wt *workTree) lookup(p string) node {
+func (wt *workTree) lookup(p string) linkwalk.Node {
 	if wt == nil || !wt.isDir(path.Dir(p)) {
-		return node{}
+		return linkwalk.Node{}
 	}
 	full := filepath.Join(wt.root, filepath.FromSlash(p))
 	st, err := os.Lstat(full)
 	switch {
 	case err != nil:
-		return node{}
+		return linkwalk.Node{}
 	case st.Mode()&fs.ModeSymlink != 0:
 		t, err := os.Readlink(full)
-		return node{kind: kindLink, target: t, ok: err == nil && len(t) <= maxLinkTarget}
+		return linkwalk.Node{Kind: linkwalk.Link, Target: t, Read: err == nil && len(t) <= maxLinkTarget}
 	case st.IsDir():
-		return node{kind: kindDir}
+		return linkwalk.Node{Kind: linkwalk.Dir}
 	}
-	return node{kind: kindFile}
+	return linkwalk.Node{Kind: linkwalk.File}
 }
 
 func (wt *workTree) isDir(p string) bool {

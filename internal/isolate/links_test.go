@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aboxhq/abox/internal/linkwalk"
 )
 
 // attackPair makes, under dir, the symlinks of issue 34's attack aimed at target (an absolute
@@ -63,10 +65,10 @@ func TestMergeRefusesLinksOutThroughLinks(t *testing.T) {
 	f.collect("pair")
 
 	got := f.leads("pair")
-	if d := got["notes.txt"]; !d.Out || *d.Leads != (Dest{Kind: LeadsOutside, Path: victim}) {
+	if d := got["notes.txt"]; !d.Out || *d.Leads != (linkwalk.Dest{Kind: linkwalk.Outside, Path: victim}) {
 		t.Errorf("notes.txt: %+v, want outside the repository at %s", d.Leads, victim)
 	}
-	if d := got["hooks"]; !d.Out || *d.Leads != (Dest{Kind: LeadsGit, Path: ".git/hooks"}) {
+	if d := got["hooks"]; !d.Out || *d.Leads != (linkwalk.Dest{Kind: linkwalk.Git, Path: ".git/hooks"}) {
 		t.Errorf("hooks: %+v, want into .git", d.Leads)
 	}
 	head := f.git(f.ws, "rev-parse", "HEAD")
@@ -125,10 +127,10 @@ func TestLinksThroughTheUsersWorkTree(t *testing.T) {
 	}
 	f.collect("wt")
 	got := f.leads("wt")
-	for p, want := range map[string]Dest{
-		"data":   {Kind: LeadsOutside, Path: filepath.Join(outside, "secret")},
-		"h":      {Kind: LeadsGit, Path: ".git/hooks"},
-		"inside": {Kind: LeadsInside, Path: "README"},
+	for p, want := range map[string]linkwalk.Dest{
+		"data":   {Kind: linkwalk.Outside, Path: filepath.Join(outside, "secret")},
+		"h":      {Kind: linkwalk.Git, Path: ".git/hooks"},
+		"inside": {Kind: linkwalk.Inside, Path: "README"},
 	} {
 		if got[p].Leads == nil || *got[p].Leads != want || got[p].Out != want.Out() {
 			t.Errorf("%s leads %+v (out %v), want %+v", p, got[p].Leads, got[p].Out, want)
@@ -163,7 +165,7 @@ func TestBranchMakesTheUsersLinkLeadOut(t *testing.T) {
 	if d := got["a/b"]; d.Out || d.Leads.Path != "." {
 		t.Errorf("a/b leads %+v, want the repository's top", d.Leads)
 	}
-	want := Dest{Kind: LeadsOutside, Path: filepath.Join(f.ws, "../../README")}
+	want := linkwalk.Dest{Kind: linkwalk.Outside, Path: filepath.Join(f.ws, "../../README")}
 	if d := got["l"]; d.Status != "L" || !d.Out || *d.Leads != want {
 		t.Errorf("l: %+v, want listed as L, leading %v", d, want)
 	}
@@ -198,7 +200,7 @@ func TestLinksResolvedInTheMergedTree(t *testing.T) {
 	}
 	f.git(f.ws, "add", "a/b")
 	f.git(f.ws, "commit", "--quiet", "-m", "the user's own link to the top")
-	want := Dest{Kind: LeadsOutside, Path: filepath.Join(filepath.Dir(f.ws), "x")}
+	want := linkwalk.Dest{Kind: linkwalk.Outside, Path: filepath.Join(filepath.Dir(f.ws), "x")}
 	if d := f.leads("mv")["l"]; !d.Out || *d.Leads != want {
 		t.Errorf("after the user's commit l leads %v, want %v", d.Leads, want)
 	}

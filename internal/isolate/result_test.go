@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aboxhq/abox/internal/linkwalk"
 )
 
 // TestResultSummary: the isolated lines of a run's summary count the files, name the
@@ -76,12 +78,12 @@ func TestDiffText(t *testing.T) {
 	run := &Run{ID: "r1", Branch: "abox/r1", Base: "0123456789abcdef0123", State: Pending}
 	d := &Diff{Run: run, Files: []File{
 		{Path: "Makefile", Status: "M", Exec: true},
-		{Path: "l", Status: "A", Link: "../../etc", Leads: &Dest{Kind: LeadsOutside, Path: "/home/u/etc"}, Out: true},
-		{Path: "n", Status: "A", Link: "y/../x", Leads: &Dest{Kind: LeadsInside, Path: "a/x"}},
-		{Path: "top", Status: "A", Link: "..", Leads: &Dest{Kind: LeadsInside, Path: "."}},
-		{Path: "h", Status: "A", Link: "y/.git/hooks", Leads: &Dest{Kind: LeadsGit, Path: ".git/hooks"}, Out: true},
-		{Path: "loop", Status: "A", Link: "loop", Leads: &Dest{Kind: LeadsUnresolvable, Why: "a loop of symlinks through loop"}, Out: true},
-		{Path: "u", Status: "L", Link: "a/b/../../x", Leads: &Dest{Kind: LeadsOutside, Path: "/home/u/x\x1b[2J"}, Out: true},
+		{Path: "l", Status: "A", Link: "../../etc", Leads: &linkwalk.Dest{Kind: linkwalk.Outside, Path: "/home/u/etc"}, Out: true},
+		{Path: "n", Status: "A", Link: "y/../x", Leads: &linkwalk.Dest{Kind: linkwalk.Inside, Path: "a/x"}},
+		{Path: "top", Status: "A", Link: "..", Leads: &linkwalk.Dest{Kind: linkwalk.Inside, Path: "."}},
+		{Path: "h", Status: "A", Link: "y/.git/hooks", Leads: &linkwalk.Dest{Kind: linkwalk.Git, Path: ".git/hooks"}, Out: true},
+		{Path: "loop", Status: "A", Link: "loop", Leads: &linkwalk.Dest{Kind: linkwalk.Unresolvable, Why: "a loop of symlinks through loop"}, Out: true},
+		{Path: "u", Status: "L", Link: "a/b/../../x", Leads: &linkwalk.Dest{Kind: linkwalk.Outside, Path: "/home/u/x\x1b[2J"}, Out: true},
 		{Path: "big", Status: "A", Size: 9, Big: true},
 		{Path: "x", Status: "D"},
 	}, Stat: " 4 files changed\n"}

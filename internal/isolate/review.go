@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aboxhq/abox/internal/linkwalk"
 	"github.com/aboxhq/abox/internal/watch"
 )
 
@@ -74,15 +75,15 @@ type File struct {
 	Path string `json:"path"`
 	// Status is A, M, D or T (type changed), or L: a symlink of the user's that the branch
 	// leaves as it is but makes lead elsewhere, out of the repository.
-	Status string `json:"status"`
-	Mode   string `json:"mode"` // the new mode; "" when deleted
-	Size   int64  `json:"size"` // of the new blob
-	Exec   bool   `json:"exec_adjacent,omitempty"`
-	Big    bool   `json:"big,omitempty"`
-	Link   string `json:"link,omitempty"`  // a symlink's target, as committed
-	Leads  *Dest  `json:"leads,omitempty"` // where the symlink leads once merged, resolved link by link
+	Status string         `json:"status"`
+	Mode   string         `json:"mode"` // the new mode; "" when deleted
+	Size   int64          `json:"size"` // of the new blob
+	Exec   bool           `json:"exec_adjacent,omitempty"`
+	Big    bool           `json:"big,omitempty"`
+	Link   string         `json:"link,omitempty"`  // a symlink's target, as committed
+	Leads  *linkwalk.Dest `json:"leads,omitempty"` // where the symlink leads once merged, resolved link by link
 	// Out is set when the symlink leads out of the repository, into .git, or nowhere abox can
-	// resolve ([Dest.Out]).
+	// resolve ([linkwalk.Dest.Out]).
 	Out bool `json:"link_out,omitempty"`
 
 	linkUnread bool // the target was too long to read
@@ -292,7 +293,7 @@ func describe(f *File, blob string, size int64, targets map[string]string, maxFi
 
 // MergeOptions say how to land a run.
 type MergeOptions struct {
-	Force bool // merge files over the bound and symlinks that leave the repository ([Dest.Out])
+	Force bool // merge files over the bound and symlinks that leave the repository ([File.Out])
 }
 
 // Merge lands run id's branch on the user's current branch: a fast-forward when it can, a merge

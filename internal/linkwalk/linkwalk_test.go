@@ -1,4 +1,4 @@
-package isolate
+package linkwalk
 
 import (
 	"fmt"
@@ -10,26 +10,26 @@ import (
 // fakeTree is a tree for the resolver: "->target" a symlink, "/" a directory, "sub" a
 // submodule, "unread" a symlink whose target was too long to read, anything else a file. The
 // directories holding a path are added.
-func fakeTree(entries map[string]string) func(string) node {
-	nodes := map[string]node{}
+func fakeTree(entries map[string]string) func(string) Node {
+	nodes := map[string]Node{}
 	for p, v := range entries {
 		switch {
 		case strings.HasPrefix(v, "->"):
-			nodes[p] = node{kind: kindLink, target: v[2:], ok: true}
+			nodes[p] = Node{Kind: Link, Target: v[2:], Read: true}
 		case v == "/":
-			nodes[p] = node{kind: kindDir}
+			nodes[p] = Node{Kind: Dir}
 		case v == "sub":
-			nodes[p] = node{kind: kindSubmodule}
+			nodes[p] = Node{Kind: Submodule}
 		case v == "unread":
-			nodes[p] = node{kind: kindLink}
+			nodes[p] = Node{Kind: Link}
 		default:
-			nodes[p] = node{kind: kindFile}
+			nodes[p] = Node{Kind: File}
 		}
 		for d := path.Dir(p); d != "."; d = path.Dir(d) {
-			nodes[d] = node{kind: kindDir}
+			nodes[d] = Node{Kind: Dir}
 		}
 	}
-	return func(p string) node { return nodes[p] }
+	return func(p string) Node { return nodes[p] }
 }
 
 // chain is n symlinks l1 -> l2 -> … -> ln -> file.
@@ -63,70 +63,79 @@ func TestLinksAreResolvedNotJoined(t *testing.T) {
 		{"the attack pair", map[string]string{
 			deep + "/y": "->" + strings.Repeat("../", 7) + "..",
 			"notes.txt": "->" + deep + "/y/" + strings.Repeat("../", 9) + "home/user/.bashrc",
-		}, "notes.txt", Dest{Kind: LeadsOutside, Path: "/home/user/.bashrc"}},
+		}, "notes.txt", Dest{Kind: Outside, Path: "/home/user/.bashrc"}},
 		{"the attack's inner link leads to the top", map[string]string{
 			deep + "/y": "->" + strings.Repeat("../", 7) + "..",
-		}, deep + "/y", Dest{Kind: LeadsInside, Path: "."}},
+		}, deep + "/y", Dest{Kind: Inside, Path: "."}},
 		{"into .git through a link", map[string]string{
 			deep + "/y": "->" + strings.Repeat("../", 7) + "..",
 			"hooks":     "->" + deep + "/y/.git/hooks",
-		}, "hooks", Dest{Kind: LeadsGit, Path: ".git/hooks"}},
+		}, "hooks", Dest{Kind: Git, Path: ".git/hooks"}},
 		{"into .git by another case", map[string]string{"cfg": "->d/../.GIT/config", "d/x": "x"},
-			"cfg", Dest{Kind: LeadsGit, Path: ".GIT/config"}},
+			"cfg", Dest{Kind: Git, Path: ".GIT/config"}},
 		{"into a nested .git", map[string]string{"h": "->vendor/.git/hooks", "vendor/x": "x"},
-			"h", Dest{Kind: LeadsGit, Path: "vendor/.git/hooks"}},
+			"h", Dest{Kind: Git, Path: "vendor/.git/hooks"}},
 		{".. past the top through a directory link", map[string]string{"a/d": "->..", "x": "->a/d/../secret"},
-			"x", Dest{Kind: LeadsOutside, Path: "/home/user/secret"}},
+			"x", Dest{Kind: Outside, Path: "/home/user/secret"}},
 		{".. applies to where a directory link leads", map[string]string{"d": "->a/b", "a/b/f": "x", "a/c.txt": "x", "x": "->d/../c.txt"},
-			"x", Dest{Kind: LeadsInside, Path: "a/c.txt"}},
+			"x", Dest{Kind: Inside, Path: "a/c.txt"}},
 		{"a chain inside", map[string]string{"l": "->m", "m": "->sub/n", "sub/n": "->../t.txt", "t.txt": "x"},
-			"l", Dest{Kind: LeadsInside, Path: "t.txt"}},
+			"l", Dest{Kind: Inside, Path: "t.txt"}},
 		{"a link in a linked directory resolves from where it is", map[string]string{"d": "->a/b", "a/b/up": "->..", "x": "->d/up/../../x"},
-			"x", Dest{Kind: LeadsOutside, Path: "/home/user/x"}},
+			"x", Dest{Kind: Outside, Path: "/home/user/x"}},
 		{"dangling, inside", map[string]string{"l": "->build/out/app"},
-			"l", Dest{Kind: LeadsInside, Path: "build/out/app"}},
+			"l", Dest{Kind: Inside, Path: "build/out/app"}},
 		{"below a name nothing holds, .. still climbs", map[string]string{"l": "->nothere/../../x"},
-			"l", Dest{Kind: LeadsOutside, Path: "/home/user/x"}},
+			"l", Dest{Kind: Outside, Path: "/home/user/x"}},
 		{"below a file, as if it became a directory", map[string]string{"README": "x", "l": "->README/../../x"},
-			"l", Dest{Kind: LeadsOutside, Path: "/home/user/x"}},
+			"l", Dest{Kind: Outside, Path: "/home/user/x"}},
 		{"absolute", map[string]string{"l": "->/etc/passwd"},
-			"l", Dest{Kind: LeadsOutside, Path: "/etc/passwd"}},
+			"l", Dest{Kind: Outside, Path: "/etc/passwd"}},
 		{"absolute through a link", map[string]string{"d": "->/etc", "l": "->d/passwd"},
-			"l", Dest{Kind: LeadsOutside, Path: "/etc/passwd"}},
+			"l", Dest{Kind: Outside, Path: "/etc/passwd"}},
 		{"plainly up", map[string]string{"l": "->../../../etc"},
-			"l", Dest{Kind: LeadsOutside, Path: "/etc"}},
+			"l", Dest{Kind: Outside, Path: "/etc"}},
 		{"the top itself", map[string]string{"a/l": "->.."},
-			"a/l", Dest{Kind: LeadsInside, Path: "."}},
+			"a/l", Dest{Kind: Inside, Path: "."}},
 		{"a loop", map[string]string{"a": "->b", "b": "->a"},
 			"a", unresolvable("a loop of symlinks through a")},
 		{"a loop through a directory", map[string]string{"d": "->d/x"},
 			"d", unresolvable("a loop of symlinks through d")},
-		{"a chain of 40", chain(40), "l1", Dest{Kind: LeadsInside, Path: "file"}},
+		{"a chain of 40", chain(40), "l1", Dest{Kind: Inside, Path: "file"}},
 		{"a chain of 41", chain(41), "l1", unresolvable("more than 40 symlinks to follow")},
 		{"inside a submodule", map[string]string{"lib": "sub", "l": "->lib/include"},
 			"l", unresolvable("lib/include is inside the submodule lib")},
 		{"out of a submodule", map[string]string{"lib": "sub", "l": "->lib/../x"},
-			"l", Dest{Kind: LeadsInside, Path: "x"}},
+			"l", Dest{Kind: Inside, Path: "x"}},
 		{"through a target too long to read", map[string]string{"d": "unread", "l": "->d/x"},
-			"l", unresolvable("d has a target longer than 4096 bytes, not read")},
+			"l", unresolvable("the target of d was not read")},
 		{"empty", map[string]string{"l": "->"}, "l", unresolvable("an empty target")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			lookup := fakeTree(tc.tree)
-			n := lookup(tc.link)
-			got := newResolver(lookup, ws).link(tc.link, n).dest
+			o := Options{Lookup: fakeTree(tc.tree), Top: ws, StopAtGit: true}
+			n := o.Lookup(tc.link)
+			got := New(o).Link(tc.link, n)
 			if got != tc.want {
-				t.Errorf("%s -> %s leads %+v, want %+v", tc.link, n.target, got, tc.want)
+				t.Errorf("%s -> %s leads %+v, want %+v", tc.link, n.Target, got, tc.want)
 			}
 			// Resolved as a target of its own (a link the branch adds): the same place, or as
 			// unresolvable (a loop is met at another link first).
-			direct := newResolver(lookup, ws).target(tc.link, n.target)
-			if direct.Kind == LeadsUnresolvable {
+			direct := New(o).Target(tc.link, n.Target)
+			if direct.Kind == Unresolvable {
 				direct.Why = tc.want.Why
 			}
-			if n.ok && direct != tc.want {
+			if n.Read && direct != tc.want {
 				t.Errorf("%s's target resolved alone leads %+v, want %+v", tc.link, direct, tc.want)
 			}
 		})
+	}
+}
+
+// TestGitIsANameUnlessStopped: without StopAtGit a ".git" name is walked like any other, as the
+// watch walks the live workspace, where .git is the agent's to write anyway.
+func TestGitIsANameUnlessStopped(t *testing.T) {
+	o := Options{Lookup: fakeTree(map[string]string{".git/config": "x", "d/x": "x", "cfg": "->d/../.git/config"}), Top: "/w"}
+	if got := New(o).Link("cfg", o.Lookup("cfg")); got != (Dest{Kind: Inside, Path: ".git/config"}) {
+		t.Errorf("cfg leads %+v, want .git/config inside", got)
 	}
 }

@@ -289,8 +289,9 @@ var allowed = map[string]map[string]string{
 	"internal/termtext": {},
 	"internal/testjson": {},
 	"internal/watch": {
-		"internal/statefs": "baselines are written atomically",
-		"internal/wsfile":  "watched files are in the workspace, which the agent writes",
+		"internal/linkwalk": "where a watched symlink leads is walked as the kernel walks it, link by link",
+		"internal/statefs":  "baselines are written atomically",
+		"internal/wsfile":   "watched files are in the workspace, which the agent writes",
 	},
 	"internal/toolcost": {
 		"internal/claudecode": "whether the configured Claude Code defers tool definitions decides what a turn costs",

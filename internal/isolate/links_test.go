@@ -2,11 +2,15 @@ package isolate
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/binary"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aboxhq/abox/internal/linkwalk"
 )
@@ -207,4 +211,72 @@ func TestLinksResolvedInTheMergedTree(t *testing.T) {
 	if _, err := f.repo.Merge(context.Background(), "mv", MergeOptions{}); !errors.Is(err, ErrFlagged) {
 		t.Errorf("Merge = %v, want l refused", err)
 	}
+}
+
+// TestLinkTargetEndsAtNUL: a symlink's blob may hold a NUL, which git's checkout passes to
+// symlink(2), so the link written ends there. The agent commits x -> ".git\0/../README", which
+// read whole names nothing, and is checked out as a link to .git: Diff says so, and Merge
+// refuses it.
+func TestLinkTargetEndsAtNUL(t *testing.T) {
+	f := newFixture(t)
+	f.create("nul", CreateOptions{})
+	clone := f.repo.Project.Clone("nul")
+	hash := exec.Command("git", "-C", clone, "hash-object", "-w", "--stdin")
+	hash.Stdin = strings.NewReader(".git\x00/../README")
+	blob, err := hash.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.git(clone, "update-index", "--add", "--cacheinfo", "120000,"+strings.TrimSpace(string(blob))+",x")
+	f.git(clone, "-c", "user.name=agent", "-c", "user.email=a@b", "commit", "--quiet", "-m", "a link with a NUL")
+	// Checked out, x is a link to .git. git smudges its index entry (size 0), as the content
+	// differs from the blob; the agent writes the link's real size back into its index and
+	// dates the index after the link, so the collect's git add takes x as unchanged.
+	f.git(clone, "reset", "--quiet", "--hard")
+	unsmudge(t, filepath.Join(clone, ".git/index"), "x", 4)
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(clone, ".git/index"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	f.collect("nul")
+	if got := f.git(f.ws, "cat-file", "-p", "abox/nul:x"); got != ".git\x00/../README" {
+		t.Fatalf("the branch's x = %q, want the agent's blob", got)
+	}
+	if d := f.leads("nul")["x"]; d.Leads == nil || *d.Leads != (linkwalk.Dest{Kind: linkwalk.Git, Path: ".git"}) || !d.Out {
+		t.Errorf("x leads %+v, want into .git", d.Leads)
+	}
+	if _, err := f.repo.Merge(context.Background(), "nul", MergeOptions{}); !errors.Is(err, ErrFlagged) {
+		t.Errorf("Merge = %v, want x refused", err)
+	}
+	if _, err := f.repo.Merge(context.Background(), "nul", MergeOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if target, err := os.Readlink(filepath.Join(f.ws, "x")); err != nil || target != ".git" {
+		t.Errorf("checked out, x -> %q (%v), want .git: git writes the target up to its NUL", target, err)
+	}
+}
+
+// unsmudge sets the size in the version-2 index at p of the entry name, and the index's
+// checksum, as an agent may write its index by hand.
+func unsmudge(t *testing.T, p, name string, size uint32) {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil || len(data) < 32 || string(data[:4]) != "DIRC" || binary.BigEndian.Uint32(data[4:]) != 2 {
+		t.Fatalf("reading the index: %v", err)
+	}
+	off := 12
+	for i := uint32(0); i < binary.BigEndian.Uint32(data[8:]); i++ {
+		n := int(binary.BigEndian.Uint16(data[off+60:]) & 0xfff)
+		if string(data[off+62:off+62+n]) == name {
+			binary.BigEndian.PutUint32(data[off+36:], size)
+			sum := sha1.Sum(data[:len(data)-sha1.Size])
+			copy(data[len(data)-sha1.Size:], sum[:])
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		off += (62 + n + 8) &^ 7
+	}
+	t.Fatalf("the index has no entry %s", name)
 }

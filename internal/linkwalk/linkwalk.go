@@ -15,11 +15,12 @@
 // the tree. A name below what the lookup says is absent, or below a file, is taken as a
 // directory still to come: a link that will lead out once that directory exists leads out now.
 // Once out of the tree the walk stops: a path that comes back in through the host (../proj/x) is
-// out all the same, and the path shown is joined as text from the top. More than [MaxLinks]
-// symlinks, a loop of them, a target the caller could not read, or a name inside a submodule
-// (whose content comes from another repository) make the link unresolvable. Each symlink is
-// resolved once and the work of one [Walker] is bounded, so a tree of deep link chains cannot
-// hold its caller for long.
+// out all the same, and the path shown is joined as text from the top. A target ends at its
+// first NUL, as symlink(2) reads it: a committed blob may hold one, and git's checkout writes
+// the link up to there. More than [MaxLinks] symlinks, a loop of them, a target the caller
+// could not read, or a name inside a submodule (whose content comes from another repository)
+// make the link unresolvable. Each symlink is resolved once and the work of one [Walker] is
+// bounded, so a tree of deep link chains cannot hold its caller for long.
 package linkwalk
 
 import (
@@ -162,8 +163,12 @@ func (w *Walker) link(p string, n Node) resolved {
 }
 
 // follow walks target from the directory dir ("." for the top) as the kernel does, following
-// every symlink on the way and the last one too.
+// every symlink on the way and the last one too. A target is what symlink(2) reads of it: up
+// to its first NUL, which a committed blob may hold and git's checkout passes on.
 func (w *Walker) follow(dir, target string) resolved {
+	if i := strings.IndexByte(target, 0); i >= 0 {
+		target = target[:i]
+	}
 	if target == "" {
 		return resolved{dest: unresolvable("an empty target")}
 	}

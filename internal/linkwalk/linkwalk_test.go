@@ -110,13 +110,17 @@ func TestLinksAreResolvedNotJoined(t *testing.T) {
 		{"through a target too long to read", map[string]string{"d": "unread", "l": "->d/x"},
 			"l", unresolvable("the target of d was not read")},
 		{"empty", map[string]string{"l": "->"}, "l", unresolvable("an empty target")},
+		{"a NUL ends the target, as checkout writes it", map[string]string{"g": "->.git\x00/../README"},
+			"g", Dest{Kind: Git, Path: ".git"}},
+		{"a NUL after a link of the user's", map[string]string{"cache": "->/var/cache", "x": "->cache\x00junk"},
+			"x", Dest{Kind: Outside, Path: "/var/cache"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := Options{Lookup: fakeTree(tc.tree), Top: ws, StopAtGit: true}
 			n := o.Lookup(tc.link)
 			got := New(o).Link(tc.link, n)
 			if got != tc.want {
-				t.Errorf("%s -> %s leads %+v, want %+v", tc.link, n.Target, got, tc.want)
+				t.Errorf("%s -> %q leads %+v, want %+v", tc.link, n.Target, got, tc.want)
 			}
 			// Resolved as a target of its own (a link the branch adds): the same place, or as
 			// unresolvable (a loop is met at another link first).

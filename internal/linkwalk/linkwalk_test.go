@@ -110,9 +110,9 @@ func TestLinksAreResolvedNotJoined(t *testing.T) {
 		{"through a target too long to read", map[string]string{"d": "unread", "l": "->d/x"},
 			"l", unresolvable("the target of d was not read")},
 		{"empty", map[string]string{"l": "->"}, "l", unresolvable("an empty target")},
-		{"a NUL ends the target, as checkout writes it", map[string]string{"g": "->.git\x00/../README"},
+		{"a NUL ends the target", map[string]string{"g": "->.git\x00/../README"},
 			"g", Dest{Kind: Git, Path: ".git"}},
-		{"a NUL after a link of the user's", map[string]string{"cache": "->/var/cache", "x": "->cache\x00junk"},
+		{"a NUL after a user link", map[string]string{"cache": "->/var/cache", "x": "->cache\x00junk"},
 			"x", Dest{Kind: Outside, Path: "/var/cache"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

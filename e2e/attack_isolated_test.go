@@ -269,9 +269,14 @@ func TestAttackIsolatedPlants(t *testing.T) {
 	if !strings.Contains(diff.Stdout, "left out of the run's last commit: big.bin (1073741824 bytes)") {
 		t.Errorf("abox diff does not report the 1 GiB file:\n%s", diff.Stdout)
 	}
-	for _, link := range []string{"escape", "escdir", "up"} {
-		if !strings.Contains(diff.Stdout, "✖ A "+link+"  (") || !strings.Contains(diff.Stdout, "leads out of the repository") {
-			t.Errorf("abox diff does not flag the link %s out:\n%s", link, diff.Stdout)
+	secret := filepath.Join(outside, "secret")
+	for _, want := range []string{
+		"✖ A escape  (-> " + secret + "; outside the repository: " + secret + ")\n",
+		"✖ A escdir  (-> " + outside + "; outside the repository: " + outside + ")\n",
+		"✖ A up  (-> ../../../../../../../../etc; outside the repository: " + filepath.Join(h.Workspace, "../../../../../../../../etc") + ")\n",
+	} {
+		if !strings.Contains(diff.Stdout, want) {
+			t.Errorf("abox diff does not flag a link out with where it leads: %q\n%s", want, diff.Stdout)
 		}
 	}
 	var d struct {

@@ -26,10 +26,13 @@ func newDiffCmd(a *App) *cobra.Command {
 		Long: `Diff lists the files the run's branch abox/<run> changes against the commit the run started
 from. Files that run code outside the sandbox (CI workflows, Makefiles, package.json and the
 package managers' rc files, git and husky hooks, editor tasks, .devcontainer/, agentbox.yaml)
-come first, marked "!". A file over the size bound, a symlink out of the repository and a
-file of a directory git would take for a repository (HEAD, objects/, refs/: git run there reads
-its config and runs its hooks) are marked "✖": abox merge refuses those without --force. No
-diff driver or textconv runs.`,
+come first, marked "!". Each symlink shows its target and where it leads once merged,
+resolved link by link as the filesystem would: a path in the repository, "outside the
+repository: …", "into .git: …" or "unresolvable: …" (a loop, more than 40 links). A file over
+the size bound, a symlink that does not lead inside the repository, a symlink of yours (status
+L) the branch makes lead out, and a file of a directory git would take for a repository (HEAD,
+objects/, refs/: git run there reads its config and runs its hooks) are marked "✖": abox merge
+refuses those without --force. No diff driver or textconv runs.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error { return runDiff(c.Context(), a, o, args[0]) },
 	}
@@ -46,8 +49,9 @@ func newMergeCmd(a *App) *cobra.Command {
 		Short: "Merge an isolated run's branch into the current branch",
 		Long: `Merge fast-forwards the current branch to the run's branch abox/<run>, or merges it, with no
 hook running. It refuses a dirty working tree, a detached HEAD and a branch that moved since the
-run ended; without --force it also refuses a file over the size bound, a symlink out of the
-repository, or a file of a directory git would take for a repository.`,
+run ended; without --force it also refuses a file over the size bound, a symlink that, once
+merged, leads out of the repository, into .git or nowhere abox can resolve (abox diff shows
+where each leads), or a file of a directory git would take for a repository.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error { return runMerge(c.Context(), a, o, args[0]) },
 	}

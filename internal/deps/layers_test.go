@@ -124,6 +124,7 @@ var allowed = map[string]map[string]string{
 		"internal/statefs":    "the build directories and the release checksum are written privately",
 	},
 	"internal/isolate": {
+		"internal/linkwalk": "where a committed symlink leads is walked as the kernel walks it, not joined as text",
 		"internal/paths":    "clones and their records live in the project's state directory",
 		"internal/statefs":  "run records are written atomically and privately, under the project's lock",
 		"internal/termtext": "the agent's file names in abox's end-of-run commit message are made safe to print",
@@ -140,6 +141,7 @@ var allowed = map[string]map[string]string{
 		"internal/sandbox":  "the preflight, the login check, the run, its record and the spare netd are sandbox's",
 		"internal/secrets":  "the secrets attached to the agent are read from the store, and their exposure stated",
 	},
+	"internal/linkwalk": {},
 	"internal/manifest": {
 		"internal/egress":   "egress entries are validated by the one definition",
 		"internal/termtext": "located errors quote user text, made safe to print",
@@ -291,8 +293,9 @@ var allowed = map[string]map[string]string{
 	"internal/termtext": {},
 	"internal/testjson": {},
 	"internal/watch": {
-		"internal/statefs": "baselines are written atomically",
-		"internal/wsfile":  "watched files are in the workspace, which the agent writes",
+		"internal/linkwalk": "where a watched symlink leads is walked as the kernel walks it, link by link",
+		"internal/statefs":  "baselines are written atomically",
+		"internal/wsfile":   "watched files are in the workspace, which the agent writes",
 	},
 	"internal/toolcost": {
 		"internal/claudecode": "whether the configured Claude Code defers tool definitions decides what a turn costs",

@@ -39,13 +39,19 @@
 //   - diff runs with --no-ext-diff and --no-textconv, so no driver named by the branch's
 //     .gitattributes runs either.
 //
-// Symlinks are committed as links, never followed; [Repo.Diff] flags one that leads out of the
-// repository and [Repo.Merge] refuses it unless forced. A file larger than [MaxFileBytes] that
-// the agent left uncommitted is left out of the end-of-run commit and reported, so the host
-// never spends its CPU hashing what the agent chose (git takes about 15 s of this machine for
-// 1 GiB of zeros); one the agent committed itself is reported by Diff and refused by Merge
-// unless forced. A FIFO, socket or device is left out and reported the same way: git refuses
-// to add one, which would otherwise leave the whole run uncollectable.
+// Symlinks are committed as links, never followed. Where one leads is resolved, not joined:
+// abox walks the tree the merge would check out name by name, as the kernel would after the
+// merge, following the tree's own links (and, where the tree names nothing, what the user's
+// work tree holds): with a/y -> .., notes.txt -> a/y/../.bashrc leads to the .bashrc beside the
+// checkout, not to a/.bashrc. [Repo.Diff] says where each link leads and flags one that leads
+// out of the repository, into .git, or nowhere it can resolve (a loop, more than 40 links, a
+// submodule's content), as well as a link of the user's that the branch makes lead out;
+// [Repo.Merge] refuses them unless forced. A file larger than [MaxFileBytes] that the agent left
+// uncommitted is left out of the end-of-run commit and reported, so the host never spends its
+// CPU hashing what the agent chose (git takes about 15 s of this machine for 1 GiB of zeros);
+// one the agent committed itself is reported by Diff and refused by Merge unless forced. A
+// FIFO, socket or device is left out and reported the same way: git refuses to add one, which
+// would otherwise leave the whole run uncollectable.
 //
 // # Masked paths
 //

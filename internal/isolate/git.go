@@ -64,7 +64,10 @@ type git struct {
 	args  []string // after the -c overrides
 	env   []string
 	stdin io.Reader
-	as    *Account // who it runs as; nil: abox itself
+	// stdout, when set, takes the command's output as it comes, unbounded; run then returns
+	// none. The writer bounds what it keeps.
+	stdout io.Writer
+	as     *Account // who it runs as; nil: abox itself
 }
 
 // GitError is a git command that failed.
@@ -111,6 +114,9 @@ func (r *Repo) run(ctx context.Context, g git) ([]byte, error) {
 	var out, errb capped
 	out.left, errb.left = maxOutput, 1<<20
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	if g.stdout != nil {
+		cmd.Stdout = g.stdout
+	}
 	cmd.WaitDelay = time.Second
 	err := cmd.Run()
 	if out.over {

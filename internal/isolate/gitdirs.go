@@ -114,15 +114,15 @@ func (r *Repo) gitDirs(ctx context.Context, tip string, files []File) (map[strin
 
 var objectTypes = map[string]bool{"blob": true, "tree": true, "commit": true, "tag": true}
 
-// treeEntry is what `git cat-file --batch-check` says of an object.
-type treeEntry struct {
+// objectInfo is what `git cat-file --batch-check` says of an object.
+type objectInfo struct {
 	id, typ string
 	size    int64
 }
 
 // treeEntries returns, for each of dirs that holds an entry name in tip's tree, what it is.
-func (r *Repo) treeEntries(ctx context.Context, tip string, dirs []string, name string) (map[string]treeEntry, error) {
-	out := map[string]treeEntry{}
+func (r *Repo) treeEntries(ctx context.Context, tip string, dirs []string, name string) (map[string]objectInfo, error) {
+	out := map[string]objectInfo{}
 	for len(dirs) > 0 {
 		n := min(len(dirs), linkBatch)
 		var in strings.Builder
@@ -147,7 +147,7 @@ func (r *Repo) treeEntries(ctx context.Context, tip string, dirs []string, name 
 			if err != nil {
 				continue
 			}
-			out[d] = treeEntry{id: f[0], typ: f[1], size: size}
+			out[d] = objectInfo{id: f[0], typ: f[1], size: size}
 		}
 		dirs = dirs[n:]
 	}

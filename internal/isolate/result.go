@@ -117,9 +117,9 @@ func (res *Result) WriteSummary(w io.Writer) {
 }
 
 // WriteText writes the diff as `abox diff` shows it: a header, one line per file (marked "!"
-// when execution-adjacent, "✖" when merge refuses it without force: over the bound, a link out
-// of the repository, in a git directory), what was left out, the
-// stat and, when it was asked for, the patch.
+// when execution-adjacent, "✖" when merge refuses it without force: over the bound, a link
+// that does not lead inside the repository, in a git directory; a symlink with its target and
+// where it leads), what was left out, the stat and, when it was asked for, the patch.
 func (d *Diff) WriteText(w io.Writer) {
 	line(w, "run %s: branch %s, base %s, %s", d.Run.ID, d.Run.Branch, ShortID(d.Run.Base), d.Run.State)
 	for _, f := range d.Files {
@@ -135,9 +135,14 @@ func (d *Diff) WriteText(w io.Writer) {
 		if f.Link != "" {
 			notes = append(notes, "-> "+f.Link)
 		}
+		if f.Leads != nil {
+			notes = append(notes, f.Leads.String())
+		}
 		if f.Out {
 			mark = "✖"
-			notes = append(notes, "leads out of the repository")
+		}
+		if f.Status == "L" {
+			notes = append(notes, "unchanged, but the branch changes where it leads")
 		}
 		if f.GitDir != "" {
 			mark = "✖"

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aboxhq/abox/internal/linkwalk"
 )
 
 // TestResultSummary: the isolated lines of a run's summary count the files, name the
@@ -70,13 +72,18 @@ func TestFinishErrorText(t *testing.T) {
 	}
 }
 
-// TestDiffText: abox diff marks execution-adjacent files "!", refused ones "✖", and prints the
-// patch only when the diff holds one.
+// TestDiffText: abox diff marks execution-adjacent files "!", refused ones "✖", says where each
+// symlink leads (escaped), and prints the patch only when the diff holds one.
 func TestDiffText(t *testing.T) {
 	run := &Run{ID: "r1", Branch: "abox/r1", Base: "0123456789abcdef0123", State: Pending}
 	d := &Diff{Run: run, Files: []File{
 		{Path: "Makefile", Status: "M", Exec: true},
-		{Path: "l", Status: "A", Link: "../../etc", Out: true},
+		{Path: "l", Status: "A", Link: "../../etc", Leads: &linkwalk.Dest{Kind: linkwalk.Outside, Path: "/home/u/etc"}, Out: true},
+		{Path: "n", Status: "A", Link: "y/../x", Leads: &linkwalk.Dest{Kind: linkwalk.Inside, Path: "a/x"}},
+		{Path: "top", Status: "A", Link: "..", Leads: &linkwalk.Dest{Kind: linkwalk.Inside, Path: "."}},
+		{Path: "h", Status: "A", Link: "y/.git/hooks", Leads: &linkwalk.Dest{Kind: linkwalk.Git, Path: ".git/hooks"}, Out: true},
+		{Path: "loop", Status: "A", Link: "loop", Leads: &linkwalk.Dest{Kind: linkwalk.Unresolvable, Why: "a loop of symlinks through loop"}, Out: true},
+		{Path: "u", Status: "L", Link: "a/b/../../x", Leads: &linkwalk.Dest{Kind: linkwalk.Outside, Path: "/home/u/x\x1b[2J"}, Out: true},
 		{Path: "big", Status: "A", Size: 9, Big: true},
 		{Path: "x", Status: "D"},
 	}, Stat: " 4 files changed\n"}
@@ -84,7 +91,12 @@ func TestDiffText(t *testing.T) {
 	d.WriteText(&b)
 	want := "run r1: branch abox/r1, base 0123456789ab, pending\n" +
 		"! M Makefile  (execution-adjacent)\n" +
-		"✖ A l  (-> ../../etc; leads out of the repository)\n" +
+		"✖ A l  (-> ../../etc; outside the repository: /home/u/etc)\n" +
+		"  A n  (-> y/../x; leads to a/x)\n" +
+		"  A top  (-> ..; leads to the repository's top)\n" +
+		"✖ A h  (-> y/.git/hooks; into .git: .git/hooks)\n" +
+		"✖ A loop  (-> loop; unresolvable: a loop of symlinks through loop)\n" +
+		`✖ L u  (-> a/b/../../x; outside the repository: /home/u/x\x1b[2J; unchanged, but the branch changes where it leads)` + "\n" +
 		"✖ A big  (9 bytes, over the bound)\n" +
 		"  D x\n" +
 		" 4 files changed\n"

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aboxhq/abox/internal/linkwalk"
 	"github.com/aboxhq/abox/internal/watch"
 )
 
@@ -71,17 +72,25 @@ func execAdjacent(pats []string, rel string) bool {
 
 // File is one path the branch changes.
 type File struct {
-	Path   string `json:"path"`
-	Status string `json:"status"` // A, M, D or T (type changed)
-	Mode   string `json:"mode"`   // the new mode; "" when deleted
-	Size   int64  `json:"size"`   // of the new blob
-	Exec   bool   `json:"exec_adjacent,omitempty"`
-	Big    bool   `json:"big,omitempty"`
-	Link   string `json:"link,omitempty"`     // a symlink's target
-	Out    bool   `json:"link_out,omitempty"` // the symlink leads out of the repository
+	Path string `json:"path"`
+	// Status is A, M, D or T (type changed), or L: a symlink of the user's that the branch
+	// leaves as it is but makes lead elsewhere, out of the repository.
+	Status string         `json:"status"`
+	Mode   string         `json:"mode"` // the new mode; "" when deleted
+	Size   int64          `json:"size"` // of the new blob
+	Exec   bool           `json:"exec_adjacent,omitempty"`
+	Big    bool           `json:"big,omitempty"`
+	Link   string         `json:"link,omitempty"`  // a symlink's target, as committed
+	Leads  *linkwalk.Dest `json:"leads,omitempty"` // where the symlink leads once merged, resolved link by link
+	// Out is set when the symlink leads out of the repository, into .git, or nowhere abox can
+	// resolve ([linkwalk.Dest.Out]).
+	Out bool `json:"link_out,omitempty"`
+
 	// GitDir is the directory of the branch, holding this file, that git takes for a git
 	// directory once checked out ([Repo.gitDirs]): git reads its config and runs its hooks.
 	GitDir string `json:"git_dir,omitempty"`
+
+	linkUnread bool // the target was too long to read
 }
 
 // Flagged reports whether Merge refuses f without force.
@@ -97,8 +106,9 @@ type Diff struct {
 }
 
 // Diff returns the changes of run id's branch against its base, the execution-adjacent files
-// first. Git runs with --no-ext-diff and --no-textconv: no driver the branch's .gitattributes
-// names is run. The patch is left out unless patch is true.
+// first, with where each symlink leads once merged into the user's HEAD ([File.Leads]). Git runs
+// with --no-ext-diff and --no-textconv: no driver the branch's .gitattributes names is run. The
+// patch is left out unless patch is true.
 func (r *Repo) Diff(ctx context.Context, id string, patch bool) (*Diff, error) {
 	run, err := r.collected(id)
 	if err != nil {
@@ -194,6 +204,9 @@ func (r *Repo) files(ctx context.Context, run *Run) ([]File, error) {
 		}
 		describe(&files[i], blobs[i], sizes[blobs[i]], targets, r.maxFile())
 	}
+	if files, err = r.resolveLinks(ctx, run, files); err != nil {
+		return nil, err
+	}
 	if err := r.markGitDirs(ctx, run.Tip, files); err != nil {
 		return nil, err
 	}
@@ -242,12 +255,13 @@ func (r *Repo) blobs(ctx context.Context, ids []string) (map[string]string, erro
 	out := map[string]string{}
 	for len(ids) > 0 {
 		n := min(len(ids), linkBatch)
-		raw, err := r.hostIn(ctx, strings.Join(ids[:n], "\n")+"\n", "cat-file", "--batch")
+		b, err := r.hostIn(ctx, strings.Join(ids[:n], "\n")+"\n", "cat-file", "--batch")
 		if err != nil {
 			return nil, err
 		}
+		raw := string(b) // sliced as a string: copying the rest for each blob is quadratic
 		for _, id := range ids[:n] {
-			head, rest, ok := strings.Cut(string(raw), "\n")
+			head, rest, ok := strings.Cut(raw, "\n")
 			f := strings.Fields(head)
 			if !ok || len(f) != 3 || f[0] != id {
 				return nil, fmt.Errorf("reading symlink targets: unexpected %q", head)
@@ -257,14 +271,15 @@ func (r *Repo) blobs(ctx context.Context, ids []string) (map[string]string, erro
 				return nil, fmt.Errorf("reading symlink targets: unexpected %q", head)
 			}
 			out[id] = rest[:size]
-			raw = []byte(rest[size+1:])
+			raw = rest[size+1:]
 		}
 		ids = ids[n:]
 	}
 	return out, nil
 }
 
-// describe fills in the size of f's new blob and, for a symlink, its target (from targets).
+// describe fills in the size of f's new blob and, for a symlink, its target (from targets);
+// where the symlink leads is [Repo.resolveLinks]'s.
 func describe(f *File, blob string, size int64, targets map[string]string, maxFile int64) {
 	if f.Mode == "160000" {
 		f.Link = "submodule " + blob
@@ -277,32 +292,23 @@ func describe(f *File, blob string, size int64, targets map[string]string, maxFi
 	}
 	target, ok := targets[blob]
 	if !ok {
-		f.Link, f.Out = fmt.Sprintf("(a target longer than %d bytes)", maxLinkTarget), true
+		f.Link, f.linkUnread = fmt.Sprintf("(a target longer than %d bytes)", maxLinkTarget), true
 		return
 	}
 	f.Link = target
-	f.Out = leavesRepo(f.Path, f.Link)
-}
-
-// leavesRepo reports whether a symlink at rel with target leads out of the repository.
-func leavesRepo(rel, target string) bool {
-	if target == "" || strings.HasPrefix(target, "/") {
-		return true
-	}
-	j := path.Join(path.Dir(rel), target)
-	return j == ".." || strings.HasPrefix(j, "../") || j == ".git" || strings.HasPrefix(j, ".git/")
 }
 
 // MergeOptions say how to land a run.
 type MergeOptions struct {
-	Force bool // merge files over the bound and symlinks out of the repository
+	Force bool // merge files over the bound and symlinks that leave the repository ([File.Out])
 }
 
 // Merge lands run id's branch on the user's current branch: a fast-forward when it can, a merge
 // commit otherwise. It refuses a detached HEAD, a dirty working tree or index ([ErrDirty]), a
 // branch that moved since Collect or does not descend from its base, and — unless forced —
-// a branch that brings a file over the bound, a symlink out of the repository, or a file of a
-// git directory ([File.GitDir]). Hooks do not
+// a branch that brings a file over the bound, a symlink that, once merged, leads out of the
+// repository, into .git or nowhere abox can resolve ([Repo.Diff]), or a file of a git directory
+// ([File.GitDir]). Hooks do not
 // run; a conflicted merge is aborted and the tree left as it was.
 func (r *Repo) Merge(ctx context.Context, id string, o MergeOptions) (*Run, error) {
 	unlock, err := r.lock()
@@ -350,17 +356,23 @@ func (r *Repo) Merge(ctx context.Context, id string, o MergeOptions) (*Run, erro
 	return run, r.save(run)
 }
 
+// flagged names what Merge refuses without force, one line each: a newline the agent put in a
+// name or a target is shown as \n.
 func flagged(files []File) []string {
 	var out []string
 	for _, f := range files {
+		var s string
 		switch {
 		case f.Big:
-			out = append(out, fmt.Sprintf("%s (%d bytes, over the bound)", f.Path, f.Size))
+			s = fmt.Sprintf("%s (%d bytes, over the bound)", f.Path, f.Size)
 		case f.Out:
-			out = append(out, fmt.Sprintf("%s (a symlink out of the repository, to %q)", f.Path, f.Link))
+			s = fmt.Sprintf("%s (a symlink to %q, %s)", f.Path, f.Link, f.Leads)
 		case f.GitDir != "":
-			out = append(out, fmt.Sprintf("%s (in %s, a git directory to git)", f.Path, f.GitDir))
+			s = fmt.Sprintf("%s (in %s, a git directory to git)", f.Path, f.GitDir)
+		default:
+			continue
 		}
+		out = append(out, strings.ReplaceAll(s, "\n", `\n`))
 	}
 	return out
 }

@@ -37,8 +37,9 @@ var ErrNoCommit = errors.New("no commit at HEAD")
 // ErrNotFound is a run id with no record.
 var ErrNotFound = errors.New("no such isolated run")
 
-// ErrFlagged is a merge refused because the branch brings a file over the bound, a symlink out
-// of the repository or a file of a git directory; MergeOptions.Force merges it anyway.
+// ErrFlagged is a merge refused because the branch brings a file over the bound, a symlink that
+// leads out of the repository ([File.Out]) or a file of a git directory; MergeOptions.Force
+// merges it anyway.
 var ErrFlagged = errors.New("merge refuses them without force")
 
 // ErrDirty is a merge refused because the user's working tree has uncommitted changes.

@@ -62,11 +62,12 @@
 //
 // The agent chose every byte and every file type under the workspace, and the snapshot is taken
 // on the host, as the user. So a snapshot opens nothing but regular files, with O_NONBLOCK and
-// O_NOFOLLOW (internal/wsfile), follows a symlink only while it stays in the workspace, hashes a
-// file only up to [MaxHashBytes] (a larger one, or one past the snapshot's [MaxHashTotal], is
-// fingerprinted by size, inode and ctime, which the agent cannot forge), and bounds the entries
-// one pattern visits, the names read from one directory and the depth ([MaxPerPattern],
-// [MaxDirEntries], [MaxDepth]). A pattern that hits a bound is [Capped], and a cap that was not
-// there before is itself a change: a bound may make a snapshot report too much, never hide what
-// it did not look at.
+// O_NOFOLLOW (internal/wsfile), follows a symlink only while it stays in the workspace (where it
+// leads is walked link by link as the kernel walks it, up to Linux's 40: internal/linkwalk),
+// hashes a file only up to [MaxHashBytes] (a larger one, or one past the snapshot's
+// [MaxHashTotal], is fingerprinted by size, inode and ctime, which the agent cannot forge), and
+// bounds the entries one pattern visits, the names read from one directory and the depth
+// ([MaxPerPattern], [MaxDirEntries], [MaxDepth]). A pattern that hits a bound is [Capped], and a
+// cap that was not there before is itself a change: a bound may make a snapshot report too
+// much, never hide what it did not look at.
 package watch

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/aboxhq/abox/internal/linkwalk"
 	"github.com/aboxhq/abox/internal/wsfile"
 )
 
@@ -50,16 +51,33 @@ const linkSep = "\x00"
 // anything but a regular file, or reading more than its budget.
 type fingerprinter struct {
 	ws       string
-	root     *os.Root // ws, to follow a symlink in it; nil follows none
-	hashLeft int64    // bytes that may still be hashed
+	root     *os.Root         // ws, to follow a symlink in it; nil follows none
+	links    *linkwalk.Walker // where the workspace's symlinks lead, through root
+	hashLeft int64            // bytes that may still be hashed
 }
 
 func newFingerprinter(ws string) *fingerprinter {
 	fp := &fingerprinter{ws: ws, hashLeft: MaxHashTotal}
 	if r, err := os.OpenRoot(ws); err == nil {
 		fp.root = r
+		fp.links = linkwalk.New(linkwalk.Options{Lookup: fp.lookup, Top: ws})
 	}
 	return fp
+}
+
+// lookup says what the workspace holds at rel, without following it, for [linkwalk].
+func (f *fingerprinter) lookup(rel string) linkwalk.Node {
+	st, err := f.root.Lstat(rel)
+	switch {
+	case err != nil:
+		return linkwalk.Node{}
+	case st.Mode()&fs.ModeSymlink != 0:
+		target, err := f.root.Readlink(rel)
+		return linkwalk.Node{Kind: linkwalk.Link, Target: target, Read: err == nil}
+	case st.IsDir():
+		return linkwalk.Node{Kind: linkwalk.Dir}
+	}
+	return linkwalk.Node{Kind: linkwalk.File}
 }
 
 func (f *fingerprinter) close() {
@@ -91,17 +109,25 @@ func (f *fingerprinter) of(path string) string {
 	return fp
 }
 
-// behindLink fingerprints what the symlink at path leads to, if it stays in the workspace.
+// behindLink fingerprints what the symlink at path leads to, if it stays in the workspace. Where
+// it leads is walked as the kernel walks it, link by link up to Linux's 40 ([linkwalk]), so
+// that what a Makefile's chain of links leads to is what make reads; the file is then opened
+// through the workspace root, which no link can leave.
 func (f *fingerprinter) behindLink(path string) string {
 	rel, err := filepath.Rel(f.ws, path)
 	if f.root == nil || err != nil || !filepath.IsLocal(rel) {
 		return ""
 	}
-	st, err := f.root.Stat(rel)
-	if err != nil {
-		return "" // dangling, or leads out of the workspace: the target alone is recorded
+	rel = filepath.ToSlash(rel)
+	d := f.links.Link(rel, f.lookup(rel))
+	if d.Kind != linkwalk.Inside {
+		return "" // out of the workspace, or unresolvable: the target alone is recorded
 	}
-	return f.ofInfo(path, st, func() (*os.File, error) { return wsfile.OpenIn(f.root, rel) })
+	st, err := f.root.Stat(d.Path)
+	if err != nil {
+		return "" // dangling
+	}
+	return f.ofInfo(path, st, func() (*os.File, error) { return wsfile.OpenIn(f.root, d.Path) })
 }
 
 // ofInfo fingerprints a file that is not a symlink, described by st; open opens it.

@@ -1,0 +1,114 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aboxhq/abox/e2e/harness"
+	"github.com/aboxhq/abox/internal/doctor"
+)
+
+// Red team 3: attacks on "the sandbox never outlives the abox that started it" (issue 33) —
+// the caught signals, the warden's takeover, the owner locks and the reap — from inside the
+// sandbox (a prompt) and from the user's side (abox killed, hung up or blocked at an awkward
+// moment). A test that fails shows a hole; each asserts the safe behaviour.
+
+// waitWardensGone waits until no warden of the test's state directory is left: each finished
+// the run it held.
+func waitWardensGone(t *testing.T, h *harness.H, bound time.Duration) {
+	t.Helper()
+	if !pollUntil(bound, func() bool { return len(wardenPIDs(t, h)) == 0 }) {
+		t.Fatalf("wardens %v still run %s on", wardenPIDs(t, h), bound)
+	}
+}
+
+// TestAttackRedTeam3NetdStartedAfterTakeover: abox is killed (SIGKILL, the OOM killer) while
+// its `docker run --detach` of netd is on its way — a docker CLI abox started, which is not
+// killed with abox and goes on to start netd (the shim holds it 4 s, as a slow daemon would).
+// The warden takes over at once, finds no netd yet, records the run and removes its owner
+// lock; then netd comes up. Nothing then ends that netd: it is no run's any more, so the next
+// `abox run` does not reap it. Safe: once the run is recorded, no container of it runs, and
+// the next run leaves none either.
+func TestAttackRedTeam3NetdStartedAfterTakeover(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	upProject(t, h, "rt3netd", nil, "")
+	shim := newDockerShim(t, "run --detach", 4*time.Second)
+	cmd, wait := startAboxWith(t, h, h.Workspace, shim.env(h), inGroup, "run", heartbeatPrompt("rt3-netd.test"))
+	shim.waitPaused(t)
+	if w := wardenPIDs(t, h); len(w) != 1 {
+		t.Fatalf("want the run's one warden, found %v", w)
+	}
+	cmd.Process.Kill() // abox alone: the docker CLI it started (the shim) goes on
+	wait()
+	waitWardensGone(t, h, endBound)
+	time.Sleep(8 * time.Second) // the held `docker run` reaches the daemon and starts netd
+	runs := allRunRecordsQuiet(h)
+	if len(runs) != 1 || runs[0].Outcome != "abox-killed" {
+		t.Errorf("runs %+v, want the one run recorded as abox-killed", runs)
+	}
+	if left := runningProjectContainers(h); len(left) != 0 {
+		t.Errorf("containers of the recorded run still running: %v", left)
+		if c := doctorChecks(t, h)["sandbox.orphans"]; c.Status != doctor.OK {
+			t.Logf("doctor's sandbox.orphans: %s %q", c.Status, c.Detail)
+		}
+	}
+	if res := h.Abox("run", "true"); !res.OK() {
+		t.Fatalf("the next run: %s", res)
+	}
+	if left := runningProjectContainers(h); len(left) != 0 {
+		t.Errorf("containers still running after the project's next run: %v", left)
+	}
+}
+
+// runningProjectContainers lists the project's running containers.
+func runningProjectContainers(h *harness.H) []string {
+	res := h.Docker("ps", "--filter", "label=abox.hash="+h.ProjectHash(), "--filter", "status=running", "--format", "{{.Names}}")
+	return strings.Fields(res.Stdout)
+}
+
+// floodPrompt looks name up, then ignores every signal a terminal sends and, five times a
+// second, appends to heartbeat and prints forty 8 KB tool uses: a run whose output nobody
+// reads fills its pipe within a second.
+func floodPrompt(name string) string {
+	return "trap '' HUP INT TERM QUIT PIPE; claude net dns 127.0.0.1:53 " + name + " >/dev/null; touch looked-up; " +
+		"big=$(head -c 8000 /dev/zero | tr '\\0' A); " +
+		"while :; do date +%s%N >> heartbeat; for i in $(seq 40); do echo \"::tool_use name=Bash input={\\\"x\\\":\\\"$big\\\"}\"; done; sleep 0.2; done"
+}
+
+// TestAttackRedTeam3StdoutNotRead: `abox run … | less` left on its first page, or a terminal
+// stopped with Ctrl-S: abox's standard output is open but nobody reads it, and the agent
+// prints without end. abox blocks in its write of the agent's output. Then the user ends it
+// with SIGTERM (or Ctrl-C). Safe: the run ends as at any SIGTERM — agent stopped, netd
+// harvested, the run recorded as interrupted, no container left — within the usual bound.
+func TestAttackRedTeam3StdoutNotRead(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	upProject(t, h, "rt3stdout", nil, "")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close() // never read until the test ends
+	cmd, wait := startAboxWith(t, h, h.Workspace, nil, func(c *exec.Cmd) { c.Stdout = w; inGroup(c) }, "run", floodPrompt("rt3-stdout.test"))
+	w.Close()
+	waitWorkspaceFile(t, h.Workspace, "looked-up")
+	waitWorkspaceFile(t, h.Workspace, "heartbeat")
+	time.Sleep(3 * time.Second) // abox's output pipe is full: abox is in a write of the agent's output
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan harness.Result, 1)
+	go func() { done <- wait() }()
+	ended(t, h, start, "interrupted", "rt3-stdout.test")
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Errorf("abox still runs after its run ended, its output unread")
+	}
+}

@@ -112,3 +112,62 @@ func TestAttackRedTeam3StdoutNotRead(t *testing.T) {
 		t.Errorf("abox still runs after its run ended, its output unread")
 	}
 }
+
+// TestAttackRedTeam3AgentCreatedAfterTakeover: abox is killed while its `docker create` of the
+// agent is on its way (held 4 s by the shim, as a slow daemon would). The warden takes over at
+// once: the agent does not exist yet, so its removal finds nothing, and netd's stop takes its
+// 5 s grace; the create lands meanwhile, beside the netd still there. Safe: once the warden is
+// done, no container of the run is left — not even a created agent, which keeps the attached
+// secrets in its configuration and which no later run or reap would remove.
+func TestAttackRedTeam3AgentCreatedAfterTakeover(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	upProject(t, h, "rt3create", nil, "")
+	shim := newDockerShim(t, "", 0)
+	addShimHook(t, shim, `if [ "$1" = create ] && mkdir `+shq(shim.dir+"/paused")+` 2>/dev/null; then sleep 4; fi`)
+	cmd, wait := startAboxWith(t, h, h.Workspace, shim.env(h), inGroup, "run", heartbeatPrompt("rt3-create.test"))
+	shim.waitPaused(t)
+	cmd.Process.Kill() // abox alone: its `docker create` goes on
+	wait()
+	waitWardensGone(t, h, endBound)
+	time.Sleep(8 * time.Second)
+	runs := allRunRecordsQuiet(h)
+	if len(runs) != 1 || runs[0].Outcome != "abox-killed" {
+		t.Errorf("runs %+v, want the one run recorded as abox-killed", runs)
+	}
+	if left := projectContainers(h); len(left) != 0 {
+		t.Errorf("containers of the recorded run left behind: %v", left)
+	}
+	if res := h.Abox("run", "true"); !res.OK() {
+		t.Fatalf("the next run: %s", res)
+	}
+	if left := projectContainers(h); len(left) != 0 {
+		t.Errorf("containers still there after the project's next run: %v", left)
+	}
+}
+
+// TestAttackRedTeam3StdoutNotReadPastTimeout: as [TestAttackRedTeam3StdoutNotRead], abox's
+// output is open and unread while the agent prints without end, but nobody signals abox: the
+// run has a 5 s timeout. Safe: the run ends at its deadline (the warden's grace at most later)
+// — agent stopped, netd harvested, recorded as a timeout, no container left.
+func TestAttackRedTeam3StdoutNotReadPastTimeout(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	upProject(t, h, "rt3stdoutto", nil, "")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	_, _ = startAboxWith(t, h, h.Workspace, nil, func(c *exec.Cmd) { c.Stdout = w; inGroup(c) }, "run", "--timeout", "5s", floodPrompt("rt3-stdout-timeout.test"))
+	w.Close()
+	waitWorkspaceFile(t, h.Workspace, "looked-up")
+	start := time.Now()
+	time.Sleep(15 * time.Second) // the deadline and the warden's grace
+	if pollUntil(15*time.Second, func() bool { return !heartbeatGrows(h) }) {
+		t.Logf("the agent stopped %.1fs after it started; running now: %v", time.Since(start).Seconds(), runningProjectContainers(h))
+	} else {
+		t.Errorf("the agent still writes the workspace %.1fs after it started, past its 5 s timeout", time.Since(start).Seconds())
+	}
+	ended(t, h, start, "timeout", "rt3-stdout-timeout.test")
+}

@@ -171,3 +171,80 @@ func TestAttackRedTeam3StdoutNotReadPastTimeout(t *testing.T) {
 	}
 	ended(t, h, start, "timeout", "rt3-stdout-timeout.test")
 }
+
+// orphan starts a heartbeat run and kills its abox and its warden together (`pkill -9 abox`):
+// the run's agent goes on, and only a later abox of the project can end it. It returns the
+// orphan's run id.
+func orphan(t *testing.T, h *harness.H, name string) string {
+	t.Helper()
+	cmd, wait := startHeartbeat(t, h, name)
+	wardens := wardenPIDs(t, h)
+	if len(wardens) != 1 {
+		t.Fatalf("want the run's one warden, found %v", wardens)
+	}
+	cmd.Process.Kill()
+	syscall.Kill(wardens[0], syscall.SIGKILL)
+	wait()
+	if !heartbeatGrows(h) {
+		t.Fatal("the orphan's agent stopped by itself")
+	}
+	return runOf(t, h)
+}
+
+// TestAttackRedTeam3ReapInterrupted: an orphan (abox and warden killed together) is being
+// reaped by the project's next `abox run` when the user presses Ctrl-C — here while the reap's
+// `docker kill` of the orphan's agent is held by the shim. The reap follows the command's
+// context: every step of the orphan's teardown then fails at once, yet the orphan is recorded
+// as finished and its owner lock removed, so no later run reaps it again while its agent goes
+// on writing the workspace. Safe: an interrupted reap either finishes the orphan or leaves it
+// to the next run — the agent stops at the latest when the project's next run starts.
+func TestAttackRedTeam3ReapInterrupted(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	upProject(t, h, "rt3reapint", nil, "")
+	id := orphan(t, h, "rt3-reap-interrupted.test")
+	shim := newDockerShim(t, "kill --signal KILL", 10*time.Second)
+	cmd, wait := startAboxWith(t, h, h.Workspace, shim.env(h), inGroup, "run", "true")
+	shim.waitPaused(t) // the reap is at its kill of the orphan's agent
+	cmd.Process.Signal(syscall.SIGINT)
+	res := waitBounded(t, cmd, wait)
+	t.Logf("the interrupted run: exit %d\n%s", res.ExitCode, res.Stderr)
+	if res := h.Abox("run", "true"); !res.OK() {
+		t.Fatalf("the project's next run: %s", res)
+	}
+	if pollUntil(10*time.Second, func() bool { return !heartbeatGrows(h) }) {
+		return
+	}
+	t.Errorf("the orphan %s's agent still writes the workspace after the project's next run", id)
+	for _, r := range allRunRecordsQuiet(h) {
+		if r.ID == id {
+			t.Logf("the orphan is recorded as %s, notes %q", r.Outcome, r.Notes)
+		}
+	}
+	if left := runningProjectContainers(h); len(left) != 0 {
+		t.Logf("running: %v", left)
+	}
+}
+
+// TestAttackRedTeam3KilledRunAccounting: the agent makes tool calls (three Bash tool uses) and
+// then abox is killed. The warden records the run; its record must not say less than abox's
+// would have: the session and the tool calls the transcript holds.
+func TestAttackRedTeam3KilledRunAccounting(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	upProject(t, h, "rt3account", nil, "")
+	prompt := "for i in 1 2 3; do echo '::tool_use name=Bash input={\"command\":\"ls\"}'; done; " + heartbeatPrompt("rt3-account.test")
+	cmd, wait := startAboxWith(t, h, h.Workspace, nil, inGroup, "run", prompt)
+	waitWorkspaceFile(t, h.Workspace, "heartbeat")
+	start := time.Now()
+	cmd.Process.Kill()
+	wait()
+	run := ended(t, h, start, "abox-killed", "rt3-account.test")
+	transcript, _ := os.ReadFile(run.Transcript)
+	if n := strings.Count(string(transcript), `"type":"tool_use"`); run.ToolCalls != n || n == 0 {
+		t.Errorf("the record counts %d tool calls; the transcript holds %d", run.ToolCalls, n)
+	}
+	if run.SessionID == "" {
+		t.Errorf("the record has no session id; the transcript's init names it")
+	}
+}

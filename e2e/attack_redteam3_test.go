@@ -248,3 +248,100 @@ func TestAttackRedTeam3KilledRunAccounting(t *testing.T) {
 		t.Errorf("the record has no session id; the transcript's init names it")
 	}
 }
+
+// TestAttackRedTeam3WardenKilledAlone: the warden alone is killed mid-run (the OOM killer's
+// pick, a stray kill). abox goes on; when its terminal then closes, it ends the run as at any
+// hangup, and the record says that the warden had gone.
+func TestAttackRedTeam3WardenKilledAlone(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	upProject(t, h, "rt3warden", nil, "")
+	cmd, wait := startHeartbeat(t, h, "rt3-warden.test")
+	wardens := wardenPIDs(t, h)
+	if len(wardens) != 1 {
+		t.Fatalf("want the run's one warden, found %v", wardens)
+	}
+	syscall.Kill(wardens[0], syscall.SIGKILL)
+	if !heartbeatGrows(h) {
+		t.Fatal("the agent stopped when its warden was killed")
+	}
+	start := time.Now()
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGHUP)
+	waitBounded(t, cmd, wait)
+	run := ended(t, h, start, "hangup", "rt3-warden.test")
+	if !strings.Contains(strings.Join(run.Notes, "\n"), "warden ended before the run did") {
+		t.Errorf("notes %q do not say the warden had gone", run.Notes)
+	}
+}
+
+// TestAttackRedTeam3ConcurrentRunKilled: two `abox run` of one project (no masks, so they may
+// run side by side). The second starts and finishes while the first runs: it must not take the
+// first, whose abox lives, for an orphan. Then the first abox is killed: its warden ends it,
+// and the project's next run finds no stale lock.
+func TestAttackRedTeam3ConcurrentRunKilled(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	upProject(t, h, "rt3concurrent", nil, "")
+	cmd, wait := startHeartbeat(t, h, "rt3-concurrent.test")
+	if res := h.Abox("run", "touch second-ran"); !res.OK() || strings.Contains(res.Stderr, "finished run") {
+		t.Fatalf("the second run beside the first: %s", res)
+	}
+	if !heartbeatGrows(h) {
+		t.Fatal("the first run's agent stopped when the second run ran")
+	}
+	start := time.Now()
+	cmd.Process.Kill()
+	wait()
+	if !pollUntil(endBound, func() bool { return !heartbeatGrows(h) }) {
+		t.Fatalf("the first run's agent still writes the workspace %s after its abox was killed", endBound)
+	}
+	if !pollUntil(endBound, func() bool { return len(wardenPIDs(t, h)) == 0 && len(projectContainers(h)) == 0 }) {
+		t.Fatalf("containers %v, wardens %v", projectContainers(h), wardenPIDs(t, h))
+	}
+	outcomes := map[string]int{}
+	for _, r := range allRunRecords(t, h) {
+		outcomes[r.Outcome]++
+	}
+	if outcomes["abox-killed"] != 1 || outcomes["exited"] != 1 {
+		t.Errorf("outcomes %v, want one abox-killed and one exited", outcomes)
+	}
+	t.Logf("the killed run ended %.1fs after its abox", time.Since(start).Seconds())
+	if res := h.Abox("run", "true"); !res.OK() || strings.Contains(res.Stderr, "finished run") {
+		t.Errorf("the project's next run: %s", res)
+	}
+	if ls, _ := os.ReadDir(h.StateHome + "/projects/" + h.ProjectHash() + "/owners"); len(ls) != 0 {
+		t.Errorf("owner locks left: %v", ls)
+	}
+}
+
+// TestAttackRedTeam3NukeDuringRun: `abox nuke` while a run's agent writes the workspace. The
+// run's containers go; abox must then end within the bound, its agent no longer writing, and
+// the run be recorded.
+func TestAttackRedTeam3NukeDuringRun(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	upProject(t, h, "rt3nuke", nil, "")
+	cmd, wait := startHeartbeat(t, h, "rt3-nuke.test")
+	start := time.Now()
+	res := h.Abox("nuke", "--yes")
+	t.Logf("nuke: %s", res)
+	r := waitBounded(t, cmd, wait)
+	t.Logf("the run: exit %d\n%s", r.ExitCode, r.Stderr)
+	if heartbeatGrows(h) {
+		t.Error("the agent still writes the workspace after nuke")
+	}
+	if left := projectContainers(h); len(left) != 0 {
+		t.Errorf("containers left: %v", left)
+	}
+	if !pollUntil(endBound, func() bool { return len(wardenPIDs(t, h)) == 0 }) {
+		t.Errorf("wardens left: %v", wardenPIDs(t, h))
+	}
+	runs := allRunRecordsQuiet(h)
+	if len(runs) != 1 {
+		t.Fatalf("runs %+v, want the one run recorded", runs)
+	}
+	t.Logf("recorded as %s (exit %d), notes %q, %.1fs after nuke began", runs[0].Outcome, runs[0].ExitCode, runs[0].Notes, time.Since(start).Seconds())
+	if runs[0].Outcome == "" {
+		t.Errorf("no outcome")
+	}
+}

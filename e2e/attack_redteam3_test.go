@@ -5,6 +5,7 @@ package e2e
 import (
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -343,5 +344,57 @@ func TestAttackRedTeam3NukeDuringRun(t *testing.T) {
 	t.Logf("recorded as %s (exit %d), notes %q, %.1fs after nuke began", runs[0].Outcome, runs[0].ExitCode, runs[0].Notes, time.Since(start).Seconds())
 	if runs[0].Outcome == "" {
 		t.Errorf("no outcome")
+	}
+}
+
+// TestAttackRedTeam3SpareClaimedThenKilled: with spare netds on, a run claims the project's
+// spare (taking its owner lock) and abox is killed right then, before its warden exists — in
+// the mask walk of a workspace of 100 000 files, which widens that moment. Nothing guards the
+// claimed spare: doctor must name it, and the project's next run must remove it.
+func TestAttackRedTeam3SpareClaimedThenKilled(t *testing.T) {
+	t.Parallel()
+	h := upSpare(t, "rt3spare")
+	mustAbox(t, h, "run", "true")
+	rec := waitSpare(t, h)
+	waitAfterRunProcesses(t, h)
+	bulk := h.Workspace + "/bulk"
+	os.Mkdir(bulk, 0o755)
+	for i := range 100 {
+		d := bulk + "/" + strconv.Itoa(i)
+		os.Mkdir(d, 0o755)
+		for j := range 1000 {
+			os.WriteFile(d+"/"+strconv.Itoa(j), nil, 0o644)
+		}
+	}
+	chownTree(t, h.Workspace, 1000, 1000)
+	lock := h.StateHome + "/projects/" + h.ProjectHash() + "/owners/" + rec.ID + ".lock"
+	cmd, wait := startAboxWith(t, h, h.Workspace, nil, inGroup, "run", heartbeatPrompt("rt3-spare.test"))
+	deadline := time.Now().Add(time.Minute)
+	for !fileExists(lock, "") && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	cmd.Process.Kill()
+	wardens := wardenPIDs(t, h)
+	wait()
+	if !fileExists(lock, "") {
+		t.Fatalf("the run never claimed the spare %s", rec.Netd)
+	}
+	t.Logf("abox killed with the spare claimed; wardens then: %v; containers: %v", wardens, runningProjectContainers(h))
+	if fileExists(h.Workspace, "heartbeat") {
+		t.Log("the agent had started")
+	}
+	if len(wardens) == 0 {
+		if c := doctorChecks(t, h)["sandbox.orphans"]; c.Status != doctor.Fail || !strings.Contains(c.Detail, rec.ID) {
+			t.Errorf("doctor's sandbox.orphans: %s %q, want it to name run %s", c.Status, c.Detail, rec.ID)
+		}
+	}
+	res := h.Abox("run", "true")
+	if !res.OK() {
+		t.Fatalf("the project's next run: %s", res)
+	}
+	t.Logf("the next run: %s", res.Stderr)
+	waitAfterRunProcesses(t, h)
+	if !pollUntil(endBound, func() bool { return !strings.Contains(strings.Join(projectContainers(h), " "), rec.ID) }) {
+		t.Errorf("the claimed spare's containers are still there after the next run: %v", projectContainers(h))
 	}
 }

@@ -398,3 +398,36 @@ func TestAttackRedTeam3SpareClaimedThenKilled(t *testing.T) {
 		t.Errorf("the claimed spare's containers are still there after the next run: %v", projectContainers(h))
 	}
 }
+
+// TestAttackRedTeam3TakeoverDaemonAway: abox is killed while the Docker daemon does not answer
+// (restarting, overloaded): for 15 s every docker call fails, the warden's among them. The
+// warden's takeover cannot kill the agent nor remove anything, yet it records the run as
+// finished and removes the owner lock, so once the daemon is back nothing ends the agent: no
+// later run reaps a run that has no lock. Safe: a takeover that could not end the agent
+// leaves the run to be finished — at the latest by the project's next run.
+func TestAttackRedTeam3TakeoverDaemonAway(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	upProject(t, h, "rt3daemon", nil, "")
+	shim := newDockerShim(t, "", 0)
+	away := shim.dir + "/daemon-away"
+	addShimHook(t, shim, `if [ -e `+shq(away)+` ]; then echo "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?" >&2; exit 1; fi`)
+	cmd, wait := startAboxWith(t, h, h.Workspace, shim.env(h), inGroup, "run", heartbeatPrompt("rt3-daemon.test"))
+	waitWorkspaceFile(t, h.Workspace, "heartbeat")
+	id := runOf(t, h)
+	os.WriteFile(away, nil, 0o644)
+	cmd.Process.Kill()
+	wait()
+	time.Sleep(15 * time.Second)
+	os.Remove(away)
+	for _, r := range allRunRecordsQuiet(h) {
+		t.Logf("run %s recorded as %s while the daemon was away; notes %q", r.ID, r.Outcome, r.Notes)
+	}
+	t.Logf("wardens: %v", wardenPIDs(t, h))
+	if res := h.Abox("run", "true"); !res.OK() {
+		t.Fatalf("the project's next run: %s", res)
+	}
+	if !pollUntil(endBound, func() bool { return !heartbeatGrows(h) }) {
+		t.Errorf("run %s's agent still writes the workspace after the daemon came back and the project's next run ran", id)
+	}
+}

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/aboxhq/abox/e2e/harness"
 	"github.com/aboxhq/abox/internal/doctor"
+	"github.com/aboxhq/abox/internal/telemetry"
 )
 
 // Red team 3: attacks on "the sandbox never outlives the abox that started it" (issue 33) —
@@ -429,5 +431,40 @@ func TestAttackRedTeam3TakeoverDaemonAway(t *testing.T) {
 	}
 	if !pollUntil(endBound, func() bool { return !heartbeatGrows(h) }) {
 		t.Errorf("run %s's agent still writes the workspace after the daemon came back and the project's next run ran", id)
+	}
+}
+
+// TestAttackRedTeam3KilledRunMaskSwap: the agent swaps .git for a copy with a planted
+// executable hook (as in [TestAttackMaskGitSwap]) and also plants a Makefile target, then
+// keeps running; abox is killed. The warden's takeover must do what abox's teardown does: move
+// the planted hooks into the run's quarantine, record the mask event and the
+// execution-adjacent change.
+func TestAttackRedTeam3KilledRunMaskSwap(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	ws := h.Workspace
+	workspaceFile(t, ws, ".git/HEAD", "ref: refs/heads/main\n")
+	workspaceFile(t, ws, ".git/config", "[core]\n\trepositoryformatversion = 0\n")
+	workspaceFile(t, ws, ".git/hooks/pre-commit.sample", "#!/bin/sh\nexit 0\n")
+	workspaceFile(t, ws, "Makefile", "all:\n\ttrue\n")
+	chownWorkspace(t, h)
+	upProject(t, h, "rt3maskswap", nil, "")
+	prompt := `mv .git .git.moved && mkdir .git && cp -a .git.moved/. .git/ && chmod u+w .git/hooks; ` +
+		`printf '#!/bin/sh\necho pwned\n' > .git/hooks/post-checkout && chmod +x .git/hooks/post-checkout; ` +
+		`printf 'all:\n\tcurl evil\n' > Makefile; ` + heartbeatPrompt("rt3-maskswap.test")
+	cmd, wait := startAboxWith(t, h, ws, nil, inGroup, "run", prompt)
+	waitWorkspaceFile(t, ws, "heartbeat")
+	start := time.Now()
+	cmd.Process.Kill()
+	wait()
+	run := ended(t, h, start, "abox-killed", "rt3-maskswap.test")
+	if _, err := os.Lstat(ws + "/.git/hooks/post-checkout"); err == nil {
+		t.Error("the planted hook is still in the workspace after the warden's takeover")
+	}
+	if len(run.Masks) != 1 || run.Masks[0].Kind != telemetry.MaskPlanted || run.Masks[0].Mask != ".git/hooks" {
+		t.Errorf("the record's masks: %+v, want the planted .git/hooks", run.Masks)
+	}
+	if !strings.Contains(fmt.Sprint(run.ExecChanges), "Makefile") {
+		t.Errorf("the record's execution-adjacent changes %+v lack the Makefile", run.ExecChanges)
 	}
 }

@@ -468,3 +468,27 @@ func TestAttackRedTeam3KilledRunMaskSwap(t *testing.T) {
 		t.Errorf("the record's execution-adjacent changes %+v lack the Makefile", run.ExecChanges)
 	}
 }
+
+// TestAttackRedTeam3KilledDuringHarvest: the agent exits by itself, and abox is killed in its
+// teardown, while it copies netd's logs out (the shim holds `docker cp` 5 s). The warden
+// finishes the teardown abox began: the run is recorded once, as abox saw it end (exited),
+// with netd's logs and the name the agent looked up in the review queue.
+func TestAttackRedTeam3KilledDuringHarvest(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	upProject(t, h, "rt3harvest", nil, "")
+	shim := newDockerShim(t, "cp abox-netd-", 5*time.Second)
+	cmd, wait := startAboxWith(t, h, h.Workspace, shim.env(h), inGroup, "run", "claude net dns 127.0.0.1:53 rt3-harvest.test >/dev/null; true")
+	shim.waitPaused(t)
+	start := time.Now()
+	cmd.Process.Kill()
+	wait()
+	waitWardensGone(t, h, endBound)
+	run := ended(t, h, start, "exited", "rt3-harvest.test")
+	if n := len(allRunRecords(t, h)); n != 1 {
+		t.Errorf("%d runs recorded, want one", n)
+	}
+	if run.ExitCode != 0 {
+		t.Errorf("exit code %d, want the agent's 0", run.ExitCode)
+	}
+}

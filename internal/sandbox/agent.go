@@ -2,12 +2,14 @@ package sandbox
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aboxhq/abox/internal/docker"
@@ -138,11 +140,22 @@ func (s *Sandbox) attachRun(ctx context.Context, o Options, out *Outcome) error 
 
 // consume tees stdout lines into the transcript and shows them: on a terminal (Pretty) escaped
 // by telemetry's pretty view, otherwise as recorded. A transcript that cannot be written (a
-// full disk) becomes a note; the agent's output is still shown.
+// full disk) becomes a note; the agent's output is still shown. Showing never holds the run up
+// ([display]): consume reads the agent's output as fast as it comes, whoever reads abox's.
 func (s *Sandbox) consume(r io.Reader, transcript io.Writer, o Options, out *Outcome) {
+	var disp *display
+	if o.Output != nil {
+		disp = newDisplay(o.Output)
+		defer func() {
+			if n := disp.finish(displayStall); n > 0 {
+				out.note("%d line(s) of the agent's output were not shown: nothing read abox's output fast enough (the transcript has every line)", n)
+			}
+		}()
+	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	var werr error
+	var shown bytes.Buffer
 	for sc.Scan() {
 		line := sc.Bytes()
 		if out.firstOutput.IsZero() {
@@ -154,17 +167,88 @@ func (s *Sandbox) consume(r io.Reader, transcript io.Writer, o Options, out *Out
 			}
 		}
 		ev, ok := out.Summary.Observe(line)
-		switch {
-		case o.Output == nil:
-		case o.Pretty && ok:
-			telemetry.Pretty(o.Output, ev)
-		case o.Pretty:
-			telemetry.PrettyText(o.Output, line)
-		default:
-			o.Output.Write(append(append([]byte{}, line...), '\n'))
+		if disp == nil {
+			continue
 		}
+		shown.Reset()
+		switch {
+		case o.Pretty && ok:
+			telemetry.Pretty(&shown, ev)
+		case o.Pretty:
+			telemetry.PrettyText(&shown, line)
+		default:
+			shown.Write(line)
+			shown.WriteByte('\n')
+		}
+		disp.show(shown.Bytes())
 	}
 	io.Copy(io.Discard, r)
+}
+
+// displayStall is how long a run's end waits for abox's output to take the agent's last lines
+// while it takes nothing at all.
+const displayStall = 2 * time.Second
+
+// maxDisplayQueue bounds the agent's output waiting to be shown.
+const maxDisplayQueue = 16 << 20
+
+// display shows the agent's output to a person without the run ever waiting for them: lines
+// are queued (up to [maxDisplayQueue] bytes) and written by a goroutine of their own. Nobody
+// reading abox's output — `abox run … | less` left on its first page, a terminal stopped with
+// Ctrl-S — then costs the run nothing: what does not fit is not shown (it is in the
+// transcript), and counted. A write blocked for good blocks that goroutine only; signals, the
+// deadline and the teardown go on.
+type display struct {
+	w       io.Writer
+	queue   chan []byte
+	queued  atomic.Int64
+	dropped atomic.Int64
+	wrote   atomic.Int64 // when the last write returned, in Unix nanoseconds
+	done    chan struct{}
+}
+
+func newDisplay(w io.Writer) *display {
+	d := &display{w: w, queue: make(chan []byte, 4096), done: make(chan struct{})}
+	d.wrote.Store(time.Now().UnixNano())
+	go func() {
+		defer close(d.done)
+		for b := range d.queue {
+			d.w.Write(b)
+			d.queued.Add(-int64(len(b)))
+			d.wrote.Store(time.Now().UnixNano())
+		}
+	}()
+	return d
+}
+
+// show queues b (copied) to be shown, or counts it as not shown when the queue is full.
+func (d *display) show(b []byte) {
+	if d.queued.Load()+int64(len(b)) > maxDisplayQueue {
+		d.dropped.Add(1)
+		return
+	}
+	select {
+	case d.queue <- bytes.Clone(b):
+		d.queued.Add(int64(len(b)))
+	default:
+		d.dropped.Add(1)
+	}
+}
+
+// finish lets the queue drain, for as long as the output takes something at least every stall,
+// and returns how many lines were not shown (dropped, or still queued when it gave up).
+func (d *display) finish(stall time.Duration) int64 {
+	close(d.queue)
+	for {
+		select {
+		case <-d.done:
+			return d.dropped.Load()
+		case <-time.After(stall / 4):
+		}
+		if time.Since(time.Unix(0, d.wrote.Load())) > stall {
+			return d.dropped.Load() + int64(len(d.queue)) + 1 // and the line being written
+		}
+	}
 }
 
 // attachShell starts the agent's shell on the user's terminal.

@@ -53,7 +53,7 @@ func (a *App) show(ev provision.Event) {
 	case provision.Removed:
 		fmt.Fprintf(a.Out, "removed %s, the artifacts and the review copy of %s\n", plural(ev.Containers, "container", "containers"), ev.Project)
 	case provision.Reaped:
-		if ev.Outcome != "" {
+		if ev.Recorded {
 			fmt.Fprintf(a.Out, "finished run %s, whose abox and warden were gone, and recorded it as %s\n", ev.Run, ev.Outcome)
 		}
 	case provision.Swept:

@@ -284,11 +284,15 @@ var ErrReap = errors.New("an earlier run of this project whose abox is gone coul
 func reap(ctx context.Context, env Env) error {
 	reaped, err := sandbox.Reap(ctx, env.Docker, env.Project.State)
 	for _, r := range reaped {
-		if r.Outcome == "" {
+		switch {
+		case r.Outcome == "":
 			fmt.Fprintf(env.Progress, "removed what run %s had started: its abox died before its agent did\n", r.Run)
 			continue
+		case r.Recorded:
+			fmt.Fprintf(env.Progress, "finished run %s, whose abox and warden were gone, and recorded it as %s (`abox logs --runs`)\n", r.Run, r.Outcome)
+		default:
+			fmt.Fprintf(env.Progress, "removed what was left of run %s, recorded already, whose abox and warden were gone\n", r.Run)
 		}
-		fmt.Fprintf(env.Progress, "finished run %s, whose abox and warden were gone, and recorded it as %s (`abox logs --runs`)\n", r.Run, r.Outcome)
 		if r.Isolated {
 			if _, err := env.Clones.Collect(ctx, r.Run); err != nil {
 				env.Warn("see `abox diff "+r.Run+"`", "collecting the clone of run %s: %v", r.Run, err)

@@ -33,10 +33,14 @@ func Orphans(proj paths.Project, cs []*docker.Container) []Orphan {
 		if role != "agent" && role != "netd" || !c.State.Running {
 			continue
 		}
-		if role == "netd" && (slices.Contains(spare, name) || slices.Contains(retired, name)) {
-			continue
-		}
-		if validRunID(id) && ownerHeld(proj, id) {
+		switch {
+		case validRunID(id) && ownerExists(proj, id):
+			if ownerHeld(proj, id) {
+				continue
+			}
+			// a run's, even if the spare record still names it: a run that claimed the
+			// spare owns it before the record goes
+		case role == "netd" && (slices.Contains(spare, name) || slices.Contains(retired, name)):
 			continue
 		}
 		i, ok := at[id]
@@ -73,9 +77,10 @@ func spareNames(proj paths.Project) []string {
 // Reaped is a run [Reap] finished.
 type Reaped struct {
 	Run string
-	// Outcome is what the run was recorded as; "" when nothing of it had started, and it was
-	// not recorded.
+	// Outcome is what the run is recorded as; "" when nothing of it had started, and it is not.
 	Outcome string
+	// Recorded is set when the reap recorded the run (it had not been).
+	Recorded bool
 	// Isolated is set for a run on a private clone, which the caller collects.
 	Isolated bool
 }
@@ -83,10 +88,13 @@ type Reaped struct {
 // Reap finishes the runs of the project whose abox and warden are both gone: each one's owner
 // lock, which nobody holds any more, is taken, and the run is torn down and recorded as its
 // warden would have ([OutcomeOrphaned]); a run that had not got as far as its warden only has
-// its containers removed. It asks Docker nothing when no run is left unheld, as on every
-// ordinary run. `abox run` and `abox shell` reap before their mask walk, so that no orphan's
-// agent runs beside a new sandbox of the project.
+// its containers removed. A run whose containers could not all be removed keeps its lock, and
+// Reap says so: the caller must not start beside it. ctx's cancellation is ignored (a Ctrl-C
+// must not leave an orphan half-finished and forgotten). It asks Docker nothing when no run is
+// left unheld, as on every ordinary run. `abox run` and `abox shell` reap before their mask
+// walk, so that no orphan's agent runs beside a new sandbox of the project.
 func Reap(ctx context.Context, d *docker.Client, proj paths.Project) ([]Reaped, error) {
+	ctx = context.WithoutCancel(ctx)
 	unheld, err := unheldOwners(proj)
 	if err != nil {
 		return nil, err
@@ -113,8 +121,13 @@ func Reap(ctx context.Context, d *docker.Client, proj paths.Project) ([]Reaped, 
 func reapRun(ctx context.Context, d *docker.Client, proj paths.Project, id string) (Reaped, error) {
 	if dir, err := runDir(proj, id); err == nil {
 		if st, err := loadWard(dir); err == nil {
-			out := takeover(ctx, d, st, OutcomeOrphaned, "abox and its warden were both gone; a later abox of the project finished the run")
-			return Reaped{Run: id, Outcome: out.Result, Isolated: st.Isolated}, nil
+			recorded := st.Phase == phaseRecorded
+			out, err := takeover(ctx, d, st, OutcomeOrphaned, "abox and its warden were both gone; a later abox of the project finished the run")
+			r := Reaped{Run: id, Outcome: out.Result, Recorded: !recorded && !st.Probe, Isolated: st.Isolated}
+			if err != nil {
+				return r, fmt.Errorf("run %s, whose abox and warden are gone: %w", id, err)
+			}
+			return r, nil
 		}
 	}
 	cs, err := d.ContainersByLabel(ctx, map[string]string{"abox.managed": "true", "abox.hash": proj.Hash, "abox.run": id}, true)
@@ -130,6 +143,7 @@ func reapRun(ctx context.Context, d *docker.Client, proj paths.Project, id strin
 	if err := d.Remove(rctx, true, true, names...); err != nil {
 		return Reaped{}, fmt.Errorf("removing run %s's containers: %w", id, err)
 	}
+	(&Sandbox{Project: proj}).forgetSpare(id) // a spare claimed by a run that died at once
 	return Reaped{Run: id}, nil
 }
 

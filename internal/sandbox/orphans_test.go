@@ -75,7 +75,7 @@ func TestReapFinishesOrphans(t *testing.T) {
 	defer live.Close()
 	fake := takeoverFake(t)
 	reaped, err := Reap(context.Background(), docker.NewClient(fake, nil), st.Project)
-	if err != nil || len(reaped) != 1 || reaped[0] != (Reaped{Run: st.ID, Outcome: OutcomeOrphaned}) {
+	if err != nil || len(reaped) != 1 || reaped[0] != (Reaped{Run: st.ID, Outcome: OutcomeOrphaned, Recorded: true}) {
 		t.Fatalf("Reap = %+v, %v; want run %s reaped as %s", reaped, err, st.ID, OutcomeOrphaned)
 	}
 	if rec := onlyRun(t, st); rec.Outcome != OutcomeOrphaned {

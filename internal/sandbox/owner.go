@@ -41,18 +41,25 @@ func (s *Sandbox) own(out *Outcome) error {
 	return nil
 }
 
-// lockOwner creates and takes run id's owner lock, without waiting.
+// lockOwner creates and takes run id's owner lock. It is locked under a name of its own before
+// it is linked in place, so that no [Reap] can find it unheld for an instant.
 func lockOwner(proj paths.Project, id string) (*os.File, error) {
-	if err := statefs.MkdirAll(filepath.Join(proj.Dir, ownersDir)); err != nil {
+	dir := filepath.Join(proj.Dir, ownersDir)
+	if err := statefs.MkdirAll(dir); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(ownerPath(proj, id), os.O_RDWR|os.O_CREATE, statefs.PrivateMode)
+	f, err := os.CreateTemp(dir, ".new-*")
 	if err != nil {
 		return nil, err
 	}
+	defer os.Remove(f.Name())
 	if err := flock(f, unix.LOCK_EX); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("locking run %s's owner lock: %w", id, err)
+	}
+	if err := os.Link(f.Name(), ownerPath(proj, id)); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("run %s's owner lock: %w", id, err)
 	}
 	return f, nil
 }
@@ -124,4 +131,10 @@ func ownerHeld(proj paths.Project, id string) bool {
 	}
 	flock(f, unix.LOCK_UN)
 	return false
+}
+
+// ownerExists reports whether run id has an owner lock file: it is a run, not a spare.
+func ownerExists(proj paths.Project, id string) bool {
+	_, err := os.Lstat(ownerPath(proj, id))
+	return err == nil
 }

@@ -459,6 +459,19 @@ func (s *Sandbox) RemoveSpare(ctx context.Context) error {
 	return os.Remove(s.spareFile())
 }
 
+// forgetSpare removes the spare record if it names run id: a run that claimed the spare and
+// died before it took the record away, whose netd a reap removed.
+func (s *Sandbox) forgetSpare(id string) {
+	unlock, ok, err := s.lockSpare()
+	if err != nil || !ok {
+		return
+	}
+	defer unlock()
+	if rec, err := s.readSpare(); err == nil && rec.ID == id {
+		os.Remove(s.spareFile())
+	}
+}
+
 // dropClaimed removes a claimed spare when the run is refused before anything started (there is
 // then no teardown to remove it).
 func (s *Sandbox) dropClaimed(ctx context.Context, spared bool, out *Outcome) {

@@ -9,12 +9,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/paths"
 	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/statefs"
 	"github.com/aboxhq/abox/internal/watch"
 )
 
@@ -152,41 +154,58 @@ func loadWard(runDir string) (*wardenState, error) {
 }
 
 // wardTakeover finishes the run of a warden whose abox is gone, and removes the run's owner
-// lock.
+// lock once nothing of the run is left; a run it could not clear keeps its lock file, for the
+// project's next run to finish ([Reap]).
 func wardTakeover(ctx context.Context, d *docker.Client, st *wardenState, crash string, log io.Writer) *Outcome {
 	result, why := OutcomeKilled, "abox ended without finishing the run (killed, or out of memory)"
 	if first, _, _ := strings.Cut(strings.TrimSpace(crash), "\n"); first != "" {
 		result, why = OutcomeCrashed, "abox crashed ("+first+")"
 	}
 	fmt.Fprintf(log, "%s; finishing run %s\n", why, st.ID)
-	out := takeover(ctx, d, st, result, why+"; its warden finished the run")
+	out, err := takeover(ctx, d, st, result, why+"; its warden finished the run")
+	if err != nil {
+		fmt.Fprintf(log, "run %s: %v; its owner lock stays for the project's next run\n", st.ID, err)
+		return out
+	}
 	os.Remove(ownerPath(st.Project, st.ID))
 	fmt.Fprintf(log, "run %s finished: %s\n", st.ID, out.Result)
 	return out
 }
 
+// takeoverPatience bounds how long a takeover keeps trying to stop the agent and to clear the
+// run's containers while the daemon does not answer, from when the takeover starts.
+const takeoverPatience = 5 * time.Minute
+
 // takeover finishes a run whose abox is gone, from what warden.json says of it: the agent is
-// killed first, then the run is torn down and recorded as abox's own teardown would (never
-// twice: a run abox recorded only has its containers removed). result is the outcome of a run
-// abox had not begun to tear down; why becomes a note.
-func takeover(ctx context.Context, d *docker.Client, st *wardenState, result, why string) *Outcome {
+// killed first (tried again while the daemon does not answer), then the run is torn down and
+// recorded as abox's own teardown would, and last every container of the run still there is
+// removed ([Sandbox.sweep]). A run abox recorded is not recorded again, and only swept. result
+// is the outcome of a run abox had not begun to tear down; why becomes a note. The error says
+// what is left: the caller keeps the run's owner lock then. ctx's cancellation is ignored, as
+// by abox's own teardown.
+func takeover(ctx context.Context, d *docker.Client, st *wardenState, result, why string) (*Outcome, error) {
+	ctx = context.WithoutCancel(ctx)
+	began := time.Now()
 	s := &Sandbox{Docker: d, Project: st.Project, Spec: &render.RunSpec{Project: st.ProjectName}, Now: time.Now}
 	o := Options{Keep: st.Keep, Shell: st.Shell, Isolated: st.Isolated, Branch: st.Branch, Record: st.Record, promptSHA: st.PromptSHA}
 	out := &Outcome{ID: st.ID, Dir: st.Dir, Netd: st.Netd, Agent: st.Agent, Started: st.Started, Spare: st.Spare,
 		Transcript: st.Transcript, Result: result, counterBase: st.CounterBase, exitToRead: st.Phase != phaseStarted}
+	// abox may have had a create of the run's netd or agent on its way when it died: a docker
+	// CLI of its own, which goes on without it.
+	inFlight := st.Phase == phaseStarted
 	if st.Phase == phaseRecorded {
 		out.Result = st.Result
-		s.removeRun(ctx, o, out)
-		return out
+		return out, s.sweep(ctx, out, o.Keep, began, inFlight)
 	}
 	if st.Phase == phaseAgent {
-		killAgent(ctx, d, st.Agent, io.Discard)
+		stopAgent(ctx, d, st.Agent, began)
 	}
 	if st.Phase == phaseTeardown {
 		out.Result, out.ExitCode, out.Notes = st.Result, st.ExitCode, st.Notes
 		why = strings.Replace(why, "finished the run", "finished its teardown", 1)
 	}
 	out.note("%s", why)
+	replayTranscript(out)
 	if m := st.Masks; m != nil {
 		out.masks = &maskRun{set: &MaskSet{Masks: m.Masks, Absent: m.Absent, rootDev: m.RootDev}, patterns: m.Patterns, limit: m.Limit}
 	}
@@ -201,11 +220,130 @@ func takeover(ctx context.Context, d *docker.Client, st *wardenState, result, wh
 	s.compareAfter(o, out, before, c)
 	out.Duration = s.Now().Sub(out.Started)
 	if !st.Probe {
-		if err := s.Record(o, out); err != nil {
+		if err := s.record(o, out); err != nil {
 			out.note("recording the run: %v", err)
+		} else { // a later reap of this run only sweeps it
+			st.Phase, st.Result = phaseRecorded, out.Result
+			saveState(st)
 		}
 	}
-	return out
+	return out, s.sweep(ctx, out, o.Keep, began, inFlight)
+}
+
+// stopAgent kills the agent, trying again while the daemon does not answer, until it is dead or
+// gone or [takeoverPatience] has passed since began.
+func stopAgent(ctx context.Context, d *docker.Client, agent string, began time.Time) {
+	for wait := time.Second; !killAgent(ctx, d, agent, io.Discard) && time.Since(began) < takeoverPatience; wait = min(2*wait, 10*time.Second) {
+		time.Sleep(wait)
+	}
+}
+
+// replayTranscript reads what the agent printed, as far as abox wrote it to the transcript
+// before it died, into the run's summary: its session and tool calls are the record's.
+func replayTranscript(out *Outcome) {
+	f, err := os.Open(out.Transcript)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(io.LimitReader(f, maxReplay))
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for sc.Scan() {
+		out.Summary.Observe(sc.Bytes())
+	}
+}
+
+// maxReplay bounds how much of the transcript a takeover reads back.
+const maxReplay = 1 << 30
+
+// saveState writes warden.json again, from a warden or a reap.
+func saveState(st *wardenState) {
+	if b, err := json.MarshalIndent(st, "", "  "); err == nil {
+		statefs.WriteFile(filepath.Join(st.Dir, wardenFile), b, statefs.PrivateMode)
+	}
+}
+
+// sweepTick is how often a sweep looks again.
+const sweepTick = time.Second
+
+// sweep removes every container of the run that is still there (with --keep: kills every one
+// still running), and looks again until none is. With inFlight it also waits for the docker
+// commands abox left creating the run's netd or agent: while one runs (Linux shows them in
+// /proc; elsewhere, for [creationTimeout] from began) what it makes is removed in turn. It gives
+// up [takeoverPatience] after began (or once the in-flight window has passed, if later), and
+// says what is left.
+func (s *Sandbox) sweep(ctx context.Context, out *Outcome, keep bool, began time.Time, inFlight bool) error {
+	labels := map[string]string{"abox.managed": "true", "abox.hash": s.Project.Hash, "abox.run": out.ID}
+	names := []string{out.Netd, out.Agent}
+	limit := began.Add(max(takeoverPatience, creationWindow))
+	for {
+		left, err := s.sweepOnce(ctx, labels, keep)
+		if err == nil && len(left) == 0 && !(inFlight && creating(names, began)) {
+			return nil
+		}
+		if time.Now().After(limit) {
+			if err == nil {
+				err = fmt.Errorf("%s still there", strings.Join(left, ", "))
+			}
+			out.note("the run's containers could not all be removed: %v", err)
+			return fmt.Errorf("clearing the run's containers: %w", err)
+		}
+		time.Sleep(sweepTick)
+	}
+}
+
+// sweepOnce removes (or, with keep, kills) the run's containers it finds, and returns those it
+// found.
+func (s *Sandbox) sweepOnce(ctx context.Context, labels map[string]string, keep bool) ([]string, error) {
+	cs, err := s.Docker.ContainersByLabel(ctx, labels, !keep)
+	if err != nil || len(cs) == 0 {
+		return nil, err
+	}
+	var found []string
+	for _, c := range cs {
+		found = append(found, firstName(c))
+	}
+	rctx, cancel := stepContext(ctx, removeTimeout)
+	defer cancel()
+	if keep {
+		for _, name := range found {
+			if err := s.Docker.Kill(rctx, name, "KILL"); err != nil && !errors.Is(err, docker.ErrNotFound) {
+				return found, err
+			}
+		}
+		return found, nil
+	}
+	return found, s.Docker.Remove(rctx, true, true, found...)
+}
+
+// creationWindow is how long a create abox had on its way may still land: the docker client's
+// bound on a create that no longer follows its caller.
+const creationWindow = 2*time.Minute + 10*time.Second
+
+// creating reports whether a docker command that creates one of the containers named may still
+// be running: a process whose arguments hold one of the names, as Linux's /proc shows them;
+// without /proc, until [creationWindow] has passed since began.
+func creating(names []string, began time.Time) bool {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return time.Since(began) < creationWindow
+	}
+	for _, e := range entries {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		for i, a := range args {
+			if a == "--name" && i+1 < len(args) && slices.Contains(names, args[i+1]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // loadBefore reads the run's first snapshot; nil when it cannot, which the comparison then
@@ -220,18 +358,4 @@ func loadBefore(dir string) *watch.Snapshot {
 		return nil
 	}
 	return &snap
-}
-
-// removeRun removes what is left of a recorded run, its agent and its netd; with --keep it only
-// makes sure that its agent no longer runs.
-func (s *Sandbox) removeRun(ctx context.Context, o Options, out *Outcome) {
-	if o.Keep {
-		killAgent(ctx, s.Docker, out.Agent, io.Discard)
-		return
-	}
-	rctx, cancel := stepContext(ctx, removeTimeout)
-	defer cancel()
-	if err := s.Docker.Remove(rctx, true, true, out.Agent, out.Netd); err != nil {
-		out.note("removing the run's containers: %v", err)
-	}
 }

@@ -58,6 +58,7 @@ func takeoverFake(t *testing.T) *dockertest.Fake {
 	fake.On("logs", docker.Result{Stdout: []byte(netdOutput)})
 	fake.On("cp", docker.Result{})
 	fake.On("rm", docker.Result{})
+	fake.On("ps", docker.Result{}) // the sweep finds nothing left
 	return fake
 }
 
@@ -151,7 +152,10 @@ func TestWardenAfterTheRecord(t *testing.T) {
 	st.Result = "exited"
 	writeWard(t, st)
 	fake := dockertest.New(t)
-	fake.On("rm --force --volumes "+st.Agent+" "+st.Netd, docker.Result{})
+	fake.On("ps --no-trunc --format {{json .}} --all --filter label=abox.hash=feedface --filter label=abox.managed=true --filter label=abox.run="+st.ID,
+		docker.Result{Stdout: []byte(`{"ID":"n1","Names":"` + st.Netd + `"}` + "\n")}).Once()
+	fake.On("rm --force --volumes "+st.Netd, docker.Result{})
+	fake.On("ps", docker.Result{})
 	if out := ward(t, fake, st, ""); out.Result != "exited" {
 		t.Errorf("Ward = %s, want abox's own outcome kept", out.Result)
 	}

@@ -59,8 +59,9 @@
 // shadowed: the clone's first commit of its own ("abox: start of run …") drops every tracked
 // path a pattern matches from the index and work tree, so they are never checked out — and, as
 // a live run masks them, what a masked symlink leads to inside the repository and what a literal
-// pattern names through a linked directory. Shadowing
-// would need a mount per path, as a live run does, but a clone's work tree holds only what abox
+// pattern names through a linked directory, found by walking the links of the clone's tree as the
+// kernel would in its checkout ([linkwalk]), not by joining them as text. Shadowing would need a
+// mount per path, as a live run does, but a clone's work tree holds only what abox
 // wrote into it; leaving masked content out is simpler and leaves nothing to get wrong at
 // mount time. Untracked files (the usual .env) never reach a clone at all, since only commits
 // are copied. A masked path that is committed is still in the history the clone shares with

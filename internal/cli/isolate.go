@@ -30,9 +30,11 @@ come first, marked "!". Each symlink shows its target and where it leads once me
 resolved link by link as the filesystem would: a path in the repository, "outside the
 repository: …", "into .git: …" or "unresolvable: …" (a loop, more than 40 links). A file over
 the size bound, a symlink that does not lead inside the repository, a symlink of yours (status
-L) the branch makes lead out, and a file of a directory git would take for a repository (HEAD,
-objects/, refs/: git run there reads its config and runs its hooks) are marked "✖": abox merge
-refuses those without --force. No diff driver or textconv runs.`,
+L) the branch makes lead out, a file of a directory git would take for a repository (HEAD,
+objects/, refs/: git run there reads its config and runs its hooks), and a file that replaces one
+of yours that git ignores (git merge overwrites an ignored .env, or removes an ignored directory,
+unasked) are marked "✖": abox merge refuses those without --force. No diff driver or textconv
+runs.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error { return runDiff(c.Context(), a, o, args[0]) },
 	}
@@ -51,12 +53,14 @@ func newMergeCmd(a *App) *cobra.Command {
 hook running. It refuses a dirty working tree, a detached HEAD and a branch that moved since the
 run ended; without --force it also refuses a file over the size bound, a symlink that, once
 merged, leads out of the repository, into .git or nowhere abox can resolve (abox diff shows
-where each leads), or a file of a directory git would take for a repository.`,
+where each leads), a file of a directory git would take for a repository, or a file that
+replaces one of yours that git ignores (an ignored .env, node_modules/…), which git would
+overwrite unasked.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error { return runMerge(c.Context(), a, o, args[0]) },
 	}
 	addDirFlag(cmd, &o.dir)
-	cmd.Flags().BoolVar(&o.force, "force", false, "merge files over the size bound, symlinks out of the repository and git directories")
+	cmd.Flags().BoolVar(&o.force, "force", false, "merge files over the size bound, symlinks out of the repository, git directories and files that replace ignored ones")
 	return cmd
 }
 

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/aboxhq/abox/internal/linkwalk"
 	"github.com/aboxhq/abox/internal/statefs"
 )
 
@@ -175,19 +176,24 @@ func (r *Repo) startCommit(ctx context.Context, run *Run, o CreateOptions) error
 
 // indexTree is the tracked files of an index, with the blobs of its symlinks, for masking as
 // a live run masks: there a masked symlink's target inside the workspace is masked too, and so
-// is what a literal pattern names through a linked directory (internal/sandbox.FindMasks).
+// is what a literal pattern names through a linked directory (internal/sandbox.FindMasks, which
+// asks the filesystem). Here the links are walked as the kernel would walk them in the clone's
+// checkout ([linkwalk]), not joined as text: with cfg a link to sub/dir, .env -> cfg/../secrets.env
+// leads to sub/secrets.env, which is what must be masked, not a secrets.env at the top.
 type indexTree struct {
 	r     *Repo
 	paths []string          // sorted
 	links map[string]string // symlink path → blob
+	subs  map[string]bool   // gitlinks: a submodule's content is not the clone's
 	read  map[string]string // symlink blob → target
+	err   error             // the first target that could not be read
 }
 
-// maxLinkHops bounds the symlinks followed while masking.
+// maxLinkHops bounds the masked symlinks followed while masking.
 const maxLinkHops = 1000
 
 func (r *Repo) readTreeIndex(ctx context.Context, staged []byte) (*indexTree, error) {
-	t := &indexTree{r: r, links: map[string]string{}, read: map[string]string{}}
+	t := &indexTree{r: r, links: map[string]string{}, subs: map[string]bool{}, read: map[string]string{}}
 	for _, line := range splitZ(staged) {
 		meta, p, ok := strings.Cut(line, "\t")
 		f := strings.Fields(meta)
@@ -197,55 +203,92 @@ func (r *Repo) readTreeIndex(ctx context.Context, staged []byte) (*indexTree, er
 		if len(t.paths) == 0 || t.paths[len(t.paths)-1] != p { // one entry per path
 			t.paths = append(t.paths, p)
 		}
-		if f[0] == "120000" {
+		switch f[0] {
+		case "120000":
 			t.links[p] = f[1]
+		case "160000":
+			t.subs[p] = true
 		}
 	}
 	sort.Strings(t.paths)
 	return t, nil
 }
 
-// target is where the symlink at p leads inside the tree, "" when out of it.
-func (t *indexTree) target(ctx context.Context, p string) (string, error) {
-	blob := t.links[p]
-	dest, ok := t.read[blob]
-	if !ok {
-		out, err := t.r.host(ctx, "cat-file", "blob", blob)
-		if err != nil {
-			return "", err
+// node says what the tree holds at p, for [linkwalk]: a symlink with its target, a gitlink, a
+// file, a directory (a path some tracked path lies below), or nothing.
+func (t *indexTree) node(ctx context.Context, p string) linkwalk.Node {
+	if blob, ok := t.links[p]; ok {
+		target, ok := t.read[blob]
+		if !ok {
+			out, err := t.r.host(ctx, "cat-file", "blob", blob)
+			if err != nil {
+				if t.err == nil {
+					t.err = err
+				}
+				return linkwalk.Node{Kind: linkwalk.Link}
+			}
+			target = string(out)
+			t.read[blob] = target
 		}
-		dest = string(out)
-		t.read[blob] = dest
+		return linkwalk.Node{Kind: linkwalk.Link, Target: target, Read: true}
 	}
-	if dest == "" || strings.HasPrefix(dest, "/") {
-		return "", nil
+	if t.subs[p] {
+		return linkwalk.Node{Kind: linkwalk.Submodule}
 	}
-	j := path.Join(path.Dir(p), dest)
-	if j == ".." || strings.HasPrefix(j, "../") {
-		return "", nil
+	if i := sort.SearchStrings(t.paths, p); i < len(t.paths) && t.paths[i] == p {
+		return linkwalk.Node{Kind: linkwalk.File}
 	}
-	return j, nil
+	if i := sort.SearchStrings(t.paths, p+"/"); i < len(t.paths) && strings.HasPrefix(t.paths[i], p+"/") {
+		return linkwalk.Node{Kind: linkwalk.Dir}
+	}
+	return linkwalk.Node{}
 }
 
-// resolve follows the symlinks among p's directories, as the kernel would in a checkout; ""
-// when p leads out of the tree or too many links are followed.
-func (t *indexTree) resolve(ctx context.Context, p string, hops *int) (string, error) {
-	segs := strings.Split(p, "/")
-	for i := 0; i < len(segs)-1; i++ {
-		prefix := strings.Join(segs[:i+1], "/")
-		if _, ok := t.links[prefix]; !ok {
-			continue
-		}
-		if *hops++; *hops > maxLinkHops {
-			return "", fmt.Errorf("masking: more than %d symlinks to follow", maxLinkHops)
-		}
-		dest, err := t.target(ctx, prefix)
-		if err != nil || dest == "" {
-			return "", err
-		}
-		return t.resolve(ctx, path.Join(dest, strings.Join(segs[i+1:], "/")), hops)
+// walker resolves the tree's symlinks as the kernel would in the clone's checkout.
+func (t *indexTree) walker(ctx context.Context) *linkwalk.Walker {
+	lookup := func(p string) linkwalk.Node { return t.node(ctx, p) }
+	return linkwalk.New(linkwalk.Options{Lookup: lookup, Top: t.r.Project.Workspace, StopAtGit: true})
+}
+
+// leadsTo is the path the symlink at p names in the tree ([step]), "" when its target could
+// not be read.
+func (t *indexTree) leadsTo(ctx context.Context, w *linkwalk.Walker, p string) string {
+	n := t.node(ctx, p)
+	if !n.Read {
+		return ""
 	}
-	return p, nil
+	return step(w, p, n.Target)
+}
+
+// step is the path target names from the directory holding at: its directories are walked as
+// the kernel walks them ([linkwalk]), a link among them followed and ".." applied to where it
+// led, and its last name is not followed, so that a link there is masked in turn. It is "" when
+// the directories lead out of the tree, into .git or nowhere (a loop, more than
+// [linkwalk.MaxLinks] links): there is then nothing of the tree to mask. A target ending in
+// "/", "." or ".." is walked whole.
+func step(w *linkwalk.Walker, at, target string) string {
+	if i := strings.IndexByte(target, 0); i >= 0 {
+		target = target[:i] // as symlink(2) reads it
+	}
+	dir, name := path.Split(target)
+	if name == "" || name == "." || name == ".." {
+		return inside(w.Target(at, target))
+	}
+	if dir == "" {
+		dir = "."
+	}
+	d := inside(w.Target(at, dir))
+	if d == "" {
+		return ""
+	}
+	return path.Join(d, name)
+}
+
+func inside(d linkwalk.Dest) string {
+	if d.Kind != linkwalk.Inside {
+		return ""
+	}
+	return d.Path
 }
 
 // under lists the tracked paths at or below p.
@@ -280,15 +323,12 @@ func (t *indexTree) masks(ctx context.Context, pats []maskPattern) ([]string, er
 		}
 	}
 	hops := 0
+	w := t.walker(ctx)
 	for _, pat := range pats {
 		if !pat.anchored || strings.ContainsAny(pat.glob, `*?[\`) {
 			continue
 		}
-		dest, err := t.resolve(ctx, pat.glob, &hops)
-		if err != nil {
-			return nil, err
-		}
-		if dest != "" {
+		if dest := step(w, ".", pat.glob); dest != "" {
 			for _, p := range t.under(dest) {
 				add(p)
 			}
@@ -300,16 +340,7 @@ func (t *indexTree) masks(ctx context.Context, pats []maskPattern) ([]string, er
 		if hops++; hops > maxLinkHops {
 			return nil, fmt.Errorf("masking: more than %d symlinks to follow", maxLinkHops)
 		}
-		dest, err := t.target(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		if dest != "" {
-			dest, err = t.resolve(ctx, dest, &hops)
-		}
-		if err != nil {
-			return nil, err
-		}
+		dest := t.leadsTo(ctx, w, p)
 		if dest == "." {
 			return nil, fmt.Errorf("the masked symlink %s leads to the repository's top: nothing of it could go in the clone", p)
 		}
@@ -318,6 +349,9 @@ func (t *indexTree) masks(ctx context.Context, pats []maskPattern) ([]string, er
 				add(q)
 			}
 		}
+	}
+	if t.err != nil {
+		return nil, t.err
 	}
 	out := make([]string, 0, len(set))
 	for p := range set {

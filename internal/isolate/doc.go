@@ -59,8 +59,9 @@
 // shadowed: the clone's first commit of its own ("abox: start of run …") drops every tracked
 // path a pattern matches from the index and work tree, so they are never checked out — and, as
 // a live run masks them, what a masked symlink leads to inside the repository and what a literal
-// pattern names through a linked directory. Shadowing
-// would need a mount per path, as a live run does, but a clone's work tree holds only what abox
+// pattern names through a linked directory, found by walking the links of the clone's tree as the
+// kernel would in its checkout ([linkwalk]), not by joining them as text. Shadowing would need a
+// mount per path, as a live run does, but a clone's work tree holds only what abox
 // wrote into it; leaving masked content out is simpler and leaves nothing to get wrong at
 // mount time. Untracked files (the usual .env) never reach a clone at all, since only commits
 // are copied. A masked path that is committed is still in the history the clone shares with
@@ -79,6 +80,32 @@
 // bundles) live in a directory of the system's temporary space that only that owner and abox
 // can enter; the owner cannot reach abox's state, which is why the clone is filled from a
 // bundle too. The clone is given to the agent's uid ([CreateOptions.Owner]) once it is made.
+//
+// # What a merge replaces
+//
+// git merge refuses to overwrite an untracked file of the user's, but takes one git ignores for
+// expendable: a branch that commits a .env overwrites the user's ignored .env and its secret, in
+// a fast-forward and a merge commit alike (git 2.39), and one that puts a file where the user
+// has an ignored symlink or a directory of ignored files (node_modules/, .venv/) removes them.
+// [Repo.Diff] marks each file of the branch whose checkout replaces such a path ([File.Ignored])
+// and [Repo.Merge] refuses them unless forced. The paths are the branch's, read from its tree in
+// the user's repository; nothing of the clone takes part. They are found in two steps:
+//
+//   - abox walks each path in the user's work tree itself, name by name with lstat, up to the
+//     first name that is not a real directory: a symlink there is what the merge replaces (git
+//     writes a directory in its place) and is not followed: with cfg a link to a directory
+//     outside, a stat of cfg/x would look there, and git check-ignore refuses a path below a
+//     symlink outright, failing the whole review.
+//   - whether git ignores what is there is git's to say, asked in the user's repository as the
+//     merge runs there (check-ignore; ls-files --others --ignored for a directory the branch
+//     puts a file in place of): only git reads every source of rules — .gitignore at each
+//     level, .git/info/exclude, the core.excludesFile of the user's own config — and applies
+//     them as the merge does (a directory-only rule does not match a symlink, a tracked path is
+//     never ignored). Each path it is asked about lies below real directories only.
+//
+// git's own guard, merge --no-overwrite-ignore, is not enough: in git 2.39 it holds for a
+// fast-forward only, and a merge commit overwrites ignored files whatever it says. Merge passes
+// it when not forced all the same.
 //
 // # Merging
 //

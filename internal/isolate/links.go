@@ -285,8 +285,9 @@ func (l *treeListing) add(rec []byte) {
 // following a symlink on the way: below one, or below anything but a directory, it sees nothing.
 // The work tree is the user's, not the agent's.
 type workTree struct {
-	root string
-	dirs map[string]bool // path → a real directory
+	root  string
+	dirs  map[string]bool // path → a real directory
+	repos map[string]bool // a real directory → it holds a .git ([workTree.isRepo])
 }
 
 func (wt *workTree) lookup(p string) linkwalk.Node {

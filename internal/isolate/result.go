@@ -118,8 +118,9 @@ func (res *Result) WriteSummary(w io.Writer) {
 
 // WriteText writes the diff as `abox diff` shows it: a header, one line per file (marked "!"
 // when execution-adjacent, "✖" when merge refuses it without force: over the bound, a link
-// that does not lead inside the repository, in a git directory; a symlink with its target and
-// where it leads), what was left out, the stat and, when it was asked for, the patch.
+// that does not lead inside the repository, in a git directory, replacing a file of the user's
+// that git ignores; a symlink with its target and where it leads), what was left out, the stat
+// and, when it was asked for, the patch.
 func (d *Diff) WriteText(w io.Writer) {
 	line(w, "run %s: branch %s, base %s, %s", d.Run.ID, d.Run.Branch, ShortID(d.Run.Base), d.Run.State)
 	for _, f := range d.Files {
@@ -148,6 +149,10 @@ func (d *Diff) WriteText(w io.Writer) {
 			mark = "✖"
 			notes = append(notes, "in "+f.GitDir+", a git directory: git there reads its config and runs its hooks")
 		}
+		if f.Ignored != "" {
+			mark = "✖"
+			notes = append(notes, f.ignoredNote())
+		}
 		s := fmt.Sprintf("%s %s %s", mark, f.Status, f.Path)
 		if len(notes) > 0 {
 			s += "  (" + strings.Join(notes, "; ") + ")"
@@ -161,6 +166,14 @@ func (d *Diff) WriteText(w io.Writer) {
 	if d.Patch != "" {
 		fmt.Fprint(w, termtext.Text(d.Patch))
 	}
+}
+
+// ignoredNote says what of the user's f replaces.
+func (f File) ignoredNote() string {
+	if strings.HasSuffix(f.Ignored, "/") {
+		return "replaces your " + f.Ignored + ", whose files git ignores: merge would delete them"
+	}
+	return "replaces your " + f.Ignored + ", which git ignores: merge would overwrite it"
 }
 
 // what says what a file left out of a branch is: its type, or its size.

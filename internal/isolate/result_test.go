@@ -85,6 +85,8 @@ func TestDiffText(t *testing.T) {
 		{Path: "loop", Status: "A", Link: "loop", Leads: &linkwalk.Dest{Kind: linkwalk.Unresolvable, Why: "a loop of symlinks through loop"}, Out: true},
 		{Path: "u", Status: "L", Link: "a/b/../../x", Leads: &linkwalk.Dest{Kind: linkwalk.Outside, Path: "/home/u/x\x1b[2J"}, Out: true},
 		{Path: "big", Status: "A", Size: 9, Big: true},
+		{Path: ".env", Status: "A", Ignored: ".env"},
+		{Path: "build", Status: "A", Ignored: "build/"},
 		{Path: "x", Status: "D"},
 	}, Stat: " 4 files changed\n"}
 	var b bytes.Buffer
@@ -98,6 +100,8 @@ func TestDiffText(t *testing.T) {
 		"✖ A loop  (-> loop; unresolvable: a loop of symlinks through loop)\n" +
 		`✖ L u  (-> a/b/../../x; outside the repository: /home/u/x\x1b[2J; unchanged, but the branch changes where it leads)` + "\n" +
 		"✖ A big  (9 bytes, over the bound)\n" +
+		"✖ A .env  (replaces your .env, which git ignores: merge would overwrite it)\n" +
+		"✖ A build  (replaces your build/, whose files git ignores: merge would delete them)\n" +
 		"  D x\n" +
 		" 4 files changed\n"
 	if b.String() != want {

@@ -90,11 +90,16 @@ type File struct {
 	// directory once checked out ([Repo.gitDirs]): git reads its config and runs its hooks.
 	GitDir string `json:"git_dir,omitempty"`
 
+	// Ignored is what of the user's work tree, which git ignores, the file's checkout replaces:
+	// the file's own path, one of its directories that is a file or a symlink there, or a
+	// directory ("build/") holding only what git ignores. git merge overwrites it unasked.
+	Ignored string `json:"replaces_ignored,omitempty"`
+
 	linkUnread bool // the target was too long to read
 }
 
 // Flagged reports whether Merge refuses f without force.
-func (f File) Flagged() bool { return f.Big || f.Out || f.GitDir != "" }
+func (f File) Flagged() bool { return f.Big || f.Out || f.GitDir != "" || f.Ignored != "" }
 
 // Diff is what a run's branch changes against its base.
 type Diff struct {
@@ -210,6 +215,9 @@ func (r *Repo) files(ctx context.Context, run *Run) ([]File, error) {
 	if err := r.markGitDirs(ctx, run.Tip, files); err != nil {
 		return nil, err
 	}
+	if err := r.markIgnored(ctx, files); err != nil {
+		return nil, fmt.Errorf("looking for ignored files the branch replaces: %w", err)
+	}
 	sort.SliceStable(files, func(i, j int) bool {
 		if files[i].Exec != files[j].Exec {
 			return files[i].Exec
@@ -300,16 +308,20 @@ func describe(f *File, blob string, size int64, targets map[string]string, maxFi
 
 // MergeOptions say how to land a run.
 type MergeOptions struct {
-	Force bool // merge files over the bound and symlinks that leave the repository ([File.Out])
+	// Force merges files over the bound, symlinks that leave the repository ([File.Out]), files
+	// of git directories ([File.GitDir]) and files that replace ignored ones ([File.Ignored]).
+	Force bool
 }
 
 // Merge lands run id's branch on the user's current branch: a fast-forward when it can, a merge
 // commit otherwise. It refuses a detached HEAD, a dirty working tree or index ([ErrDirty]), a
 // branch that moved since Collect or does not descend from its base, and — unless forced —
 // a branch that brings a file over the bound, a symlink that, once merged, leads out of the
-// repository, into .git or nowhere abox can resolve ([Repo.Diff]), or a file of a git directory
-// ([File.GitDir]). Hooks do not
-// run; a conflicted merge is aborted and the tree left as it was.
+// repository, into .git or nowhere abox can resolve ([Repo.Diff]), a file of a git directory
+// ([File.GitDir]), or a file that replaces one of the user's that git ignores ([File.Ignored]);
+// unforced, a fast-forward also runs with --no-overwrite-ignore, git's own guard (which a merge
+// commit lacks in git 2.39). Hooks do not run; a conflicted merge is aborted and the tree left as
+// it was.
 func (r *Repo) Merge(ctx context.Context, id string, o MergeOptions) (*Run, error) {
 	unlock, err := r.lock()
 	if err != nil {
@@ -348,7 +360,11 @@ func (r *Repo) Merge(ctx context.Context, id string, o MergeOptions) (*Run, erro
 		return nil, fmt.Errorf("the branch %s brings %s: %w", run.Branch, strings.Join(bad, ", "), ErrFlagged)
 	}
 	msg := fmt.Sprintf("abox: merge run %s", run.ID)
-	if _, err := r.host(ctx, "merge", "--quiet", "--no-edit", "--no-verify", "--no-stat", "-m", msg, "refs/heads/"+run.Branch); err != nil {
+	args := []string{"merge", "--quiet", "--no-edit", "--no-verify", "--no-stat", "-m", msg}
+	if !o.Force {
+		args = append(args, "--no-overwrite-ignore")
+	}
+	if _, err := r.host(ctx, append(args, "refs/heads/"+run.Branch)...); err != nil {
 		r.host(context.WithoutCancel(ctx), "merge", "--abort")
 		return nil, fmt.Errorf("merging %s into %s: %w", run.Branch, into, err)
 	}
@@ -369,6 +385,8 @@ func flagged(files []File) []string {
 			s = fmt.Sprintf("%s (a symlink to %q, %s)", f.Path, f.Link, f.Leads)
 		case f.GitDir != "":
 			s = fmt.Sprintf("%s (in %s, a git directory to git)", f.Path, f.GitDir)
+		case f.Ignored != "":
+			s = fmt.Sprintf("%s (%s)", f.Path, f.ignoredNote())
 		default:
 			continue
 		}

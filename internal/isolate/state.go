@@ -38,8 +38,8 @@ var ErrNoCommit = errors.New("no commit at HEAD")
 var ErrNotFound = errors.New("no such isolated run")
 
 // ErrFlagged is a merge refused because the branch brings a file over the bound, a symlink that
-// leads out of the repository ([File.Out]) or a file of a git directory; MergeOptions.Force
-// merges it anyway.
+// leads out of the repository ([File.Out]), a file of a git directory or a file that replaces
+// one of the user's that git ignores ([File.Ignored]); MergeOptions.Force merges it anyway.
 var ErrFlagged = errors.New("merge refuses them without force")
 
 // ErrDirty is a merge refused because the user's working tree has uncommitted changes.

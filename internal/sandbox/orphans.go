@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/paths"
@@ -122,7 +123,7 @@ func reapRun(ctx context.Context, d *docker.Client, proj paths.Project, id strin
 	if dir, err := runDir(proj, id); err == nil {
 		if st, err := loadWard(dir); err == nil {
 			recorded := st.Phase == phaseRecorded
-			out, err := takeover(ctx, d, st, OutcomeOrphaned, "abox and its warden were both gone; a later abox of the project finished the run")
+			out, err := takeover(ctx, d, st, OutcomeOrphaned, "abox and its warden were both gone; a later abox of the project finished the run", time.Now())
 			r := Reaped{Run: id, Outcome: out.Result, Recorded: !recorded && !st.Probe, Isolated: st.Isolated}
 			if err != nil {
 				return r, fmt.Errorf("run %s, whose abox and warden are gone: %w", id, err)

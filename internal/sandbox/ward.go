@@ -162,7 +162,7 @@ func wardTakeover(ctx context.Context, d *docker.Client, st *wardenState, crash 
 		result, why = OutcomeCrashed, "abox crashed ("+first+")"
 	}
 	fmt.Fprintf(log, "%s; finishing run %s\n", why, st.ID)
-	out, err := takeover(ctx, d, st, result, why+"; its warden finished the run")
+	out, err := takeover(ctx, d, st, result, why+"; its warden finished the run", time.Now())
 	if err != nil {
 		fmt.Fprintf(log, "run %s: %v; its owner lock stays for the project's next run\n", st.ID, err)
 		return out
@@ -182,10 +182,9 @@ const takeoverPatience = 5 * time.Minute
 // removed ([Sandbox.sweep]). A run abox recorded is not recorded again, and only swept. result
 // is the outcome of a run abox had not begun to tear down; why becomes a note. The error says
 // what is left: the caller keeps the run's owner lock then. ctx's cancellation is ignored, as
-// by abox's own teardown.
-func takeover(ctx context.Context, d *docker.Client, st *wardenState, result, why string) (*Outcome, error) {
+// by abox's own teardown; its patience ([takeoverPatience]) runs from began.
+func takeover(ctx context.Context, d *docker.Client, st *wardenState, result, why string, began time.Time) (*Outcome, error) {
 	ctx = context.WithoutCancel(ctx)
-	began := time.Now()
 	s := &Sandbox{Docker: d, Project: st.Project, Spec: &render.RunSpec{Project: st.ProjectName}, Now: time.Now}
 	o := Options{Keep: st.Keep, Shell: st.Shell, Isolated: st.Isolated, Branch: st.Branch, Record: st.Record, promptSHA: st.PromptSHA}
 	out := &Outcome{ID: st.ID, Dir: st.Dir, Netd: st.Netd, Agent: st.Agent, Started: st.Started, Spare: st.Spare,

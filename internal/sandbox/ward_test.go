@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -240,5 +241,53 @@ func TestWardRefusesAnotherRunsState(t *testing.T) {
 	os.WriteFile(filepath.Join(other, wardenFile), b, 0o600)
 	if _, err := Ward(context.Background(), WardEnv{RunDir: other, In: strings.NewReader(""), Ready: io.Discard, Log: io.Discard}); err == nil {
 		t.Error("Ward accepted another run's warden.json")
+	}
+}
+
+// TestSweepWaitsForCreatesOnTheirWay: abox died while a docker command of its own was creating
+// the run's netd (its own process group: abox's death does not end it). The takeover's sweep
+// goes on while that command runs and removes the netd it makes, after the teardown looked.
+func TestSweepWaitsForCreatesOnTheirWay(t *testing.T) {
+	st := wardRun(t, phaseStarted)
+	creator := exec.Command("sh", "-c", "sleep 1", "docker", "run", "--detach", "--name", st.Netd)
+	if err := creator.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go creator.Wait()
+	fake := dockertest.New(t)
+	fake.On("stop", docker.Result{}).Optional()
+	fake.On("cp", docker.Result{ExitCode: 1, Stderr: []byte("Error: No such container: x\n")}).Optional()
+	fake.On("rm", docker.Result{})
+	landed := time.Now().Add(500 * time.Millisecond) // while the creator still runs
+	fake.OnFunc("ps", func(docker.Invocation) (docker.Result, error) {
+		if time.Now().Before(landed) {
+			return docker.Result{}, nil
+		}
+		return docker.Result{Stdout: []byte(`{"ID":"n1","Names":"` + st.Netd + `"}` + "\n")}, nil
+	}).Once()
+	fake.On("ps", docker.Result{})
+	ward(t, fake, st, "")
+	if !slices.Contains(argvs(fake), "rm --force --volumes "+st.Netd) {
+		t.Errorf("calls %q: the netd created after the teardown was not removed", argvs(fake))
+	}
+	if _, err := os.Stat(ownerPath(st.Project, st.ID)); err == nil {
+		t.Error("the owner lock is left although the run is clear")
+	}
+}
+
+// TestTakeoverKeepsTheLockOfARunItCannotClear: the daemon never lets the run's netd go: the
+// warden records what it could and keeps the run's owner lock, so that the project's next run
+// finds the run and does not start beside it.
+func TestTakeoverKeepsTheLockOfARunItCannotClear(t *testing.T) {
+	st := wardRun(t, phaseRecorded)
+	st.Started = time.Now().Add(-time.Hour)
+	writeWard(t, st)
+	fake := dockertest.New(t)
+	fake.On("ps", docker.Result{Stdout: []byte(`{"ID":"n1","Names":"` + st.Netd + `"}` + "\n")})
+	fake.On("rm", docker.Result{ExitCode: 1, Stderr: []byte("Error response from daemon: cannot remove container: device or resource busy\n")})
+	d := docker.NewClient(fake, nil)
+	_, err := takeover(context.Background(), d, st, OutcomeKilled, "test", time.Now().Add(-takeoverPatience))
+	if err == nil || !strings.Contains(err.Error(), st.Netd) && !strings.Contains(err.Error(), "busy") {
+		t.Errorf("takeover of a run it cannot clear = %v, want an error naming what is left", err)
 	}
 }

@@ -58,8 +58,8 @@ var Markers = []string{
 // is why a new hidden directory is reported too ([Snapshot.Hidden]).
 func Catalog() []CatalogEntry { return append([]CatalogEntry(nil), catalog...) }
 
-// IsMarker reports whether name makes its directory a workspace package ([Markers]).
-func IsMarker(name string) bool {
+// isMarker reports whether name makes its directory a workspace package ([Markers]).
+func isMarker(name string) bool {
 	for _, m := range Markers {
 		if ok, _ := path.Match(m, name); ok {
 			return true

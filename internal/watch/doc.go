@@ -16,9 +16,10 @@
 //     itself execute what it is asked to check, and keeps only the keys that run code or
 //     redirect where git reads, writes or sends ([Dangerous]), plus the fingerprint of every
 //     hook — for the workspace's repository and every other one inside the workspace;
-//   - [Files] fingerprints the files the [Catalog] names and those the user's watch patterns
-//     match: a regular file by content, a symlink by its target, a FIFO, socket or device by
-//     its type.
+//   - the watched files: those the [Catalog] names, wherever it applies, and those the user's
+//     watch patterns match ([Files]), a regular file by content, a symlink by its target, a
+//     FIFO, socket or device by its type; with them, the hidden directories the catalog does
+//     not know ([Snapshot.Hidden]).
 //
 // Both are flat maps from a name to a fingerprint. `abox up` records them as the project's
 // [Baseline] before any agent can have run, so nothing an agent plants is ever accepted without

@@ -60,7 +60,7 @@ func search(ws string) found {
 		}
 		pkg, venv := rel == "", false
 		for _, e := range entries {
-			pkg = pkg || IsMarker(e.Name())
+			pkg = pkg || isMarker(e.Name())
 			venv = venv || e.Name() == "pyvenv.cfg"
 		}
 		if (pkg && rel != "") || venv {

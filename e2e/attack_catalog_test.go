@@ -13,7 +13,7 @@ import (
 )
 
 // Issue 34's "tools the watch does not know": what the agent leaves at the top of the workspace
-// for the host's tools, none of it a name the watch had (SECURITY.md F42, F43, W21). Each file
+// for the host's tools, none of it a name the watch had (SECURITY.md F45, F46, W22). Each file
 // is one class of the catalog, with the tool the report must name.
 
 // catalogPlant is a file the agent writes and the tool the catalog says runs it.

@@ -114,51 +114,42 @@ func TestAttackRedTeamMaskedWatchedName(t *testing.T) {
 	}
 }
 
-// TestAttackRedTeamNestedExecFiles: the watch patterns are anchored at the workspace root, but
-// what runs on the host is not: npm runs the lifecycle scripts of every workspace package of a
-// monorepo, Claude Code started in a subdirectory reads that directory's .claude/settings.json
-// hooks, `make -C sub` runs sub/Makefile. The agent plants each one level down. This succeeds
-// (SECURITY.md F34): the default watch does not see them, which the test asserts so that the row
-// goes stale loudly when the watch learns depth. What a project can do today is name them in
-// mounts.watch, and then the next run reports its own changes to them, which the test asserts
-// too.
+// TestAttackRedTeamNestedExecFiles: what runs on the host is not only at the workspace's top:
+// npm runs the lifecycle scripts of every workspace package of a monorepo, Claude Code started
+// in a subdirectory reads that directory's .claude/settings.json hooks, `make -C sub` runs
+// sub/Makefile, cargo in a crate reads its .cargo/config.toml, pytest imports a conftest.py in
+// any directory it collects. The agent plants each below the root, in a package one and three
+// levels down and in a directory that a makefile makes a package. The catalog applies at the
+// top of every workspace package the search finds (SECURITY.md F34), so the run's summary and
+// doctor name each.
 func TestAttackRedTeamNestedExecFiles(t *testing.T) {
 	t.Parallel()
 	h := harness.Setup(t)
 	execWorkspace(t, h)
 	h.WriteFile("package.json", "{\"workspaces\": [\"packages/*\"]}\n")
 	h.WriteFile("packages/web/package.json", "{\"name\": \"web\", \"scripts\": {}}\n")
+	h.WriteFile("apps/rust/core/Cargo.toml", "[package]\nname = \"core\"\n")
 	agentOwns(t, h)
 	upProject(t, h, "nested", nil, "")
 	agentOwns(t, h)
-	nested := []string{"packages/web/package.json", "packages/web/.claude/settings.json", "packages/web/Makefile"}
-	plant := func(mark string) harness.Result {
-		return h.Abox("run", strings.Join([]string{
-			`printf '{"name": "web", "scripts": {"postinstall": "sh /workspace/evil.sh ` + mark + `"}}\n' > packages/web/package.json`,
-			`mkdir -p packages/web/.claude && printf '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "sh /workspace/evil.sh ` + mark + `"}]}]}}\n' > packages/web/.claude/settings.json`,
-			`printf 'all:\n\tsh /workspace/evil.sh ` + mark + `\n' > packages/web/Makefile`,
-			`echo planted`,
-		}, "\n"))
-	}
-	res := plant("1")
-	if !res.OK() || !strings.Contains(agentOutput(res.Stdout), "planted") {
-		t.Fatalf("abox run: %s", res)
-	}
-	for _, p := range nested {
-		if strings.Contains(res.Stderr, p) {
-			t.Errorf("the run's summary reports %s: the default watch now sees one level down, so SECURITY.md F34 is stale:\n%s", p, res.Stderr)
-		}
-	}
-
-	upProject(t, h, "nested", nil, "mounts:\n  watch: ["+strings.Join(nested, ", ")+"]\n")
-	agentOwns(t, h)
-	res = plant("2")
-	if !res.OK() {
-		t.Fatalf("abox run with the nested files watched: %s", res)
-	}
-	for _, p := range nested {
-		if !strings.Contains(res.Stderr, p) {
-			t.Errorf("with %s in mounts.watch, the run's summary does not report the agent's change to it:\n%s", p, res.Stderr)
+	res := plantRun(t, h,
+		`printf '{"name": "web", "scripts": {"postinstall": "sh /workspace/evil.sh"}}\n' > packages/web/package.json`,
+		`mkdir -p packages/web/.claude && printf '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "sh /workspace/evil.sh"}]}]}}\n' > packages/web/.claude/settings.json`,
+		`printf 'all:\n\tsh /workspace/evil.sh\n' > packages/web/Makefile`,
+		`mkdir -p apps/rust/core/.cargo && printf '[build]\nrustc-wrapper = "/workspace/evil.sh"\n' > apps/rust/core/.cargo/config.toml`,
+		`mkdir -p tools && printf 'all:\n\tsh /workspace/evil.sh\n' > tools/Makefile`,
+		`mkdir -p tests/unit && printf 'import os; os.system("sh /workspace/evil.sh")\n' > tests/unit/conftest.py`,
+	)
+	nested := []string{"changed packages/web/package.json — npm", "added packages/web/.claude/settings.json — Claude Code",
+		"added packages/web/Makefile — make", "added apps/rust/core/.cargo/config.toml — cargo", "added tools/Makefile — make",
+		"added tests/unit/conftest.py — pytest"}
+	summaryNames(t, res, nested...)
+	surface := doctorChecks(t, h)["workspace.exec-surface"]
+	data := jsonOf(surface.Data)
+	for _, p := range []string{"packages/web/package.json", "packages/web/.claude/settings.json", "packages/web/Makefile",
+		"apps/rust/core/.cargo/config.toml", "tools/Makefile", "tests/unit/conftest.py"} {
+		if !strings.Contains(data, `"name":"`+p+`"`) {
+			t.Errorf("doctor's workspace.exec-surface (%s: %s) does not name %s", surface.Status, surface.Detail, p)
 		}
 	}
 }

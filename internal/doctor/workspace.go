@@ -79,9 +79,14 @@ func (e *Env) recordGit(snap watch.Snapshot, changes []watch.ExecChange, counts 
 	return okf("baseline recorded: nothing that runs code")
 }
 
-// execSurface: the workspace files that run code outside the sandbox — CI, make, package
-// scripts, editor tasks, Claude Code's own settings and hooks, the devcontainer definition, the
-// manifest — are as they were at the baseline `abox up` recorded, or as abox itself wrote them.
+// execSurface: the workspace files that run code outside the sandbox — what the catalog names
+// ([watch.Catalog]: CI, make, package managers and build tools, editors', agents' and shells'
+// configuration, virtualenvs, the manifest) at the root, in every workspace package and
+// virtualenv, and the user's watch patterns — are as they were at the baseline `abox up`
+// recorded, or as abox itself wrote them, and no hidden directory the catalog does not know
+// appeared since. A baseline recorded by an abox that watched less
+// ([watch.Baseline.OlderWatchReading]) is still compared, and the finding says why files that
+// were there before may show as added.
 func execSurface(_ context.Context, e *Env) Finding {
 	snap, patterns := e.snapshot(), len(e.watchScope().Patterns)
 	capNote := ""
@@ -100,15 +105,22 @@ func execSurface(_ context.Context, e *Env) Finding {
 	}
 	changes := e.untrusted(watch.DiffFiles(b.Watch, snap.Files))
 	changes = append(changes, watch.NewCaps(b.WatchCapped, snap.Capped)...)
+	changes = append(changes, watch.NewHidden(b.WatchHidden, snap.Hidden)...)
 	switch {
 	case len(changes) == 0:
 		return okf("%d file(s) unchanged since %s%s", len(snap.Files), b.WatchTS, capNote).with("capped", snap.Capped)
 	case e.AcceptWatch:
 		return e.recordWatch(snap, changes, patterns, capNote).with("capped", snap.Capped)
 	}
-	return warnf("these run outside the sandbox (CI, make, an editor, the host's Claude Code): review them, then `abox doctor --accept-watch` to re-baseline; add a path to mounts.mask to stop the agent writing it",
-		"%s%s", termtext.Line(watch.Summarize(changes, 8)), capNote).
-		with("changes", changes).with("capped", snap.Capped)
+	f := warnf("these run outside the sandbox (CI, make, package managers, an editor, the host's agents): review them, then `abox doctor --accept-watch` to re-baseline; add a path to mounts.mask to stop the agent writing it",
+		"%s%s", termtext.Line(watch.Summarize(changes, 8)), capNote)
+	if b.OlderWatchReading() {
+		// What this abox watches and the older one did not shows as added; so may what an agent
+		// planted since, which is why nothing is accepted without the user.
+		f.Detail += "; the baseline was recorded by an abox that watched fewer files, so some of these may have been there before it"
+		f.Hint = "this abox watches more than the one that recorded the baseline (its catalog of what runs on the host, in every workspace package): review each of these, undo what you did not do, then `abox doctor --accept-watch`"
+	}
+	return f.with("changes", changes).with("capped", snap.Capped).with("older_reading", b.OlderWatchReading())
 }
 
 func (e *Env) recordWatch(snap watch.Snapshot, changes []watch.ExecChange, patterns int, capNote string) Finding {
@@ -120,7 +132,7 @@ func (e *Env) recordWatch(snap watch.Snapshot, changes []watch.ExecChange, patte
 		return warnf("`abox doctor` compares with the new baseline from now on", "accepted and recorded again: %s",
 			termtext.Line(watch.Summarize(changes, 8))).with("changes", changes)
 	}
-	return okf("baseline recorded: %d file(s) for %d pattern(s)%s", len(snap.Files), patterns, capNote)
+	return okf("baseline recorded: %d file(s) for %d pattern(s) and abox's catalog%s", len(snap.Files), patterns, capNote)
 }
 
 // untrusted drops changes to files whose new content is exactly what abox itself wrote: the

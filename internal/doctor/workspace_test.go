@@ -196,6 +196,16 @@ func TestExecSurface(t *testing.T) {
 		{"an unapproved manifest is", func(f *fixture) { f.writeWS("agentbox.yaml", baseManifest+"egress: [x.example]\n") }, "changed: agentbox.yaml"},
 		{"a FIFO in a watched file's place", func(f *fixture) { f.fifo("deploy.sh") }, "changed: deploy.sh (now a FIFO)"},
 		{"a link to a device", func(f *fixture) { f.writeWS(".github/workflows/ci.yml", "->/dev/zero") }, "changed: .github/workflows/ci.yml (now a symlink → /dev/zero)"},
+		{"cargo config planted", func(f *fixture) { f.writeWS(".cargo/config.toml", "[build]\nrustc-wrapper = \"./w.sh\"\n") }, "added: .cargo/config.toml"},
+		{"a package hook planted", func(f *fixture) {
+			f.writeWS("packages/web/package.json", "{}")
+			f.writeWS("packages/web/.claude/settings.json", `{"hooks":{}}`)
+		}, "added: packages/web/.claude/settings.json, packages/web/package.json"},
+		{"a virtualenv pth planted", func(f *fixture) {
+			f.writeWS(".venv/pyvenv.cfg", "home = /usr/bin\n")
+			f.writeWS(".venv/lib/python3.12/site-packages/evil.pth", "import os; os.system('sh evil.sh')\n")
+		}, "added: .venv/lib/python3.12/site-packages/evil.pth, .venv/pyvenv.cfg"},
+		{"a hidden directory appeared", func(f *fixture) { f.writeWS(".foo/run.sh", "sh evil.sh") }, "new hidden directory: .foo/"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -222,6 +232,41 @@ func TestExecSurface(t *testing.T) {
 			wantStatus(t, "exec-surface --accept-watch", execSurface(context.Background(), e), Warn)
 			wantStatus(t, "exec-surface after accepting", f.run(execSurface), OK)
 		})
+	}
+}
+
+// TestExecSurfaceOlderReading: a watch baseline recorded by an abox without the catalog (no
+// watch_reading) is still compared: what the catalog watches now and the older abox did not
+// shows as added, with why, and only --accept-watch records it.
+func TestExecSurfaceOlderReading(t *testing.T) {
+	f := newFixture(t, baseManifest).healthy()
+	f.writeWS(".cargo/config.toml", "[build]\nrustc-wrapper = \"./w.sh\"\n")
+	f.writeWS(".tool/x", "")
+	f.baseline()
+	wantStatus(t, "exec-surface (baseline)", f.run(execSurface), OK)
+	err := watch.UpdateBaseline(f.project.Baselines(), func(b *watch.Baseline) {
+		delete(b.Watch, ".cargo/config.toml")
+		b.WatchHidden, b.WatchReading = nil, 0 // as recorded before the catalog
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		got := f.run(execSurface)
+		wantStatus(t, "exec-surface (older baseline)", got, Warn)
+		if !strings.Contains(got.Detail, "added: .cargo/config.toml") || !strings.Contains(got.Detail, "new hidden directory: .tool/") ||
+			!strings.Contains(got.Detail, "watched fewer files") || !strings.Contains(got.Hint, "abox doctor --accept-watch") {
+			t.Errorf("exec-surface against an older baseline = %q / %q, want the file, the directory, why and --accept-watch", got.Detail, got.Hint)
+		}
+	}
+	e := f.env()
+	e.AcceptWatch = true
+	wantStatus(t, "exec-surface --accept-watch", execSurface(context.Background(), e), Warn)
+	if got := f.run(execSurface); got.Status != OK {
+		t.Errorf("exec-surface after accepting = %s %q, want OK", got.Status, got.Detail)
+	}
+	if b, _ := watch.LoadBaseline(f.project.Baselines()); b.OlderWatchReading() {
+		t.Errorf("the accepted baseline is of reading %d, want %d", b.WatchReading, watch.WatchReading)
 	}
 }
 

@@ -127,7 +127,7 @@ func (d *Diff) WriteText(w io.Writer) {
 		mark, notes := " ", []string{}
 		if f.Exec {
 			mark = "!"
-			notes = append(notes, "execution-adjacent")
+			notes = append(notes, strings.TrimSuffix("execution-adjacent: "+f.Why, ": "))
 		}
 		if f.Big {
 			mark = "✖"

@@ -6,82 +6,29 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/aboxhq/abox/internal/linkwalk"
-	"github.com/aboxhq/abox/internal/watch"
 )
-
-// execExtra are execution-adjacent paths on top of watch's built-in and default patterns that
-// a branch may bring in: git hooks that tools install from the tree, make fragments, editor
-// tasks, and the package-manager files that run code.
-var execExtra = []string{
-	".github/workflows", ".gitlab-ci.yml", ".githooks", ".husky", ".pre-commit-config.yaml",
-	"Makefile", "GNUmakefile", "makefile", "*.mk", "justfile", "Justfile", ".justfile",
-	"package.json", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs",
-	".vscode/tasks.json", ".vscode/launch.json", ".vscode/settings.json", ".devcontainer",
-	"agentbox.yaml", ".gitattributes", ".gitmodules", ".envrc", ".claude", ".mcp.json", "CLAUDE.md",
-}
-
-// ExecPatterns are the patterns [Repo.Diff] flags: watch's built-in list, the extras above and
-// the caller's (defaults.watch, mounts.watch).
-func (r *Repo) ExecPatterns() []string {
-	return append(append(watch.BuiltinPatterns(), execExtra...), r.Watch...)
-}
-
-// execAdjacent reports whether rel matches one of pats: a pattern with a slash is anchored at the
-// root and covers everything below the path it names; one without matches a path any of whose
-// names it matches, at any depth (a Makefile in a subdirectory runs as well). It flags more than
-// watch's anchored matching would: too much is a longer list, too little is a hidden workflow.
-func execAdjacent(pats []string, rel string) bool {
-	segs := strings.Split(rel, "/")
-	for _, raw := range pats {
-		p := strings.Trim(raw, "/")
-		if p == "" {
-			continue
-		}
-		if !strings.Contains(p, "/") {
-			for _, s := range segs {
-				if ok, _ := path.Match(p, s); ok {
-					return true
-				}
-			}
-			continue
-		}
-		ps := strings.Split(p, "/")
-		if len(ps) > len(segs) {
-			continue
-		}
-		all := true
-		for i, g := range ps {
-			if ok, _ := path.Match(g, segs[i]); !ok {
-				all = false
-				break
-			}
-		}
-		if all {
-			return true
-		}
-	}
-	return false
-}
 
 // File is one path the branch changes.
 type File struct {
 	Path string `json:"path"`
 	// Status is A, M, D or T (type changed), or L: a symlink of the user's that the branch
 	// leaves as it is but makes lead elsewhere, out of the repository.
-	Status string         `json:"status"`
-	Mode   string         `json:"mode"` // the new mode; "" when deleted
-	Size   int64          `json:"size"` // of the new blob
-	Exec   bool           `json:"exec_adjacent,omitempty"`
-	Big    bool           `json:"big,omitempty"`
-	Link   string         `json:"link,omitempty"`  // a symlink's target, as committed
-	Leads  *linkwalk.Dest `json:"leads,omitempty"` // where the symlink leads once merged, resolved link by link
+	Status string `json:"status"`
+	Mode   string `json:"mode"` // the new mode; "" when deleted
+	Size   int64  `json:"size"` // of the new blob
+	Exec   bool   `json:"exec_adjacent,omitempty"`
+	// Why says what makes the file execution-adjacent: the tool of the catalog entry that
+	// covers it ([watch.Lookup]), a hidden directory the catalog does not know, or mounts.watch.
+	Why   string         `json:"exec_why,omitempty"`
+	Big   bool           `json:"big,omitempty"`
+	Link  string         `json:"link,omitempty"`  // a symlink's target, as committed
+	Leads *linkwalk.Dest `json:"leads,omitempty"` // where the symlink leads once merged, resolved link by link
 	// Out is set when the symlink leads out of the repository, into .git, or nowhere abox can
 	// resolve ([linkwalk.Dest.Out]).
 	Out bool `json:"link_out,omitempty"`
@@ -185,7 +132,8 @@ func (r *Repo) files(ctx context.Context, run *Run) ([]File, error) {
 		if f.Status == "D" {
 			f.Mode = ""
 		}
-		f.Exec = execAdjacent(pats, f.Path)
+		f.Why = execWhy(pats, f.Path, nil)
+		f.Exec = f.Why != ""
 		files = append(files, f)
 		blobs = append(blobs, meta[3])
 	}
@@ -213,6 +161,9 @@ func (r *Repo) files(ctx context.Context, run *Run) ([]File, error) {
 		return nil, err
 	}
 	if err := r.markGitDirs(ctx, run.Tip, files); err != nil {
+		return nil, err
+	}
+	if err := r.markVenvs(ctx, run.Tip, pats, files); err != nil {
 		return nil, err
 	}
 	if err := r.markIgnored(ctx, files); err != nil {

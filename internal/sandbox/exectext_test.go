@@ -134,3 +134,20 @@ func TestRecordedWriteText(t *testing.T) {
 		t.Errorf("capped recording printed %q, want %q", b.String(), want)
 	}
 }
+
+// TestExecReportWriteTextNamesHiddenDirectories: a hidden directory the catalog does not know
+// that appeared in the run is a line of its own, escaped like a file name; a catalog file names
+// its tool.
+func TestExecReportWriteTextNamesHiddenDirectories(t *testing.T) {
+	var b bytes.Buffer
+	x := &ExecReport{Changes: []watch.ExecChange{
+		{Area: watch.AreaFile, Name: ".cargo/config.toml", Change: "added", New: "sha256:1", Tool: "cargo"},
+		{Area: watch.AreaHidden, Name: ".fo\x1bo/", Change: "new"},
+	}}
+	x.WriteText(&b, "warn", 4)
+	for _, want := range []string{"    added .cargo/config.toml — cargo\n", "    new hidden directory: .fo\\x1bo/\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("WriteText lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -8,14 +8,15 @@ import (
 )
 
 // WatchScope is what abox watches in the workspace ws, for [watch.Take]: the watch patterns
-// given plus [watch.BuiltinPatterns], less any that is also a mask pattern, with the paths a
-// run masks by pattern — expanded now, as [FindMasks] expands them for the agent's argv — left out: the agent
+// given (defaults.watch, mounts.watch), less any that is also a mask pattern, on top of the
+// [watch.Catalog] that Take always applies, with the paths a run masks by pattern — expanded
+// now, as [FindMasks] expands them for the agent's argv — recorded as masked, unread: the agent
 // cannot write them. home expands ~/ in git include paths. `abox up`, `abox run` and doctor
 // all take their snapshots in this scope, so a baseline and a later look compare like with
 // like.
 func WatchScope(ws, home string, watchPatterns, maskPatterns []string) watch.Scope {
 	var patterns []string
-	for _, p := range append(slices.Clone(watchPatterns), watch.BuiltinPatterns()...) {
+	for _, p := range watchPatterns {
 		if !slices.Contains(maskPatterns, p) && !slices.Contains(patterns, p) {
 			patterns = append(patterns, p)
 		}

@@ -53,7 +53,7 @@ func TestRunComparesSnapshotsAroundTheAgent(t *testing.T) {
 		os.MkdirAll(filepath.Join(ws, ".github/workflows"), 0o755)
 		os.Symlink("/etc/shadow", filepath.Join(ws, ".github/workflows/ci.yml"))
 		write(".env", "SECRET=2\n") // masked: not the agent's to write, not watched
-		// watched in every project (watch.BuiltinPatterns), though the scope does not name them
+		// watched in every project (watch.Catalog), though the scope does not name them
 		write(".claude/settings.json", `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"sh evil.sh"}]}]}}`)
 		write(".devcontainer/devcontainer.json", `{"initializeCommand":"sh evil.sh"}`)
 		return docker.Result{}, nil
@@ -91,12 +91,12 @@ func TestRunComparesSnapshotsAroundTheAgent(t *testing.T) {
 		got = append(got, c.String())
 	}
 	want := []string{
-		"added .claude/settings.json",
-		"added .devcontainer/devcontainer.json",
-		"added .github/workflows/ci.yml (a symlink → /etc/shadow)",
-		"added .github/workflows/late.yml",
-		"changed Makefile (now a FIFO)",
-		"changed package.json (now a symlink → /dev/zero)",
+		"added .claude/settings.json — Claude Code",
+		"added .devcontainer/devcontainer.json — VS Code Dev Containers",
+		"added .github/workflows/ci.yml (a symlink → /etc/shadow) — GitHub Actions",
+		"added .github/workflows/late.yml — GitHub Actions",
+		"changed Makefile (now a FIFO) — make",
+		"changed package.json (now a symlink → /dev/zero) — npm, yarn, pnpm, bun",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("exec changes (-want +got):\n%s", diff)

@@ -26,6 +26,11 @@ import (
 // see, so it accepts none of them itself: [Baseline.OlderGitReading] lets doctor say why they
 // appear, and the user accepts them once with `abox doctor --accept-git`. A baseline from
 // before the field (0) is reading 1.
+//
+// The watch section records its [WatchReading] the same way: an abox whose [Catalog] names more
+// than the one that recorded it sees what the older one did not watch as added, and the hidden
+// directories it did not list as new; [Baseline.OlderWatchReading] lets doctor say so, and only
+// `abox doctor --accept-watch` takes them in.
 type Baseline struct {
 	Git        map[string]string `json:"git,omitempty"`
 	GitTS      string            `json:"git_ts,omitempty"`
@@ -34,6 +39,9 @@ type Baseline struct {
 	WatchTS    string            `json:"watch_ts,omitempty"`
 	// WatchCapped are the watch patterns that hit a bound when the watch section was recorded.
 	WatchCapped []Capped `json:"watch_capped,omitempty"`
+	// WatchHidden are the hidden directories the catalog does not know ([Snapshot.Hidden]).
+	WatchHidden  []string `json:"watch_hidden,omitempty"`
+	WatchReading int      `json:"watch_reading,omitempty"`
 }
 
 // Recorded reports whether both sections were recorded: a project without them does not start
@@ -56,9 +64,22 @@ func (b *Baseline) SetGit(snap Snapshot, ts string) {
 // than this one ([GitReading]): what it did not read shows as added.
 func (b *Baseline) OlderGitReading() bool { return b.GitTS != "" && max(b.GitReading, 1) < GitReading }
 
-// SetWatch records snap's watched files as the watch section, at ts.
+// WatchReading numbers what [Take] watches of the files: 1 until issue 34 (a list of names at
+// the workspace root), 2 since (the [Catalog], at the top of every workspace package and in
+// every virtualenv, and the hidden directories it does not know). Raise it whenever the watched
+// files of an unchanged workspace can grow.
+const WatchReading = 2
+
+// SetWatch records snap's watched files, caps and hidden directories as the watch section, at
+// ts, with the reading it was taken with.
 func (b *Baseline) SetWatch(snap Snapshot, ts string) {
-	b.Watch, b.WatchCapped, b.WatchTS = snap.Files, snap.Capped, ts
+	b.Watch, b.WatchCapped, b.WatchHidden, b.WatchTS, b.WatchReading = snap.Files, snap.Capped, snap.Hidden, ts, WatchReading
+}
+
+// OlderWatchReading reports whether the watch section was recorded by an abox that watched
+// less than this one ([WatchReading]): what it did not watch shows as added.
+func (b *Baseline) OlderWatchReading() bool {
+	return b.WatchTS != "" && max(b.WatchReading, 1) < WatchReading
 }
 
 // LoadBaseline reads the baseline at path. A missing file is an empty baseline.

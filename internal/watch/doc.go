@@ -16,16 +16,48 @@
 //     itself execute what it is asked to check, and keeps only the keys that run code or
 //     redirect where git reads, writes or sends ([Dangerous]), plus the fingerprint of every
 //     hook — for the workspace's repository and every other one inside the workspace;
-//   - [Files] fingerprints the files matched by the watch patterns: a regular file by content, a
-//     symlink by its target, a FIFO, socket or device by its type.
+//   - the watched files: those the [Catalog] names, wherever it applies, and those the user's
+//     watch patterns match ([Files]), a regular file by content, a symlink by its target, a
+//     FIFO, socket or device by its type; with them, the hidden directories the catalog does
+//     not know ([Snapshot.Hidden]).
 //
 // Both are flat maps from a name to a fingerprint. `abox up` records them as the project's
 // [Baseline] before any agent can have run, so nothing an agent plants is ever accepted without
 // the user saying so; every run compares a snapshot taken before its agent starts with one taken
 // after its containers are gone ([Compare]), and doctor compares the workspace with the
 // baseline until the user accepts the change. A baseline's git section records what reading
-// of git took it ([GitReading]); one taken by an abox that read less is still compared, what
-// it did not read shows as added, and doctor says so rather than accept it (see [Baseline]).
+// of git took it ([GitReading]), and its watch section what the catalog watched
+// ([WatchReading]); one taken by an abox that read or watched less is still compared, what it
+// did not see shows as added, and doctor says so rather than accept it (see [Baseline]).
+//
+// # What runs on the host: the catalog
+//
+// One table, [Catalog], says what in a workspace runs later on the host, or steers what runs:
+// each [CatalogEntry] has a pattern, the tool that reads it, when, and why that runs code. It
+// covers CI, git's own files and the hook managers, make, just, Task, CMake and Bazel, the
+// package managers and build tools of every toolchain abox knows (npm, yarn, pnpm and the node
+// tools that load their configuration as a module; pip, uv, pytest, tox and nox; cargo and
+// rustup; go; Maven and Gradle and their wrappers; Bundler; Composer; MSBuild and NuGet), the
+// editors' and agents' configuration (VS Code, Dev Containers, JetBrains, Zed, Vim; Claude
+// Code, Codex, Cursor, Gemini CLI, Copilot, and the instruction files they read), the shells'
+// (direnv, mise, asdf, Nix), virtualenvs and abox's own manifest. The live watch ([Take]), the
+// run's summary, doctor and the isolated review ([Lookup]) all read it; the user's patterns
+// (defaults.watch, mounts.watch) come on top.
+//
+// Tools read these files where they run, not only at the top of the repository: npm in a
+// workspace package, make -C, an editor or an agent opened on a subdirectory. So an entry has a
+// [Reach]: the root only, the root and the top of every workspace package (a directory holding
+// one of [Markers]), every virtualenv (a directory holding pyvenv.cfg, whatever its name), or
+// every directory (conftest.py, .gitattributes, CLAUDE.md, AGENTS.md). A search of the whole
+// workspace finds them, to [MaxDepth] levels, following no link and entering neither .git nor
+// node_modules, within [MaxSearch] entries, [MaxPackages] packages and virtualenvs and
+// [MaxNamed] files found by name; a bound it hits is a [Capped] of its own ([SearchName]). No
+// catalog is complete: at the root and at the top of every package, a directory whose name
+// starts with a dot and that the catalog names nothing in is listed ([Snapshot.Hidden]), and
+// one that appears between two snapshots is reported as a new hidden directory. One that goes
+// away is not: what is gone runs nothing. Installed dependencies (node_modules, a
+// virtualenv's packages beyond what its python runs at every start) are code the host runs
+// that the catalog does not fingerprint: too many files, and the user's to install.
 //
 // # What git reads, and what runs
 //
@@ -55,8 +87,9 @@
 // packObjectsHook is kept all the same); files read only to change how output looks or
 // which objects count (blame.ignoreRevsFile, diff.orderFile, mailmap.file, fsck.skipList);
 // network URLs, whose reach is elsewhere; and help.autoCorrect, which runs only git's own
-// commands and the aliases kept here. Files in the work tree that git reads are the watch
-// patterns' business, not the git state's (.gitattributes is one of [BuiltinPatterns]).
+// commands and the aliases kept here. Files in the work tree that git reads are the catalog's
+// business, not the git state's (.gitattributes in every directory, .gitmodules, .lfsconfig,
+// .git/info/attributes and .git/info/exclude).
 //
 // # A hostile workspace
 //
@@ -67,7 +100,8 @@
 // hashes a file only up to [MaxHashBytes] (a larger one, or one past the snapshot's
 // [MaxHashTotal], is fingerprinted by size, inode and ctime, which the agent cannot forge), and
 // bounds the entries one pattern visits, the names read from one directory and the depth
-// ([MaxPerPattern], [MaxDirEntries], [MaxDepth]). A pattern that hits a bound is [Capped], and a
-// cap that was not there before is itself a change: a bound may make a snapshot report too
-// much, never hide what it did not look at.
+// ([MaxPerPattern], [MaxDirEntries], [MaxDepth]), and the search for packages as above. A
+// pattern (or the search) that hits a bound is [Capped], and a cap that was not there before is
+// itself a change: a bound may make a snapshot report too much, never hide what it did not look
+// at.
 package watch

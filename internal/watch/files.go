@@ -23,22 +23,6 @@ const (
 	MaxDepth      = 32   // directory levels below the workspace root
 )
 
-// BuiltinPatterns are watched in every project on top of defaults.watch and mounts.watch: files
-// the agent could write that run code or steer an agent elsewhere — Claude Code's hooks,
-// settings and memory (which the host's Claude Code also reads), a second MCP configuration,
-// direnv, a devcontainer definition (VS Code runs its initializeCommand on the host), git
-// attributes that select filter drivers, the manifest itself, and the other names make and just
-// read besides the Makefile and justfile of defaults.watch — GNU make reads GNUmakefile and
-// makefile before Makefile, so a planted one runs in its place —, and what makes a package
-// manager run code on its next ordinary command: .yarnrc.yml's yarnPath runs on every yarn,
-// .npmrc's node-options loads a module into every npm script, pnpm runs .pnpmfile.cjs on install,
-// and husky's hooks run .husky/<hook> on git commit.
-func BuiltinPatterns() []string {
-	return []string{".claude/", ".mcp.json", "CLAUDE.md", ".envrc", ".devcontainer/", ".gitattributes", "agentbox.yaml",
-		"GNUmakefile", "makefile", "Justfile", ".justfile",
-		".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", ".husky/"}
-}
-
 // Capped is a pattern that hit one of the bounds; the rest of what it matches was not read.
 type Capped struct {
 	Pattern string `json:"pattern"`
@@ -124,10 +108,13 @@ func (w *walker) abs(rel string) string { return filepath.Join(w.fp.ws, filepath
 // expand returns the workspace-relative paths a pattern matches, segment by segment. A
 // segment that is a symlink ends the expansion there: the link itself is the match, recorded by
 // its target and never traversed.
-func (w *walker) expand(pattern string) []string {
+func (w *walker) expand(pattern string) []string { return w.expandFrom("", pattern) }
+
+// expandFrom is [walker.expand] of a pattern relative to the directory base.
+func (w *walker) expandFrom(base, pattern string) []string {
 	dirOnly := strings.HasSuffix(pattern, "/")
 	segs := strings.Split(strings.Trim(pattern, "/"), "/")
-	cur, links := []string{""}, []string{}
+	cur, links := []string{base}, []string{}
 	for i, seg := range segs {
 		last := i == len(segs)-1
 		var next []string

@@ -166,7 +166,7 @@ func TestSymlinkTargetInsideIsFingerprinted(t *testing.T) {
 	write(t, host, map[string]string{"secret": "changed"})
 	after, _ := Files(ws, patterns, nil)
 	got := DiffFiles(before, after)
-	if len(got) != 1 || got[0].Name != "Makefile" || got[0].String() != "changed Makefile (now a symlink → build.mk)" {
+	if len(got) != 1 || got[0].Name != "Makefile" || got[0].Change+" "+got[0].Text() != "changed Makefile (now a symlink → build.mk)" {
 		t.Errorf("changes = %v, want only Makefile, whose target changed", got)
 	}
 	if after["justfile"] != "symlink:"+filepath.Join(host, "secret") {

@@ -25,12 +25,18 @@ type Snapshot struct {
 	Git    map[string]string `json:"git"`
 	Files  map[string]string `json:"files"`
 	Capped []Capped          `json:"capped,omitempty"`
+	// Hidden are the directories whose name starts with a dot, at the root and at the top of
+	// every workspace package, that the catalog names nothing in (".foo/", "web/.foo/"),
+	// sorted. No catalog is complete: one that appears is reported ([NewHidden]).
+	Hidden []string `json:"hidden,omitempty"`
 }
 
-// Take snapshots what s covers. It never fails and never blocks: what cannot be read is
-// fingerprinted as such ("unreadable: …"), so it shows as a change, and every read is bounded.
-// The git state is taken first, so that the watched files cannot use up the hash budget
-// ([MaxHashTotal]) before the hooks get theirs.
+// Take snapshots what s covers: the git state, the files of the user's patterns, and what the
+// [Catalog] names at the root, in every workspace package and in every virtualenv the search
+// finds, with the hidden directories it does not know. It never fails and never blocks: what
+// cannot be read is fingerprinted as such ("unreadable: …"), so it shows as a change, and
+// every read is bounded. The git state is taken first, so that the watched files cannot use up
+// the hash budget ([MaxHashTotal]) before the hooks get theirs.
 func Take(s Scope) Snapshot {
 	fp := newFingerprinter(s.Workspace)
 	defer fp.close()
@@ -46,14 +52,19 @@ func Take(s Scope) Snapshot {
 	}
 	nestedRepos(fp, snap.Git, s.Home)
 	snap.Files, snap.Capped = files(fp, s.Patterns, s.Masked)
+	found := search(s.Workspace)
+	snap.Capped = append(snap.Capped, catalogFiles(fp, found.matches, s.Patterns, s.Masked, snap.Files)...)
+	snap.Capped = append(snap.Capped, found.capped()...)
+	snap.Hidden = dedupe(found.hidden)
 	return snap
 }
 
 // Areas of an [ExecChange].
 const (
-	AreaGit  = "git"  // a dangerous git key, a hook, an included or unreadable config file
-	AreaFile = "file" // a watched file
-	AreaCap  = "cap"  // a watch pattern that hit a bound ([Capped]) it had not hit before
+	AreaGit    = "git"    // a dangerous git key, a hook, an included or unreadable config file
+	AreaFile   = "file"   // a watched file
+	AreaCap    = "cap"    // a watch pattern that hit a bound ([Capped]) it had not hit before
+	AreaHidden = "hidden" // a hidden directory the catalog does not know that appeared ([NewHidden])
 )
 
 // ExecChange is one difference between two snapshots, as a run or doctor reports it.
@@ -63,21 +74,51 @@ type ExecChange struct {
 	Change string `json:"change"` // added, changed, removed; capped for AreaCap
 	Old    string `json:"old,omitempty"`
 	New    string `json:"new,omitempty"` // for AreaCap, the bound that was hit
+	// Tool and When say, for a file of the [Catalog], what runs it and when ([Lookup]).
+	Tool string `json:"tool,omitempty"`
+	When string `json:"when,omitempty"`
 }
 
 // Compare lists what differs from before to after: the git state, then the watched files, each
-// sorted by name, then every pattern that hit a bound after but not before. A pattern capped in
-// both is not a change; [Snapshot.Capped] still names it, and the caller reports it.
+// sorted by name, then every pattern that hit a bound after but not before, then the hidden
+// directories that appeared. A pattern capped in both is not a change; [Snapshot.Capped] still
+// names it, and the caller reports it.
 func Compare(before, after Snapshot) []ExecChange {
 	out := append(DiffGit(before.Git, after.Git), DiffFiles(before.Files, after.Files)...)
-	return append(out, NewCaps(before.Capped, after.Capped)...)
+	out = append(out, NewCaps(before.Capped, after.Capped)...)
+	return append(out, NewHidden(before.Hidden, after.Hidden)...)
 }
 
 // DiffGit lists the differences between two git states.
 func DiffGit(old, new map[string]string) []ExecChange { return changes(AreaGit, old, new) }
 
-// DiffFiles lists the differences between two fingerprints of watched files.
-func DiffFiles(old, new map[string]string) []ExecChange { return changes(AreaFile, old, new) }
+// DiffFiles lists the differences between two fingerprints of watched files, each file of the
+// catalog with what runs it.
+func DiffFiles(old, new map[string]string) []ExecChange {
+	out := changes(AreaFile, old, new)
+	for i, c := range out {
+		if e, ok := Lookup(c.Name, nil); ok {
+			out[i].Tool, out[i].When = e.Tool, e.When
+		}
+	}
+	return out
+}
+
+// NewHidden lists the hidden directories of after that before did not have. One that went
+// away is no change: what is gone runs nothing.
+func NewHidden(before, after []string) []ExecChange {
+	was := map[string]bool{}
+	for _, h := range before {
+		was[h] = true
+	}
+	var out []ExecChange
+	for _, h := range after {
+		if !was[h] {
+			out = append(out, ExecChange{Area: AreaHidden, Name: h, Change: "new"})
+		}
+	}
+	return out
+}
 
 // NewCaps lists the patterns capped in after that were not capped, or not for that reason, in
 // before.
@@ -103,12 +144,18 @@ func changes(area string, old, new map[string]string) []ExecChange {
 	return out
 }
 
-// String is the change in words, for a person: "changed Makefile (now a FIFO)", "added
-// core.fsmonitor = ./x.sh", "capped .claude/: more than 500 entries". Names and targets are the
+// String is the change in words, for a person: "changed Makefile (now a FIFO) — make", "added
+// core.fsmonitor = ./x.sh", "capped .claude/: more than 500 entries", "new hidden directory:
+// .foo/". A file of the catalog is followed by the tool that runs it. Names and targets are the
 // agent's text: print the result escaped.
 func (c ExecChange) String() string {
-	if c.Area == AreaCap {
+	switch {
+	case c.Area == AreaCap:
 		return fmt.Sprintf("capped %s: %s; what lies beyond was not compared", c.Name, c.New)
+	case c.Area == AreaHidden:
+		return "new hidden directory: " + c.Name
+	case c.Tool != "" && c.New != "":
+		return c.Change + " " + c.Text() + " — " + c.Tool
 	}
 	return c.Change + " " + c.Text()
 }
@@ -118,6 +165,8 @@ func (c ExecChange) Text() string {
 	switch c.Area {
 	case AreaCap:
 		return c.Name + " (" + c.New + ")"
+	case AreaHidden:
+		return c.Name
 	case AreaGit:
 		name := DescribeGitKey(c.Name)
 		if c.New != "" && strings.HasPrefix(c.Name, gitKeyPrefix) {
@@ -157,9 +206,13 @@ func Summarize(cs []ExecChange, n int) string {
 		groups[c.Change] = append(groups[c.Change], c.Text())
 	}
 	var parts []string
-	for _, k := range []string{"changed", "added", "removed", "capped"} {
+	for _, k := range []string{"changed", "added", "removed", "capped", "new"} {
 		if len(groups[k]) > 0 {
-			parts = append(parts, k+": "+strings.Join(groups[k], ", "))
+			label := k
+			if k == "new" {
+				label = "new hidden directory"
+			}
+			parts = append(parts, label+": "+strings.Join(groups[k], ", "))
 		}
 	}
 	s := strings.Join(parts, "; ")

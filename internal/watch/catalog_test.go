@@ -1,0 +1,191 @@
+package watch
+
+import (
+	"path"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// classes are the catalog's classes: the toolchains (catalog_toolchains_test.go holds them to
+// manifest.Toolchains) and the rest.
+var classes = []string{"python", "go", "node", "rust", "java", "ruby", "php", "dotnet",
+	"build", "ci", "git", "editor", "agent", "shell", "abox"}
+
+// TestCatalogIsWellFormed: every entry has a valid pattern, a class, a tool, a time and a
+// reason; a name read in every directory is one name; no pattern is listed twice for one reach.
+func TestCatalogIsWellFormed(t *testing.T) {
+	seen := map[string]bool{}
+	for _, e := range Catalog() {
+		key := e.Reach.String() + " " + e.Pattern
+		switch {
+		case !validPattern(e.Pattern):
+			t.Errorf("%s: not a valid pattern", key)
+		case e.Tool == "" || e.When == "" || e.Why == "":
+			t.Errorf("%s: tool %q, when %q, why %q: each must say something", key, e.Tool, e.When, e.Why)
+		case !slices.Contains(classes, e.Class):
+			t.Errorf("%s: class %q is not one of %v", key, e.Class, classes)
+		case e.Reach == InEveryDir && strings.Contains(e.Pattern, "/"):
+			t.Errorf("%s: a name read in every directory has one segment", key)
+		case seen[key]:
+			t.Errorf("%s: listed twice", key)
+		}
+		seen[key] = true
+	}
+	for _, m := range Markers {
+		if _, err := path.Match(m, ""); err != nil || strings.Contains(m, "/") {
+			t.Errorf("marker %q: want one name or glob", m)
+		}
+	}
+}
+
+// TestCatalogWatchesWhatRunsOnTheHost: what issue 34's attack planted for the host's tools,
+// class by class — at the workspace root, and at the top of a workspace package (F34) or in
+// a virtualenv where the tool reads it there — is an added file of the next snapshot, with the
+// tool that runs it.
+func TestCatalogWatchesWhatRunsOnTheHost(t *testing.T) {
+	for _, tc := range []struct {
+		class string
+		plant []string
+	}{
+		{"ci", []string{".github/workflows/ci.yml", ".gitlab-ci.yml", ".circleci/config.yml"}},
+		{"git", []string{".gitmodules", ".lfsconfig", ".gitattributes", "packages/web/src/.gitattributes", ".git/info/attributes",
+			".git/info/exclude", ".githooks/pre-commit", ".husky/pre-commit", ".pre-commit-config.yaml", "lefthook.yml"}},
+		{"build", []string{"GNUmakefile", "makefile", "Justfile", ".justfile", "rules.mk", "Taskfile.yml", "CMakePresets.json",
+			"packages/web/Makefile", "packages/web/Taskfile.yml", ".bazelrc"}},
+		{"node", []string{".yarnrc.yml", ".yarnrc", ".npmrc", ".pnpmfile.cjs", "eslint.config.js", ".yarn/releases/yarn.cjs",
+			"packages/web/.npmrc", "packages/web/.eslintrc.cjs"}},
+		{"python", []string{"conftest.py", "tests/unit/conftest.py", "tox.ini", "noxfile.py", "pytest.ini",
+			".venv/lib/python3.12/site-packages/evil.pth", ".venv/lib/python3.12/site-packages/sitecustomize.py",
+			".venv/bin/python", "services/api/.venv/pip.conf"}},
+		{"rust", []string{".cargo/config.toml", "build.rs", "rust-toolchain.toml", "packages/core/.cargo/config.toml"}},
+		{"go", []string{"go.work", "packages/svc/go.mod"}},
+		{"java", []string{".mvn/extensions.xml", "gradle/wrapper/gradle-wrapper.properties", "build.gradle.kts", "gradlew"}},
+		{"ruby", []string{"Gemfile", "Rakefile", ".bundle/config"}},
+		{"php", []string{"composer.json"}},
+		{"dotnet", []string{"Directory.Build.props", "app.csproj", "global.json"}},
+		{"editor", []string{".vscode/extensions.json", ".vscode/mcp.json", ".vscode/settings.json", ".devcontainer.json",
+			".idea/workspace.xml", "packages/web/.vscode/tasks.json"}},
+		{"agent", []string{".cursor/mcp.json", ".gemini/settings.json", ".codex/config.toml", "CLAUDE.local.md", "AGENTS.md",
+			"packages/web/AGENTS.md", "packages/web/.claude/settings.json", "packages/web/CLAUDE.md", ".mcp.json"}},
+		{"shell", []string{"mise.toml", ".mise.toml", ".tool-versions", ".envrc", "packages/web/.envrc", "flake.nix"}},
+		{"abox", []string{"agentbox.yaml"}},
+	} {
+		t.Run(tc.class, func(t *testing.T) {
+			ws := t.TempDir()
+			write(t, ws, map[string]string{
+				"package.json": "{}\n", "packages/web/package.json": "{}\n", "packages/core/Cargo.toml": "[package]\n",
+				"packages/svc/main.go": "package main\n", "packages/svc/Makefile": "all:\n",
+				".venv/pyvenv.cfg": "home = /usr/bin\n", ".venv/bin/pip": "#!/bin/sh\n", "services/api/.venv/pyvenv.cfg": "home = /usr/bin\n",
+				".git/info/.keep": "", "tests/unit/test_a.py": "",
+			})
+			before := Take(Scope{Workspace: ws})
+			plant := map[string]string{}
+			for _, p := range tc.plant {
+				plant[p] = "sh evil.sh\n"
+			}
+			write(t, ws, plant)
+			added := map[string]ExecChange{}
+			for _, c := range DiffFiles(before.Files, Take(Scope{Workspace: ws}).Files) {
+				if c.Change == "added" {
+					added[c.Name] = c
+				}
+			}
+			for _, p := range tc.plant {
+				if c, ok := added[p]; !ok || c.Tool == "" {
+					t.Errorf("planted %s: %+v, want an added file with the tool that runs it", p, c)
+				}
+			}
+		})
+	}
+}
+
+// TestEveryCatalogEntryIsWatched: a file each entry's pattern names, planted where the entry
+// applies (the root; a workspace package; a virtualenv; a directory three levels down), is in
+// the next snapshot as a change, described by a catalog entry.
+func TestEveryCatalogEntryIsWatched(t *testing.T) {
+	base := map[string]string{"packages/web/package.json": "{}\n", "envs/py/pyvenv.cfg": "home = /usr/bin\n", "deep/a/b/c/x.txt": "", ".git/info/.keep": ""}
+	for _, e := range Catalog() {
+		var where []string
+		switch e.Reach {
+		case AtRoot:
+			where = []string{""}
+		case AtPackage:
+			where = []string{"", "packages/web/"}
+		case InVenv:
+			where = []string{"envs/py/"}
+		case InEveryDir:
+			where = []string{"", "deep/a/b/c/"}
+		}
+		for _, w := range where {
+			rel := w + concrete(e.Pattern)
+			ws := t.TempDir()
+			write(t, ws, base)
+			before := Take(Scope{Workspace: ws})
+			write(t, ws, map[string]string{rel: "sh evil.sh\n"})
+			after := Take(Scope{Workspace: ws})
+			if before.Files[rel] == after.Files[rel] || after.Files[rel] == "" {
+				t.Errorf("%s (%s): planted %s, before %q, after %q: want a change", e.Pattern, e.Reach, rel, before.Files[rel], after.Files[rel])
+			}
+			if _, ok := Lookup(rel, nil); !ok {
+				t.Errorf("%s: Lookup(%s) finds no entry", e.Pattern, rel)
+			}
+		}
+	}
+}
+
+// concrete is a path the pattern names: each glob character taken for a letter, a directory
+// given a file.
+func concrete(pattern string) string {
+	p := strings.NewReplacer("*", "x", "?", "x").Replace(pattern)
+	if strings.HasSuffix(p, "/") {
+		p += "f"
+	}
+	return p
+}
+
+// TestLookup: the review of a branch finds the entry that covers a path wherever it lies, by
+// each entry's reach.
+func TestLookup(t *testing.T) {
+	venvs := func(d string) bool { return d == ".venv" }
+	for _, tc := range []struct {
+		rel, tool string
+		venv      func(string) bool
+	}{
+		{".cargo/config.toml", "cargo", nil},
+		{"crates/core/.cargo/config.toml", "cargo", nil},
+		{".github/workflows/ci.yml", "GitHub Actions", nil},
+		{"vendor/x/.github/workflows/ci.yml", "", nil}, // CI reads the root's only
+		{"a/b/c/conftest.py", "pytest", nil},
+		{".venv/lib/python3.12/site-packages/x.pth", "the virtualenv's python", venvs},
+		{"lib/python3.12/site-packages/x.pth", "", venvs}, // the root is not a virtualenv
+		{".venv/bin/python", "the virtualenv's scripts", venvs},
+		{".venv/bin/python", "", func(string) bool { return false }},
+		{"web/.claude/settings.json", "Claude Code", nil},
+		{"src/main.go", "", nil},
+		{"README.md", "", nil},
+	} {
+		e, ok := Lookup(tc.rel, tc.venv)
+		if e.Tool != tc.tool || ok != (tc.tool != "") {
+			t.Errorf("Lookup(%q) = %q, %v; want %q", tc.rel, e.Tool, ok, tc.tool)
+		}
+	}
+}
+
+// TestHiddenDir: the first dot-directory of a path that the catalog names nothing in.
+func TestHiddenDir(t *testing.T) {
+	for rel, want := range map[string]string{
+		".foo/x":                    ".foo",
+		"web/.foo/bar/x":            "web/.foo",
+		".claude/settings.json":     "",
+		".github/ISSUE_TEMPLATE/x":  "",         // the catalog names .github/workflows
+		".git/info/attributes":      "",         // the git state's
+		".gitignore":                "",         // a file, not a directory
+		"a/.husky/x":                "a/.husky", // husky is read at the root only
+		".venv/lib/site-packages/x": ".venv",
+	} {
+		if got := HiddenDir(rel); got != want {
+			t.Errorf("HiddenDir(%q) = %q, want %q", rel, got, want)
+		}
+	}
+}

@@ -84,7 +84,12 @@
 //     suspended laptop) has its deadline kept by the warden: run.timeout is a wall-clock
 //     deadline ([withWallDeadline]), which goes on while the machine sleeps, and the warden
 //     kills the agent [wardenGrace] after it; abox, once it goes on, records the timeout. A
-//     warden that cannot be started refuses the run: no warden, no netd.
+//     warden that cannot be started refuses the run: no warden, no netd. A takeover ends with a
+//     sweep of every container carrying the run's label: a `docker run` of netd or a create of
+//     the agent that abox had on its way (a docker command in a process group of its own, which
+//     abox's death does not end) may land after the teardown looked, so the sweep goes on while
+//     such a command is alive. The warden tries again for minutes while the daemon does not
+//     answer, and drops the run's owner lock only once nothing of the run is left.
 //   - abox and its warden killed together (`pkill -9 abox`), or the host going down, leave the
 //     run's owner lock (owners/<id>.lock in the project's state directory) held by nobody.
 //     doctor's sandbox.orphans names every running netd or agent of such a run, and the
@@ -93,6 +98,10 @@
 //     that had not reached its warden only has its containers removed. An ordinary run asks
 //     Docker nothing for this: it looks at the lock files, which are there only while a run
 //     is.
+//
+// Nothing abox does for a person holds a run up either: the agent's output is shown through a
+// queue of its own ([display]), so abox whose output nobody reads (a pager left on its first
+// page, a terminal stopped with Ctrl-S) still ends its run on a signal or at its deadline.
 //
 // The warden finishes a run from warden.json in the run's directory, which abox rewrites at each
 // step the warden must know of (the agent about to start, with its deadline; the teardown

@@ -51,13 +51,20 @@ const linkSep = "\x00"
 // anything but a regular file, or reading more than its budget.
 type fingerprinter struct {
 	ws       string
+	realWS   string           // ws with its symlinks resolved, to tell what a git path's walk reaches ([gitPath])
 	root     *os.Root         // ws, to follow a symlink in it; nil follows none
 	links    *linkwalk.Walker // where the workspace's symlinks lead, through root
 	hashLeft int64            // bytes that may still be hashed
 }
 
 func newFingerprinter(ws string) *fingerprinter {
-	fp := &fingerprinter{ws: ws, hashLeft: MaxHashTotal}
+	fp := &fingerprinter{ws: ws, realWS: ws, hashLeft: MaxHashTotal}
+	if abs, err := filepath.Abs(ws); err == nil {
+		fp.realWS = abs
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			fp.realWS = real
+		}
+	}
 	if r, err := os.OpenRoot(ws); err == nil {
 		fp.root = r
 		fp.links = linkwalk.New(linkwalk.Options{Lookup: fp.lookup, Top: ws})

@@ -47,9 +47,12 @@ var ErrNotRepo = errors.New("not a git repository")
 //
 // A .git file ("gitdir: …", a worktree or submodule) is followed, and its commondir too; the
 // pointer itself is part of the fingerprint. Git is never run: it would execute the very hooks
-// and helpers being checked. Files in the workspace are read as [Files] reads them: a symlink is
-// followed only while it stays in the workspace, and nothing but a regular file is opened.
-// Files outside it (a worktree's common directory, an include under ~) are git's to follow.
+// and helpers being checked. The paths git builds — an include, core.hooksPath, gitdir:, a
+// commondir — are walked as the kernel walks them, not joined as text ([fingerprinter.gitPath]):
+// what they reach in the workspace is read through its root, nothing but a regular file is
+// opened, the workspace's symlinks on the way are recorded, and one that leads out of the
+// workspace is named, not followed. Files a path names outside it (a worktree's common
+// directory, an include under ~) are git's to follow, and read as git reads them.
 func GitState(ws, home string) (map[string]string, error) {
 	fp := newFingerprinter(ws)
 	defer fp.close()
@@ -63,11 +66,11 @@ func gitState(fp *fingerprinter, home string) (map[string]string, error) {
 // repoState fingerprints the repository whose work tree is dir: the git directory its .git
 // names.
 func repoState(fp *fingerprinter, home, dir string) (map[string]string, error) {
-	gitDir, common, pointer, err := findGitDir(fp, dir)
+	st := map[string]string{}
+	gitDir, common, pointer, err := findGitDir(fp, st, dir)
 	if err != nil {
 		return nil, err
 	}
-	st := map[string]string{}
 	if pointer != "" {
 		st["gitdir"] = pointer
 	}
@@ -100,64 +103,86 @@ func readGitDir(fp *fingerprinter, st map[string]string, home, gitDir, common, w
 }
 
 // findGitDir returns the git directory of the work tree dir, its common directory (equal unless
-// a worktree), and the "gitdir:" pointer when dir/.git is a file.
-func findGitDir(fp *fingerprinter, dir string) (gitDir, common, pointer string, err error) {
+// a worktree), and the "gitdir:" pointer when dir/.git is a file. The pointer leads where git's
+// realpath of it leads ([fingerprinter.dirOf]); the workspace's symlinks on the way are added to
+// st.
+func findGitDir(fp *fingerprinter, st map[string]string, dir string) (gitDir, common, pointer string, err error) {
 	dotgit := filepath.Join(dir, ".git")
-	st, err := os.Lstat(dotgit)
+	fi, err := os.Lstat(dotgit)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return "", "", "", ErrNotRepo
 	case err != nil:
 		return "", "", "", err
-	case st.IsDir():
+	case fi.IsDir():
 		// git honours a commondir file in any git directory, not only in a worktree's: it moves
 		// config and hooks elsewhere, so it is followed here too.
-		return dotgit, commonDir(fp, dotgit), "", nil
-	case !st.Mode().IsRegular():
-		return "", "", "", fmt.Errorf("%s is a %s, neither a directory nor a gitdir file", dotgit, wsfile.Kind(st.Mode()))
+		return dotgit, commonDir(fp, st, dotgit), "", nil
+	case !fi.Mode().IsRegular():
+		return "", "", "", fmt.Errorf("%s is a %s, neither a directory nor a gitdir file", dotgit, wsfile.Kind(fi.Mode()))
 	}
 	data, err := wsfile.Read(dotgit, 4096, false)
 	if err != nil {
 		return "", "", "", err
 	}
-	line, _, _ := strings.Cut(string(data), "\n")
-	target, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
-	if !ok {
-		return "", "", "", fmt.Errorf("%s does not start with %q", dotgit, "gitdir:")
+	pointer, err = parseGitFile(data)
+	if err != nil {
+		return "", "", "", fmt.Errorf("%s %w", dotgit, err)
 	}
-	pointer = strings.TrimSpace(target)
 	gitDir = pointer
 	if !filepath.IsAbs(gitDir) {
-		gitDir = filepath.Join(dir, gitDir)
+		gitDir = dir + "/" + gitDir // after the .git file's directory, as text: the walk resolves it
 	}
-	return filepath.Clean(gitDir), commonDir(fp, gitDir), pointer, nil
+	gitDir, g := fp.dirOf(gitDir)
+	recordLinks(st, g)
+	return gitDir, commonDir(fp, st, gitDir), pointer, nil
+}
+
+// parseGitFile returns the path a .git file names, read as git's read_gitfile_gently() reads
+// it: the file starts with "gitdir: ", and the path is the rest, less the CRs and LFs that end
+// it, up to a NUL. Blanks are part of the path: "gitdir: x " names "x ", not "x".
+func parseGitFile(data []byte) (string, error) {
+	rest, ok := strings.CutPrefix(string(data), "gitdir: ")
+	if !ok {
+		return "", fmt.Errorf("does not start with %q", "gitdir: ")
+	}
+	p := cString(strings.TrimRight(rest, "\r\n"))
+	if p == "" {
+		return "", errors.New("names no path")
+	}
+	return p, nil
+}
+
+// cString is s up to its first NUL, as the C code that reads it sees it.
+func cString(s string) string {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // commonDir returns the common directory of the git directory gitDir: what its commondir file
-// names (relative to gitDir), else gitDir itself.
-func commonDir(fp *fingerprinter, gitDir string) string {
-	common := gitDir
-	if c, err := fp.read(filepath.Join(gitDir, "commondir"), 4096); err == nil {
-		if c := strings.TrimSpace(string(c)); filepath.IsAbs(c) {
-			common = c
-		} else if c != "" {
-			common = filepath.Join(gitDir, c)
-		}
+// names, after gitDir when relative, resolved as git's realpath of it resolves it; else gitDir
+// itself. The file is read as get_common_dir_noenv() reads it: the CRs and LFs that end it are
+// dropped, nothing else, and the path ends at a NUL. The workspace's symlinks on the way to the
+// file and to the directory are added to st.
+func commonDir(fp *fingerprinter, st map[string]string, gitDir string) string {
+	file := fp.gitPath(gitDir + "/commondir")
+	recordLinks(st, file)
+	data, err := fp.readGit(file, 4096)
+	if err != nil {
+		return gitDir
 	}
-	return filepath.Clean(common)
-}
-
-// read reads at most max bytes of a regular file: one in the workspace through the workspace
-// root, following links only inside it; one outside as git would, following links, but only to
-// a regular file.
-func (f *fingerprinter) read(path string, max int64) ([]byte, error) {
-	if rel, err := filepath.Rel(f.ws, path); err == nil && filepath.IsLocal(rel) {
-		if f.root == nil {
-			return nil, fmt.Errorf("the workspace cannot be opened")
-		}
-		return wsfile.ReadIn(f.root, rel, max)
+	c := cString(strings.TrimRight(string(data), "\r\n"))
+	switch {
+	case c == "":
+		return gitDir
+	case !filepath.IsAbs(c):
+		c = gitDir + "/" + c
 	}
-	return wsfile.Read(path, max, true)
+	common, g := fp.dirOf(c)
+	recordLinks(st, g)
+	return common
 }
 
 // configReader reads config files into a fingerprint, following includes.
@@ -176,31 +201,31 @@ func newConfigReader(fp *fingerprinter, st map[string]string, home string) *conf
 	return &configReader{fp: fp, st: st, home: home, seen: map[string]bool{}, remotes: map[string]bool{}}
 }
 
-// read adds the dangerous keys of the config file at path. optional files may be missing.
+// read adds the dangerous keys of the config file at path, a path as git builds it, which is
+// walked as git's open of it walks it ([fingerprinter.gitPath]). optional files may be missing.
 func (r *configReader) read(path string, depth int, optional bool) {
-	if r.seen[path] {
+	g := r.fp.gitPath(path)
+	if r.seen[g.key] {
 		return
 	}
-	r.seen[path] = true
-	if target, err := os.Readlink(path); err == nil {
-		r.st[gitLinkPrefix+path] = target // git follows it; abox too, inside the workspace, and records where
-	}
-	data, err := r.fp.read(path, MaxConfigSize)
+	r.seen[g.key] = true
+	recordLinks(r.st, g) // git follows them; abox too, inside the workspace, and records where
+	data, err := r.fp.readGit(g, MaxConfigSize)
 	if errors.Is(err, fs.ErrNotExist) && optional {
 		return
 	}
 	if depth > 0 {
-		r.st[gitIncludePrefix+path] = fingerprintData(data, err)
+		r.st[gitIncludePrefix+g.key] = fingerprintData(data, err)
 	}
 	if err != nil {
 		if depth == 0 {
-			r.st[gitErrorPrefix+path] = errText(err)
+			r.st[gitErrorPrefix+g.key] = errText(err)
 		}
 		return
 	}
 	entries, perr := ParseConfig(data)
 	if perr != nil {
-		r.st[gitErrorPrefix+path] = "unparseable: " + perr.Error()
+		r.st[gitErrorPrefix+g.key] = "unparseable: " + perr.Error()
 	}
 	for _, e := range entries {
 		if Dangerous(e) {
@@ -241,7 +266,8 @@ func (r *configReader) judgeSelectors() {
 }
 
 // workTree returns where git takes the work tree of the git directory gitDir to be: the last
-// core.worktree read (relative to gitDir, ~ expanded), else def.
+// core.worktree read (after gitDir when relative, ~ expanded), else def; a path as git builds
+// it, joined as text for [fingerprinter.gitPath] to walk.
 func (r *configReader) workTree(gitDir, def string) string {
 	v, ok := r.st[gitKeyPrefix+"core.worktree"]
 	if !ok {
@@ -254,35 +280,38 @@ func (r *configReader) workTree(gitDir, def string) string {
 	case strings.HasPrefix(v, "~"):
 		return expandHome(r.home, v)
 	case filepath.IsAbs(v):
-		return filepath.Clean(v)
+		return v
 	}
-	return filepath.Join(gitDir, v)
+	return gitDir + "/" + v
 }
 
-// includePath resolves an include.path value as git does: ~/ is the home directory, ~user/ that
-// user's home directory, a relative path is relative to the including file's directory.
+// includePath builds the path of an include.path value as git's handle_path_include() does: ~/
+// is the home directory, ~user/ that user's home directory, and a relative path follows the
+// including file's directory as text. Nothing is cleaned: in "a/link/../x" the ".." climbs from
+// where a/link leads, when the path is walked.
 func (r *configReader) includePath(from, p string) string {
 	switch {
 	case strings.HasPrefix(p, "~"):
-		p = expandHome(r.home, p)
-	case !filepath.IsAbs(p):
-		p = filepath.Join(filepath.Dir(from), p)
+		return expandHome(r.home, p)
+	case filepath.IsAbs(p):
+		return p
 	}
-	return filepath.Clean(p)
+	return from[:strings.LastIndexByte(from, '/')+1] + p
 }
 
 // expandHome expands a path that starts with ~ as git does for pathname values: ~/ is home,
 // ~user/ that user's home directory. An unknown user's path leads nowhere, as it does for git.
+// The rest is kept as written, for the walk.
 func expandHome(home, p string) string {
 	name, rest, _ := strings.Cut(p[1:], "/")
 	if name == "" {
-		return filepath.Join(home, rest)
+		return home + "/" + rest
 	}
 	u, err := user.Lookup(name)
 	if err != nil {
-		return filepath.Join("/nonexistent-user-"+name, rest)
+		return "/nonexistent-user-" + name + "/" + rest
 	}
-	return filepath.Join(u.HomeDir, rest)
+	return u.HomeDir + "/" + rest
 }
 
 func shownValue(e Entry) string {
@@ -293,34 +322,46 @@ func shownValue(e Entry) string {
 }
 
 // hooks adds the fingerprint of every hook in dir that is not a .sample, keyed by prefix and
-// its name. A hooks directory that is a symlink is recorded by its target and not listed.
+// its name.
 func hooks(fp *fingerprinter, st map[string]string, dir, prefix string) {
 	listFiles(fp, st, dir, gitHookPrefix+prefix, "hooks")
 }
 
 // listFiles adds the fingerprint of every file in dir, keyed by key and its name, but .sample
-// files when what is "hooks". At most [MaxHooks] names are read, in the directory's order, and
-// a bound hit is named. A dir that is a symlink is recorded by its target and not listed.
+// files when what is "hooks". dir is a path as git builds it, walked as git's reads walk it
+// ([fingerprinter.gitPath]): the workspace's symlinks on the way are recorded by their targets,
+// and a directory one of them leads out of the workspace is named, not listed. At most
+// [MaxHooks] names are read, in the directory's order, and a bound hit is named.
 func listFiles(fp *fingerprinter, st map[string]string, dir, key, what string) {
-	if target, err := os.Readlink(dir); err == nil {
-		st[gitLinkPrefix+dir] = target
-		st[gitErrorPrefix+dir] = "a symlink; its " + what + " were not read"
+	g := fp.gitPath(dir)
+	recordLinks(st, g)
+	real := g.real
+	switch {
+	case errors.Is(g.err, fs.ErrNotExist):
 		return
+	case g.err != nil:
+		st[gitErrorPrefix+g.key] = errText(g.err)
+		return
+	case g.via != "":
+		st[gitErrorPrefix+g.key] = g.outside() + "; its " + what + " were not read"
+		return
+	case g.in:
+		real = filepath.Join(fp.ws, g.rel)
 	}
-	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			st[gitErrorPrefix+dir] = errText(err)
+			st[gitErrorPrefix+g.key] = errText(err)
 		}
 		return
 	}
 	defer f.Close()
 	names, err := f.Readdirnames(MaxHooks + 1)
 	if err != nil && !errors.Is(err, io.EOF) {
-		st[gitErrorPrefix+dir] = errText(err)
+		st[gitErrorPrefix+g.key] = errText(err)
 	}
 	if len(names) > MaxHooks {
-		st[gitErrorPrefix+dir] = fmt.Sprintf("more than %d entries; only the first were read", MaxHooks)
+		st[gitErrorPrefix+g.key] = fmt.Sprintf("more than %d entries; only the first were read", MaxHooks)
 		names = names[:MaxHooks]
 	}
 	sort.Strings(names)
@@ -328,7 +369,7 @@ func listFiles(fp *fingerprinter, st map[string]string, dir, key, what string) {
 		if what == "hooks" && strings.HasSuffix(name, ".sample") {
 			continue
 		}
-		st[key+name] = fp.of(filepath.Join(dir, name))
+		st[key+name] = fp.of(filepath.Join(real, name))
 	}
 }
 

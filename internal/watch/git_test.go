@@ -166,8 +166,9 @@ func TestGitStateReadsHooksPathHooks(t *testing.T) {
 	if _, ok := st["hook:.githooks/pre-push.sample"]; ok {
 		t.Errorf("GitState lists a .sample: %v", st)
 	}
-	if e := st["error:"+filepath.Join(ws, "linked/hooks")]; !strings.Contains(e, "symlink") {
-		t.Errorf("a hooksPath through a symlink: error = %q, want it named", e)
+	// git runs real/hooks/post-merge for linked/hooks: listed, and the link recorded
+	if st["hook:linked/hooks/post-merge"] != Fingerprint(filepath.Join(ws, "real/hooks/post-merge")) || st["link:"+filepath.Join(ws, "linked")] != "real" {
+		t.Errorf("a hooksPath through a symlink: %v, want its hooks and the link", st)
 	}
 	before := st["hook:.githooks/pre-commit"]
 	write(t, ws, map[string]string{".githooks/pre-commit": "#!/bin/sh\ntouch /tmp/pwned\n"})

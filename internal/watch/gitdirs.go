@@ -149,7 +149,7 @@ func worktrees(fp *fingerprinter, st map[string]string, home, common string, rem
 		}
 		inner := map[string]string{}
 		r := newConfigReader(fp, inner, home)
-		c := commonDir(fp, wt)
+		c := commonDir(fp, inner, wt)
 		if c == common {
 			for n := range remotes {
 				r.remotes[n] = true
@@ -169,15 +169,15 @@ func worktrees(fp *fingerprinter, st map[string]string, home, common string, rem
 // worktreeRoot returns the work tree of the linked worktree whose git directory is wt: the
 // directory holding the .git file its gitdir file names, or wt when that cannot be read.
 func worktreeRoot(fp *fingerprinter, wt string) string {
-	data, err := fp.read(filepath.Join(wt, "gitdir"), 4096)
+	data, err := fp.readGit(fp.gitPath(wt+"/gitdir"), 4096)
 	p := strings.TrimSpace(string(data))
 	if err != nil || p == "" {
 		return wt
 	}
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(wt, p)
+		p = wt + "/" + p
 	}
-	return filepath.Dir(filepath.Clean(p))
+	return p[:strings.LastIndexByte(p, '/')+1] // as text: the walk of what follows resolves it
 }
 
 // remoteFiles adds the fingerprint of every legacy remote file of the common directory:
@@ -194,14 +194,16 @@ func remoteFiles(fp *fingerprinter, st map[string]string, common string) {
 // uses the last): git runs those instead of the git directory's own. A repository that keeps its
 // hooks in the work tree (.githooks, husky's .husky/_) has them where the agent can write, so
 // they are fingerprinted like .git/hooks, keyed by the value: hook:.githooks/pre-commit. A
-// relative value is relative to workTree, the work tree's root, where git runs hooks (a bare
-// repository's git directory); in the workspace, a directory reached through a symlink is
-// recorded as such and not listed.
+// relative value follows workTree, the work tree's root, where git runs hooks (a bare
+// repository's git directory), as text; the path is walked as the kernel walks it to run a hook
+// ([listFiles]), so a hooks directory reached through a symlink in the workspace is the one
+// listed, and one a symlink leads out of the workspace is named.
 func hooksPaths(fp *fingerprinter, st map[string]string, home, gitHooks, workTree string) {
 	values, ok := st[gitKeyPrefix+"core.hookspath"]
 	if !ok {
 		return
 	}
+	own := fp.gitPath(gitHooks)
 	for _, v := range strings.Split(values, "\n") {
 		dir := v
 		switch {
@@ -210,31 +212,11 @@ func hooksPaths(fp *fingerprinter, st map[string]string, home, gitHooks, workTre
 		case strings.HasPrefix(v, "~"):
 			dir = expandHome(home, v)
 		case !filepath.IsAbs(v):
-			dir = filepath.Join(workTree, v)
+			dir = workTree + "/" + v
 		}
-		dir = filepath.Clean(dir)
-		if dir == gitHooks {
+		if g := fp.gitPath(dir); g.err == nil && own.err == nil && g.real == own.real {
 			continue
-		}
-		if rel, err := filepath.Rel(fp.ws, dir); err == nil && filepath.IsLocal(rel) {
-			if via := linkedParent(fp.ws, rel); via != "" {
-				st[gitErrorPrefix+dir] = "reached through the symlink " + via + "; its hooks were not read"
-				continue
-			}
 		}
 		hooks(fp, st, dir, v+"/")
 	}
-}
-
-// linkedParent returns the first directory of rel below ws that is not a real directory, or "".
-func linkedParent(ws, rel string) string {
-	parts := strings.Split(filepath.ToSlash(rel), "/")
-	p := ws
-	for _, name := range parts[:len(parts)-1] {
-		p = filepath.Join(p, name)
-		if fi, err := os.Lstat(p); err == nil && !fi.IsDir() {
-			return p
-		}
-	}
-	return ""
 }

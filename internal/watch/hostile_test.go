@@ -198,7 +198,7 @@ func TestGitStateHostile(t *testing.T) {
 		"include:/dev/zero":                                  "unreadable: not a regular file: character device",
 		"include:" + filepath.Join(ws, "inc.cfg"):            "unreadable: not a regular file: FIFO",
 		"link:" + filepath.Join(ws, ".git/config.worktree"):  filepath.Join(host, "evil.cfg"),
-		"error:" + filepath.Join(ws, ".git/config.worktree"): "path escapes from parent",
+		"error:" + filepath.Join(ws, ".git/config.worktree"): "a symlink out of the workspace, to " + filepath.Join(host, "evil.cfg") + "; not read",
 		"hook:post-commit":                                   "symlink:/dev/zero",
 		"hook:pre-push":                                      "symlink:" + filepath.Join(host, "hooks/pre-commit"),
 		"hook:post-merge":                                    fpFIFO,
@@ -217,7 +217,7 @@ func TestGitStateSymlinkedHooksDirIsNotListed(t *testing.T) {
 		t.Fatal(err)
 	}
 	hooks := filepath.Join(ws, ".git/hooks")
-	want := map[string]string{"link:" + hooks: host, "error:" + hooks: "a symlink; its hooks were not read"}
+	want := map[string]string{"link:" + hooks: host, "error:" + hooks: "a symlink out of the workspace, to " + host + "; its hooks were not read"}
 	if diff := cmp.Diff(want, st); diff != "" {
 		t.Errorf("GitState (-want +got):\n%s", diff)
 	}

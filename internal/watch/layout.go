@@ -90,7 +90,7 @@ func validHeadFile(head string) bool {
 // core.hooksPath is taken from there.
 func addGitDir(fp *fingerprinter, st map[string]string, home, dir, where string) {
 	inner := map[string]string{}
-	common := commonDir(fp, dir)
+	common := commonDir(fp, inner, dir)
 	if common != dir {
 		inner["commondir"] = common
 	}

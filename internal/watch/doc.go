@@ -104,4 +104,10 @@
 // pattern (or the search) that hits a bound is [Capped], and a cap that was not there before is
 // itself a change: a bound may make a snapshot report too much, never hide what it did not look
 // at.
+//
+// The paths git builds from the repository's own files (a relative include, core.hooksPath, a
+// .git file's gitdir:, a commondir) are not joined as text: in a/link/../x the ".." climbs from
+// where a/link leads, as the kernel and git's realpath climb. They are walked the same way, link
+// by link up to 40, and a link that leads such a path out of the workspace is named, not
+// followed (gitpath.go).
 package watch

@@ -55,10 +55,12 @@ type fingerprinter struct {
 	root     *os.Root         // ws, to follow a symlink in it; nil follows none
 	links    *linkwalk.Walker // where the workspace's symlinks lead, through root
 	hashLeft int64            // bytes that may still be hashed
+	// gitWalkLeft is how many names the walks of git's paths may still look at ([MaxGitWalk]).
+	gitWalkLeft int
 }
 
 func newFingerprinter(ws string) *fingerprinter {
-	fp := &fingerprinter{ws: ws, realWS: ws, hashLeft: MaxHashTotal}
+	fp := &fingerprinter{ws: ws, realWS: ws, hashLeft: MaxHashTotal, gitWalkLeft: MaxGitWalk}
 	if abs, err := filepath.Abs(ws); err == nil {
 		fp.realWS = abs
 		if real, err := filepath.EvalSymlinks(abs); err == nil {

@@ -39,6 +39,14 @@ import (
 // back through an absolute link, so this walk is over the host's filesystem. It only lstats
 // names and reads links; it opens nothing.
 
+// MaxGitWalk bounds the names the walks of git's paths look at in one snapshot. A path walked
+// past it is named unreadable: the agent can plant many includes through long chains of links,
+// each walk of which costs up to 40 link targets of 4 KiB, and the host's look must stay short.
+const MaxGitWalk = 1 << 19
+
+// errWalkBound is a walk stopped by [MaxGitWalk].
+var errWalkBound = fmt.Errorf("more to walk than abox looks at in one snapshot (%d names)", MaxGitWalk)
+
 // errTooManyLinks is a walk that met more than [linkwalk.MaxLinks] symlinks: the kernel's ELOOP,
 // for a loop of links or a chain longer than Linux follows.
 var errTooManyLinks = fmt.Errorf("%w (more than %d: a loop, or a chain longer than Linux follows)", syscall.ELOOP, linkwalk.MaxLinks)
@@ -134,6 +142,11 @@ func (w *pathWalk) walk(p string) {
 	for len(todo) > 0 {
 		name := todo[0]
 		todo = todo[1:]
+		if w.err == nil {
+			if w.f.gitWalkLeft--; w.f.gitWalkLeft < 0 {
+				w.err = &fs.PathError{Op: "open", Path: filepath.Join(w.cur, name), Err: errWalkBound}
+			}
+		}
 		if w.err != nil {
 			w.cur = filepath.Join(w.cur, name)
 			continue

@@ -306,3 +306,32 @@ func linkChain(prefix string, n int, last string) map[string]string {
 	}
 	return files
 }
+
+// TestGitPathWalksBounded: the agent plants 200 includes, each through a chain of 40 links whose
+// targets climb in and out of a directory 800 times: walked whole, they would hold the host's
+// look for seconds. The walks of one snapshot look at [MaxGitWalk] names at most; the includes
+// past the bound are named unreadable, so they show as a change rather than go unread quietly.
+func TestGitPathWalksBounded(t *testing.T) {
+	ws := t.TempDir()
+	gitInit(t, ws, "", "")
+	files := map[string]string{".git/x/.keep": ""}
+	climb := strings.Repeat("x/../", 800)
+	for i := 1; i <= 40; i++ {
+		next := fmt.Sprintf("l%d", i+1)
+		if i == 40 {
+			next = "x"
+		}
+		files[fmt.Sprintf(".git/l%d", i)] = "->" + climb + next
+	}
+	var cfg strings.Builder
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&cfg, "[include]\n\tpath = l1/f%d\n", i)
+	}
+	files[".git/config"] = cfg.String()
+	write(t, ws, files)
+	var st map[string]string
+	within(t, "GitState", func() { st, _ = GitState(ws, "") })
+	if got := st["include:"+filepath.Join(ws, ".git/l1/f199")]; !strings.Contains(got, "more to walk than abox looks at") {
+		t.Errorf("the last include = %q, want it named unreadable for the bound", got)
+	}
+}

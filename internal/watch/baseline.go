@@ -51,9 +51,11 @@ func (b *Baseline) Recorded() bool { return b.GitTS != "" && b.WatchTS != "" }
 // GitReading numbers what [GitState] and [Take] read of git: 1 until issue 34, 2 since
 // (repositories recognised by their layout, linked worktrees' config, core.worktree, remotes
 // that run something on this machine, legacy remote files, and the rest of git-config(1)'s keys
-// that run a program or redirect where git reads or writes). Raise it whenever the git state
-// of an unchanged workspace can grow.
-const GitReading = 2
+// that run a program or redirect where git reads or writes), 3 since git's own paths are walked
+// as the kernel walks them (hooks behind a link listed, the links followed recorded, includes
+// keyed by where they really are). Raise it whenever the git state of an unchanged workspace
+// can grow.
+const GitReading = 3
 
 // SetGit records snap's git state as the git section, at ts, with the reading it was taken with.
 func (b *Baseline) SetGit(snap Snapshot, ts string) {

@@ -79,6 +79,10 @@ type probeResult struct {
 	Authorization  bool     `json:"authorization"`
 	Rounds         int      `json:"rounds"`
 	BrokeAfter     float64  `json:"broke_after_s"`
+	// Connection floods (e2e/standin/net_flood.go).
+	Tried   int `json:"tried"`
+	Held    int `json:"held"`
+	Refused int `json:"refused"`
 }
 
 // probes parses the lines of the agent's output that start with "name " followed by a probe's

@@ -23,6 +23,7 @@ const netUsage = `usage: claude net dns SERVER:PORT NAME [TYPE] [tcp]    one DNS
        claude net tls-from LPORT ADDR:PORT SNI           the same from local port LPORT
        claude net http ADDR:PORT HOST                     plain HTTP GET / with that Host header
        claude net dnsflood SERVER:PORT NAME N [TYPE] [CONC]  N queries of one type, see net_flood.go
+       claude net connflood ADDR:PORT N [CONC]            N connections, each held while it lasts
        claude net dnsbench|tlsbench|getbench …            bench modes, see net_bench.go
 The adversary's network toolkit for the e2e attack tests: every probe prints one JSON line
 {"ok":…,"error":…,…} and exits 0 when it got through, 1 when it did not.`
@@ -43,6 +44,8 @@ func netProbe(args []string, stdout, stderr io.Writer) int {
 		res = probeDNS(args[1:])
 	case "dnsflood":
 		res = probeDNSFlood(args[1:])
+	case "connflood":
+		res = probeConnFlood(args[1:])
 	case "tcp":
 		res = probeTCP(args[1:])
 	case "udp":

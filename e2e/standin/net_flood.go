@@ -3,7 +3,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -56,4 +58,62 @@ func probeDNSFlood(args []string) map[string]any {
 	})
 	return map[string]any{"ok": rep.OK, "sent": n, "answered": n - rep.Errors, "error": rep.Error,
 		"rcodes": rcodes, "per_s": int(rep.PerS)}
+}
+
+// probeConnFlood opens N TCP connections to ADDR:PORT, CONC at a time, and holds every one the
+// server keeps: the flood of idle connections an agent uses to run a listener of netd's out of
+// memory. A connection reset or closed within moments counts as refused.
+//
+//	claude net connflood ADDR:PORT N [CONC]
+//
+// It prints how many were tried, held to the end and refused; ok once all were tried.
+func probeConnFlood(args []string) map[string]any {
+	if len(args) < 2 {
+		return map[string]any{"ok": false, "error": "need ADDR:PORT N [CONC]"}
+	}
+	n, err := benchCount(args[1])
+	if err != nil {
+		return failed(err)
+	}
+	conc := 128
+	if len(args) > 2 {
+		if conc, err = benchCount(args[2]); err != nil {
+			return failed(err)
+		}
+	}
+	var mu sync.Mutex
+	var held []net.Conn
+	refused := 0
+	closed := func(c net.Conn, wait time.Duration) bool {
+		c.SetReadDeadline(time.Now().Add(wait))
+		_, err := c.Read(make([]byte, 1))
+		var ne net.Error
+		return !(errors.As(err, &ne) && ne.Timeout())
+	}
+	timed(n, conc, func(int) error {
+		c, err := net.DialTimeout("tcp", args[0], 5*time.Second)
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err != nil:
+			refused++
+		case closed(c, 20*time.Millisecond):
+			c.Close()
+			refused++
+		default:
+			held = append(held, c)
+		}
+		return nil
+	})
+	time.Sleep(time.Second)
+	kept := 0
+	for _, c := range held {
+		if closed(c, 20*time.Millisecond) {
+			refused++
+		} else {
+			kept++
+		}
+		c.Close()
+	}
+	return map[string]any{"ok": true, "tried": n, "held": kept, "refused": refused}
 }

@@ -214,7 +214,7 @@ func (c *child) start(ls *listeners, res *resolver, errc chan<- error) {
 	allowed := destinationCheck(&c.cur, own)
 	dial := &upstreamDialer{res: res, sets: c.sets, timeout: dialTimeout, allowed: allowed}
 	h := &dnsHandler{cfg: &c.cur, res: res, sets: c.sets, log: c.logs.dns, now: time.Now, allowed: allowed}
-	udp, tcp := dnsServers(h, ls.dnsUDP, ls.dnsTCP)
+	udp, tcp := dnsServers(h, ls.dnsUDP, bound(ls.dnsTCP, maxDNSTCPConns, c.logs.conn, policy.KindDNS, policy.DNSPort))
 	sni := &sniProxy{cfg: &c.cur, dial: dial, log: c.logs.conn, port: 443, helloTimeout: helloTimeout,
 		slots: make(chan struct{}, maxProxyConns), now: time.Now}
 	c.sni = sni
@@ -231,9 +231,15 @@ func (c *child) start(ls *listeners, res *resolver, errc chan<- error) {
 	run("dns (udp)", udp.ActivateAndServe)
 	run("dns (tcp)", tcp.ActivateAndServe)
 	run("tls proxy", func() error { return sni.serve(ls.sni) })
-	run("http proxy", func() error { return web.Serve(ls.http) })
-	run("mcp forwarder", func() error { return mcp.Serve(ls.mcp) })
-	run("model forwarder", func() error { return model.Serve(ls.model) })
+	run("http proxy", func() error {
+		return web.Serve(bound(ls.http, maxHTTPConns, c.logs.conn, policy.KindHTTP, policy.HTTPPort))
+	})
+	run("mcp forwarder", func() error {
+		return mcp.Serve(bound(ls.mcp, maxMCPConns, c.logs.conn, policy.KindMCP, policy.MCPPort))
+	})
+	run("model forwarder", func() error {
+		return model.Serve(bound(ls.model, maxModelConns, c.logs.conn, policy.KindModel, policy.ModelPort))
+	})
 }
 
 // stopped turns the nil error of a server that should have run forever into one.

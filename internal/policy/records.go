@@ -57,10 +57,14 @@ type DNSRecord struct {
 // Decisions returns how many decisions the line stands for.
 func (r DNSRecord) Decisions() int64 { return max(r.Count, 1) }
 
-// Kinds of [ConnRecord].
+// Kinds of [ConnRecord]: a connection through the TLS or HTTP proxy, or one refused at the
+// connection bound of the model forwarder, the MCP forwarder or the resolver's TCP listener.
 const (
-	KindTLS  = "tls"
-	KindHTTP = "http"
+	KindTLS   = "tls"
+	KindHTTP  = "http"
+	KindModel = "model"
+	KindMCP   = "mcp"
+	KindDNS   = "dns"
 )
 
 // Lifecycle events of [Event].
@@ -83,7 +87,7 @@ const FinishSignal = "USR1"
 // ConnRecord is one connection netd proxied or refused.
 type ConnRecord struct {
 	TS        string `json:"ts"`
-	Kind      string `json:"kind"`           // tls, http
+	Kind      string `json:"kind"`           // tls, http; model, mcp, dns for a connection refused at a bound
 	Name      string `json:"name,omitempty"` // SNI or Host; "" when absent
 	Port      int    `json:"port"`
 	Verdict   string `json:"verdict"`

@@ -107,13 +107,17 @@ func probeConnFlood(args []string) map[string]any {
 	})
 	time.Sleep(time.Second)
 	kept := 0
-	for _, c := range held {
-		if closed(c, 20*time.Millisecond) {
+	timed(len(held), conc, func(i int) error {
+		gone := closed(held[i], 20*time.Millisecond)
+		held[i].Close()
+		mu.Lock()
+		defer mu.Unlock()
+		if gone {
 			refused++
 		} else {
 			kept++
 		}
-		c.Close()
-	}
+		return nil
+	})
 	return map[string]any{"ok": true, "tried": n, "held": kept, "refused": refused}
 }

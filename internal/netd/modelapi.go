@@ -221,12 +221,18 @@ func (f *modelForwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.Status = modelError(w, http.StatusRequestEntityTooLarge, "abox netd: "+rec.Reason)
 		return
 	}
-	if r.Method == http.MethodPost {
-		if no := checkModelBody(r.URL.Path, body, cfg.serverTools); no != nil {
-			rec.Verdict, rec.Reason = policy.Denied, no.reason
-			rec.Status = modelErrorOf(w, no.status, no.errType, "abox netd: "+no.reason)
-			return
-		}
+	// Every body is read before it goes, whatever its path; a GET has none.
+	var no *modelBodyRefusal
+	switch {
+	case r.Method != http.MethodGet:
+		no = checkModelBody(body, cfg.serverTools)
+	case len(body) > 0:
+		no = &modelBodyRefusal{http.StatusBadRequest, "invalid_request_error", "request body refused: a GET with a body"}
+	}
+	if no != nil {
+		rec.Verdict, rec.Reason = policy.Denied, no.reason
+		rec.Status = modelErrorOf(w, no.status, no.errType, "abox netd: "+no.reason)
+		return
 	}
 	// What netd forwards is spent: it goes only with room in the log for its usage, which a
 	// flood of refused requests filling the log would otherwise push out.
@@ -248,6 +254,11 @@ func (f *modelForwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Header = modelHeaders(r.Header, cfg.credential)
+	if len(body) > 0 {
+		// The body is what netd read as JSON, so the upstream is told so, whatever the agent
+		// said (another type or charset could have it read the bytes otherwise).
+		req.Header.Set("Content-Type", "application/json")
+	}
 	req.Host = strings.TrimSuffix(up.Host, ":443")
 	resp, err := f.client.Do(req)
 	if err != nil {

@@ -1,6 +1,7 @@
 package netd
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -184,4 +185,86 @@ func TestModelForwarderReadsBodiesAsJSON(t *testing.T) {
 		len(seen[0].Header.Values("Content-Type")) != 1 {
 		t.Errorf("status %d, upstream saw %+v; want only the POST, as application/json", resp.StatusCode, seen)
 	}
+}
+
+// refFindFetch is the reference for findFetch: the same rules applied to encoding/json's tree
+// of the body, so that the in-place walk is checked against a parser's reading of every value.
+func refFindFetch(v any) bool {
+	switch v := v.(type) {
+	case []any:
+		for _, x := range v {
+			if refFindFetch(x) {
+				return true
+			}
+		}
+	case map[string]any:
+		block := false
+		var sources []any
+		for k, x := range v {
+			if s, ok := x.(string); ok && keyIs([]byte(k), "type") && len(s) <= maxJSONKey {
+				t := normType(make([]byte, 0, maxTypeLen), []byte(s))
+				if fetchedType(t) != nil {
+					return true
+				}
+				block = block || string(t) == "image" || string(t) == "document"
+			}
+			if keyIs([]byte(k), "source") {
+				sources = append(sources, x)
+			}
+			if refFindFetch(x) {
+				return true
+			}
+		}
+		for _, src := range sources {
+			if block && !refInline(src) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func refInline(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	typed := false
+	for k, x := range m {
+		if !keyIs([]byte(k), "type") {
+			continue
+		}
+		s, ok := x.(string)
+		if !ok || !oneOf(string(normType(make([]byte, 0, maxTypeLen), []byte(s))), inlineSources) {
+			return false
+		}
+		typed = true
+	}
+	return typed
+}
+
+// FuzzFindFetch: on a body netd would read (valid JSON, no duplicate keys), findFetch refuses
+// exactly what the same rules refuse on encoding/json's reading of it.
+func FuzzFindFetch(f *testing.F) {
+	for _, c := range fetchCases {
+		f.Add([]byte(c.body))
+	}
+	for _, c := range fetchPasses {
+		f.Add([]byte(c.body))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) || checkJSONKeys(data, maxModelJSONDepth) != nil {
+			return
+		}
+		var v any
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber() // a number past float64 (1e700) is valid JSON all the same
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		got, want := findFetch(data) != nil, refFindFetch(v)
+		if got != want {
+			t.Fatalf("findFetch(%q) refuses: %v; the rules on encoding/json's reading say %v", data, got, want)
+		}
+	})
 }

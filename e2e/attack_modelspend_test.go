@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestAttackModelURLSources: in injected mode the agent asks the API, through netd's
@@ -110,5 +111,56 @@ func TestAttackModelAbandonedRequest(t *testing.T) {
 	}
 	if table := mustAbox(t, h, "logs", "--runs"); !strings.Contains(table.Stdout, billed) {
 		t.Errorf("logs --runs does not show the request as spent:\n%s", table.Stdout)
+	}
+}
+
+// TestAttackModelNetdKilledInFlight: in injected mode the agent sends a long non-streamed
+// request, and netd is killed while the upstream works on it, before netd could write what the
+// request cost. The in-flight record netd wrote before the request left is in netd's log
+// volume: the harvest finds it, and the run's summary and `abox logs --runs --json` count the
+// request as may have been billed. Without that record the killed netd's log holds nothing of
+// the request, and the run reports no model use at all.
+func TestAttackModelNetdKilledInFlight(t *testing.T) {
+	t.Parallel()
+	h, api := upInjectedStandin(t, "modelkill", "")
+	body := `{"model":"claude-test-slow","max_tokens":64000,"messages":[{"role":"user","content":"write a very long essay"}]}`
+	cmd, wait := startRun(t, h, `curl -s -m 100 -o /dev/null -H 'content-type: application/json' --data-binary '`+body+
+		`' http://127.0.0.1:15480/v1/messages; sleep 100`)
+	defer cmd.Process.Kill()
+	netd := waitRunning(t, h, "netd")
+	// The stand-in logs the slow request on arrival; netd is killed while the stand-in works.
+	arrived := func() bool {
+		for _, r := range api.Requests(t) {
+			if strings.HasPrefix(r.Answer, "received") {
+				return true
+			}
+		}
+		return false
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for !arrived() {
+		if time.Now().After(deadline) {
+			t.Fatal("the API never received the request: the test proves nothing")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	h.MustDocker("kill", netd)
+	res := wait()
+	if !strings.Contains(res.Stderr, "1 sent with no usage seen: may have been billed") {
+		t.Errorf("the run summary does not count the request netd died with as spent:\n%s", res.Stderr)
+	}
+	logs := mustAbox(t, h, "logs", "--runs", "--json")
+	var runs []struct {
+		Outcome string `json:"outcome"`
+		Model   *struct {
+			Requests          int `json:"requests"`
+			MayHaveBeenBilled int `json:"may_have_been_billed"`
+		} `json:"model"`
+	}
+	if err := json.Unmarshal([]byte(logs.Stdout), &runs); err != nil || len(runs) != 1 {
+		t.Fatalf("logs --runs --json: %v\n%s", err, logs.Stdout)
+	}
+	if r := runs[0]; r.Outcome != "netd-died" || r.Model == nil || r.Model.Requests != 1 || r.Model.MayHaveBeenBilled != 1 {
+		t.Errorf("logs --runs --json: outcome %q, model %+v; want netd-died and 1 request that may have been billed", r.Outcome, r.Model)
 	}
 }

@@ -196,9 +196,15 @@ func (a *api) messages(ctx context.Context, w http.ResponseWriter, body []byte, 
 		rec.Status, rec.Answer = apiError(w, http.StatusBadRequest, "invalid_request_error", "model and messages are required")
 		return
 	}
-	if req.Model == slowModel && !slowAnswer(ctx) {
-		rec.Kind, rec.Answer = "side", "abandoned: the client left before the answer"
-		return
+	if req.Model == slowModel {
+		// Logged on arrival too, so that a test knows the request is here while it waits.
+		arrived := *rec
+		arrived.Kind, arrived.Answer = "side", "received: answering in "+slowAnswerTime.String()
+		a.requests.write(arrived)
+		if !slowAnswer(ctx) {
+			rec.Kind, rec.Answer = "side", "abandoned: the client left before the answer"
+			return
+		}
 	}
 	var ans answer
 	if req.conversation() {

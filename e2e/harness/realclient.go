@@ -69,6 +69,7 @@ type APIRequest struct {
 	Answer  string            `json:"answer"` // text, tool_use:<name>, error:<type> …
 	Status  int               `json:"status"`
 	Body    json.RawMessage   `json:"body"`
+	Fetched []string          `json:"fetched"` // the URL sources it fetched, as the API does
 }
 
 // ToolNames returns the names of the tools a Messages request offers the model.

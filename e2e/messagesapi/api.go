@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -37,6 +38,9 @@ type record struct {
 	Answer  string            `json:"answer"` // text, tool_use:<name>, error:<type> …
 	Status  int               `json:"status"`
 	Body    json.RawMessage   `json:"body,omitempty"` // the request body as sent, when it is JSON
+	// Fetched are the URL sources the stand-in fetched, as the API's servers do, with the
+	// status or error of each.
+	Fetched []string `json:"fetched,omitempty"`
 }
 
 // requestLog appends records to a file, one JSON line each.
@@ -89,6 +93,9 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if json.Valid(body) {
 		rec.Body = body
+		if r.Method == http.MethodPost {
+			rec.Fetched = fetchSources(r.Context(), body)
+		}
 	}
 	w.Header().Set("request-id", "req_"+randomID())
 	switch {
@@ -100,7 +107,7 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.Kind = "other"
 		rec.Status, rec.Answer = apiError(w, http.StatusBadRequest, "invalid_request_error", "reading the body: "+err.Error())
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages":
-		a.messages(w, body, &rec)
+		a.messages(r.Context(), w, body, &rec)
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages/count_tokens":
 		rec.Kind, rec.Status, rec.Answer = "count_tokens", http.StatusOK, "input_tokens"
 		writeJSON(w, http.StatusOK, map[string]int{"input_tokens": estimateTokens(len(body))})
@@ -115,8 +122,69 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"status", rec.Status, "bytes", len(body), "user_agent", r.UserAgent())
 }
 
+// slowModel is a model whose answers take slowAnswerTime, as a long non-streamed completion
+// does before its first byte: a client may hang up before the headers.
+const (
+	slowModel      = "claude-test-slow"
+	slowAnswerTime = 30 * time.Second
+)
+
+// slowAnswer waits slowAnswerTime, and reports false when the client left first.
+func slowAnswer(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(slowAnswerTime):
+		return true
+	}
+}
+
+// fetchSources fetches every URL source in a request body (an object {"type": "url", "url":
+// ...} anywhere: an image or document source, in a message, a tool result, the system prompt,
+// or an MCP server), as the API's servers do before they answer, and returns what each gave.
+func fetchSources(ctx context.Context, body []byte) []string {
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return nil
+	}
+	var urls []string
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if u, ok := v["url"].(string); ok && v["type"] == "url" {
+				urls = append(urls, u)
+			}
+			for _, x := range v {
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(v)
+	client := &http.Client{Timeout: 5 * time.Second}
+	var out []string
+	for _, u := range urls {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err == nil {
+			var resp *http.Response
+			if resp, err = client.Do(req); err == nil {
+				io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+				resp.Body.Close()
+				out = append(out, u+" "+resp.Status)
+				continue
+			}
+		}
+		out = append(out, u+" "+err.Error())
+	}
+	return out
+}
+
 // messages answers POST /v1/messages.
-func (a *api) messages(w http.ResponseWriter, body []byte, rec *record) {
+func (a *api) messages(ctx context.Context, w http.ResponseWriter, body []byte, rec *record) {
 	var req request
 	if err := json.Unmarshal(body, &req); err != nil {
 		rec.Kind = "other"
@@ -127,6 +195,16 @@ func (a *api) messages(w http.ResponseWriter, body []byte, rec *record) {
 		rec.Kind = "other"
 		rec.Status, rec.Answer = apiError(w, http.StatusBadRequest, "invalid_request_error", "model and messages are required")
 		return
+	}
+	if req.Model == slowModel {
+		// Logged on arrival too, so that a test knows the request is here while it waits.
+		arrived := *rec
+		arrived.Kind, arrived.Answer = "side", "received: answering in "+slowAnswerTime.String()
+		a.requests.write(arrived)
+		if !slowAnswer(ctx) {
+			rec.Kind, rec.Answer = "side", "abandoned: the client left before the answer"
+			return
+		}
 	}
 	var ans answer
 	if req.conversation() {

@@ -13,6 +13,12 @@
 //     message_stop); without it, one message object.
 //   - POST /v1/messages/count_tokens answers {"input_tokens": n}.
 //   - Anything else gets the API's 404 error object.
+//   - As the API's servers do, it fetches every URL source a POST body names (an object
+//     {"type": "url", "url": ...} anywhere in it) before it answers, so that a test's host sees
+//     what the real API would send it.
+//   - A request for the model claude-test-slow is answered after 30 s, as a long non-streamed
+//     completion is: a client may hang up before the headers, having spent it. It is logged on
+//     arrival (answer "received: …") as well as when it is over.
 //
 // A request that offers the Bash tool and whose last prompt is a script is the agent's
 // conversation; its answer is scripted by the prompt (see [script]). Any other request (a title

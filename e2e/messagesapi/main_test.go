@@ -175,3 +175,22 @@ func TestOtherRequests(t *testing.T) {
 		t.Errorf("unknown path answered %d", resp.StatusCode)
 	}
 }
+
+// TestFetchesURLSources: as the API's servers do, the stand-in fetches a URL source wherever a
+// body names one (here in a tool result, and in count_tokens), and logs each fetch.
+func TestFetchesURLSources(t *testing.T) {
+	var got []string
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = append(got, r.URL.String()) }))
+	defer target.Close()
+	srv, logPath := newTestAPI(t)
+	img := `{"type":"image","source":{"type":"url","url":"` + target.URL + `/i.png?d=secret"}}`
+	post(t, srv.URL+"/v1/messages", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[`+img+`]}]}]}`)
+	post(t, srv.URL+"/v1/messages/count_tokens", `{"model":"m","messages":[{"role":"user","content":[`+img+`]}]}`)
+	if len(got) != 2 || got[0] != "/i.png?d=secret" {
+		t.Errorf("the target saw %q, want the image fetched twice", got)
+	}
+	data, _ := os.ReadFile(logPath)
+	if !strings.Contains(string(data), `"fetched":["`+target.URL+`/i.png?d=secret 200 OK"]`) {
+		t.Errorf("the request log does not show the fetch:\n%s", data)
+	}
+}

@@ -83,4 +83,57 @@
 //     the agent are reset, as the proxies close their tunnels and HTTP exchanges to the name.
 //   - Unix sockets. netd listens on none, abstract or not; the supervisor and its child talk
 //     over an unnamed socketpair.
+//
+// # What the model API fetches
+//
+// In injected-credential mode the model forwarder spends the user's credential on the agent's
+// requests, and the Messages API does more with a request than generate: its own servers fetch
+// and read what some fields name, from hosts past abox's allowlist and out of netd's sight (a
+// URL carrying the workspace in its query is an exfiltration). Unless
+// claude_code.server_tools: allow, netd refuses, in the body of every request it forwards
+// (/v1/messages, /v1/messages/count_tokens, any path added later; modelbody.go and
+// modelfetch.go), each of these, as the API documents them (its docs at platform.claude.com and
+// docs.anthropic.com, and the types of its official TypeScript SDK, anthropic-sdk-typescript's
+// src/resources/beta/messages/messages.ts, read in August 2026):
+//
+//   - an image or document source of type "url" (URLImageSource, URLPDFSource): the API fetches
+//     the URL. build-with-claude/vision ("a URL reference to an image hosted online", one of
+//     three source types) and build-with-claude/pdf-support;
+//   - a source of type "file" (FileImageSource, FileDocumentSource) and a container_upload
+//     block: the API reads a file stored with the Files API by its file_id, which netd never
+//     saw (another of the organisation's files, say), into the conversation or into the code
+//     execution container. build-with-claude/files ("refer to an uploaded file by its file_id
+//     in a document, image or container_upload block");
+//   - any image or document source whose type is not one carried in the body (base64, text,
+//     content), so that the next source type the API adds is refused until it is read;
+//   - mcp_servers (entries of type "url", an authorization_token) and the mcp_toolset tools
+//     and tool_addition blocks that use them: the API's servers connect to the remote MCP
+//     servers. agents-and-tools/mcp-connector (betas mcp-client-2025-04-04, -2025-11-20);
+//   - tools of any type but custom (web_search_*, web_fetch_*, code_execution_*, the tool
+//     search, advisor, browser and computer toolsets, and whatever comes next):
+//     agents-and-tools/tool-use/web-fetch-tool ("the API retrieves the full text content from
+//     the specified URL"), web-search-tool, code-execution-tool;
+//   - container (an earlier code execution container by id, or skills loaded into one):
+//     build-with-claude/skills-guide ("you specify Skills in the container parameter");
+//   - the blocks server tools leave in a conversation (server_tool_use, web_search_tool_result,
+//     web_fetch_tool_result, *code_execution_tool_result, mcp_tool_use, mcp_tool_result, …):
+//     they exist only where server tools ran, and a server_tool_use left at the end of a turn
+//     may be carried on by the API (pause_turn, code-execution-tool).
+//
+// Not refused, because the API reads them from the body and fetches nothing: base64 image and
+// PDF data (whatever URL its bytes or a PDF's links spell), text and content document sources,
+// a search_result block's source (a string the API only cites: build-with-claude/search-results),
+// URLs in text, tool inputs and schemas. The anthropic-beta header passes: every fetch a beta
+// turns on (files-api, mcp-client, web-fetch, code-execution, skills) needs one of the fields
+// above, which is refused whatever the betas say.
+//
+// The walk (modelfetch.go) reads the whole body, not fixed paths, and reads it as a lenient
+// parser might: a block's type is looked for under any key that reads "type" once lower-cased
+// and stripped of all but letters, and its value compared the same way, so "URL", "\u0075rl"
+// and "u r l" are all "url". A body with the same key twice in any object is refused outright
+// (encoding/json keeps the last, other parsers the first or fail; refusing every duplicate
+// leaves no reading to choose), as is one that is not UTF-8 JSON, nests past 512 levels, or
+// spells a top-level member in another case. Bodies are bounded already (32 MiB, C17) and read
+// in place. The price: a tool input of the agent's own tools that says {"type": "url"} is
+// refused too, which no tool of Claude Code's does.
 package netd

@@ -211,17 +211,18 @@ func (j *jsonl) promise(n int64) bool {
 	return true
 }
 
-// writePromised writes v into the n bytes promised for it: it may use the whole cap, as a
-// denial may, since the promise kept its room from every other line.
-func (j *jsonl) writePromised(v any, n int64) {
+// writePromised writes v into the n bytes promised for it, and reports whether it reached the
+// log: it may use the whole cap, as a denial may, since the promise kept its room from every
+// other line. A nil *jsonl takes every line.
+func (j *jsonl) writePromised(v any, n int64) bool {
 	if j == nil {
-		return
+		return true
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.promised -= n
 	j.st.Decisions++
-	j.put(v, true, 1)
+	return j.put(v, true, 1)
 }
 
 // truncate writes the truncation line, once.

@@ -3,8 +3,10 @@ package netd
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,12 +14,14 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aboxhq/abox/internal/policy"
@@ -30,7 +34,10 @@ import (
 // nothing else: the upstream comes from the policy, never from the request, and only the
 // Messages API's paths are forwarded. So the agent can spend the credential while it runs but
 // never holds it, and no other host ever receives it. Responses stream back unbuffered; their
-// usage is logged per request ([policy.ModelRecord]) for the run's accounting.
+// usage is logged per request ([policy.ModelRecord]) for the run's accounting, in two records:
+// one written before the request's first byte leaves netd, so that no spending depends on netd
+// living through the response, and the final one. A request that left is recorded as spent
+// whatever happens next; only one that never left (the upstream unreachable) is not.
 type modelForwarder struct {
 	cfg    *current
 	client *http.Client
@@ -221,38 +228,62 @@ func (f *modelForwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.Status = modelError(w, http.StatusRequestEntityTooLarge, "abox netd: "+rec.Reason)
 		return
 	}
-	if r.Method == http.MethodPost {
-		if no := checkModelBody(r.URL.Path, body, cfg.serverTools); no != nil {
-			rec.Verdict, rec.Reason = policy.Denied, no.reason
-			rec.Status = modelErrorOf(w, no.status, no.errType, "abox netd: "+no.reason)
-			return
-		}
+	// Every body is read before it goes, whatever its path; a GET has none.
+	var no *modelBodyRefusal
+	switch {
+	case r.Method != http.MethodGet:
+		no = checkModelBody(body, cfg.serverTools)
+	case len(body) > 0:
+		no = &modelBodyRefusal{http.StatusBadRequest, "invalid_request_error", "request body refused: a GET with a body"}
 	}
-	// What netd forwards is spent: it goes only with room in the log for its usage, which a
-	// flood of refused requests filling the log would otherwise push out.
-	if !f.log.promise(maxModelRecord) {
+	if no != nil {
+		rec.Verdict, rec.Reason = policy.Denied, no.reason
+		rec.Status = modelErrorOf(w, no.status, no.errType, "abox netd: "+no.reason)
+		return
+	}
+	// What netd forwards is spent: it goes only with room in the log for its two records,
+	// which a flood of refused requests filling the log would otherwise push out, and only once
+	// the first is written.
+	if !f.log.promise(2 * maxModelRecord) {
 		rec.Verdict, rec.Reason = policy.Denied, "the model log is full: the request's usage could not be logged"
 		rec.Status = modelError(w, http.StatusServiceUnavailable, "abox netd: "+rec.Reason)
 		return
 	}
 	promised = true
+	rec.ID = newModelID()
 	rec.BytesUp = int64(len(body))
 	rec.Model, rec.Stream = requestModel(body)
+	if !f.writeInFlight(rec) {
+		rec.Verdict, rec.Reason = policy.Error, "the request's record could not be written: not sent"
+		rec.Status = modelError(w, http.StatusServiceUnavailable, "abox netd: "+rec.Reason)
+		return
+	}
 	up := *cfg.modelUpstream
 	up.Path += r.URL.Path
 	up.RawQuery = r.URL.RawQuery
-	req, err := http.NewRequestWithContext(r.Context(), r.Method, up.String(), bytes.NewReader(body))
+	// sent is set once the request's first bytes are written upstream: from then on the
+	// upstream may bill it, whatever follows.
+	var sent atomic.Bool
+	ctx := httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{WroteHeaders: func() { sent.Store(true) }})
+	req, err := http.NewRequestWithContext(ctx, r.Method, up.String(), bytes.NewReader(body))
 	if err != nil {
-		rec.Verdict, rec.Reason = policy.Error, err.Error()
-		rec.Status = modelError(w, http.StatusBadGateway, "abox netd: "+err.Error())
+		rec.Verdict, rec.Reason = policy.Error, "not sent: "+oneLineErr(err)
+		rec.Status = modelError(w, http.StatusBadGateway, "abox netd: "+oneLineErr(err))
 		return
 	}
 	req.Header = modelHeaders(r.Header, cfg.credential)
+	if len(body) > 0 {
+		// The body is what netd read as JSON, so the upstream is told so, whatever the agent
+		// said (another type or charset could have it read the bytes otherwise).
+		req.Header.Set("Content-Type", "application/json")
+	}
 	req.Host = strings.TrimSuffix(up.Host, ":443")
 	resp, err := f.client.Do(req)
 	if err != nil {
-		rec.Verdict, rec.Reason = policy.Error, "upstream: "+oneLineErr(err)
-		rec.Status = modelError(w, http.StatusBadGateway, "abox netd: the model API upstream failed: "+oneLineErr(err))
+		rec.Verdict, rec.Reason, rec.Status = noResponse(err, sent.Load(), r.Context().Err() != nil)
+		if r.Context().Err() == nil {
+			modelError(w, http.StatusBadGateway, "abox netd: the model API upstream failed: "+oneLineErr(err))
+		}
 		return
 	}
 	defer resp.Body.Close()
@@ -276,6 +307,11 @@ func (f *modelForwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.Reason = policy.ModelResponseCut + ": " + oneLineErr(err)
 	}
 	u.finish()
+	if rec.Reason != "" && !u.seen() {
+		// Cut before its usage: a non-streamed answer whose body did not come whole, a stream
+		// before its message_start. The upstream may have billed it all.
+		rec.Reason = policy.ModelNoUsage + strings.TrimPrefix(rec.Reason, policy.ModelResponseCut)
+	}
 	if rec.Reason == "" && u.cut() {
 		// The upstream's side may see the agent go first and end the response cleanly, or end
 		// a stream early itself: no message_stop, the output count is a floor all the same.
@@ -286,6 +322,37 @@ func (f *modelForwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.InputTokens, rec.OutputTokens = u.usage.InputTokens, u.usage.OutputTokens
 	rec.CacheReadTokens, rec.CacheCreationTokens = u.usage.CacheReadInputTokens, u.usage.CacheCreationInputTokens
+}
+
+// noResponse is the verdict, reason and status of a request the upstream gave no response to:
+// one whose bytes had left netd may have been billed whole, whoever went first (the agent
+// hanging up cancels it); one that never left was not. The status is netd's 502 to an agent
+// still there, none to one that left.
+func noResponse(err error, sent, agentLeft bool) (verdict, reason string, status int) {
+	why := oneLineErr(err)
+	if agentLeft {
+		why = "the agent hung up"
+	} else {
+		status = http.StatusBadGateway
+	}
+	if sent {
+		return policy.Allowed, policy.ModelNoResponse + ": " + why, status
+	}
+	return policy.Error, "not sent: upstream: " + why, status
+}
+
+// writeInFlight writes rec as the record of a request about to leave, into the room promised
+// for it, and reports whether it is in the log.
+func (f *modelForwarder) writeInFlight(rec policy.ModelRecord) bool {
+	rec.InFlight, rec.Verdict, rec.Reason = true, policy.Allowed, policy.ModelInFlight
+	return f.log.writePromised(rec, maxModelRecord)
+}
+
+// newModelID returns a request's record ID: 16 random hex digits.
+func newModelID() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // holdBody takes n bytes of the forwarder's body budget, or reports false when they would take it

@@ -99,8 +99,21 @@ func modelTestForwarderLimit(t *testing.T, upstream, credential string, tc *tls.
 	return srv.URL, log, f
 }
 
-// modelRecords parses the forwarder's log.
+// modelRecords parses the forwarder's log: the final record of each request, without the
+// in-flight records written before forwarded ones left (modelLines has those too).
 func modelRecords(t *testing.T, log *syncBuffer) []policy.ModelRecord {
+	t.Helper()
+	var out []policy.ModelRecord
+	for _, r := range modelLines(t, log) {
+		if !r.InFlight {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// modelLines parses every line of the forwarder's log.
+func modelLines(t *testing.T, log *syncBuffer) []policy.ModelRecord {
 	t.Helper()
 	var out []policy.ModelRecord
 	for _, line := range strings.Split(strings.TrimSpace(log.String()), "\n") {
@@ -196,7 +209,7 @@ func TestModelForwarderInjectsTheAPIKey(t *testing.T) {
 		t.Fatalf("log %q: want one record", log.String())
 	}
 	got := recs[0]
-	got.TS, got.DurMS, got.BytesUp, got.BytesDown = "", 0, 0, 0
+	got.TS, got.ID, got.DurMS, got.BytesUp, got.BytesDown = "", "", 0, 0, 0
 	if got != want {
 		t.Errorf("record %+v\nwant   %+v", got, want)
 	}

@@ -8,13 +8,18 @@ import (
 	"unicode/utf8"
 )
 
-// The model forwarder reads each request body before it spends the credential on it: a Messages
-// request may ask the API's own servers to run tools (web search, web fetch, code execution, a
-// remote MCP server), and those reach hosts past abox's allowlist on the agent's behalf, beyond
-// anything netd sees. Unless the user allowed them (claude_code.server_tools: allow), such a
-// request is refused. What netd decides on must be what the API reads, so a body two JSON
-// parsers could read differently (duplicate keys, a member spelt in another case) is refused
-// too, as is one that is not JSON at all: a control that cannot be computed fails closed.
+// The model forwarder reads each request body before it spends the credential on it, on every
+// path it forwards: a request may ask the API's own servers to run tools (web search, web fetch,
+// code execution, a remote MCP server) or to fetch what a content block points at (a URL
+// source, a stored file), and those reach hosts past abox's allowlist on the agent's behalf,
+// beyond anything netd sees. Unless the user allowed them (claude_code.server_tools: allow),
+// such a request is refused (the package doc lists what, and where the API documents it). What
+// netd decides on must be what the API reads, so a body two JSON parsers could read differently
+// is refused too: one with the same key twice in any object (encoding/json takes the last, other
+// parsers the first or an error; refusing every duplicate, not only of the keys netd reads,
+// leaves nothing to argue about, and no client sends one), a top-level member spelt in another
+// case, one that is not JSON at all, or not UTF-8: a control that cannot be computed fails
+// closed.
 
 // maxModelJSONDepth bounds the nesting of a request body: a conversation's tool inputs nest, but
 // nowhere near this deep.
@@ -28,9 +33,11 @@ type modelBodyRefusal struct {
 	reason  string
 }
 
-// checkModelBody says why the body of a POST to path is not forwarded, or returns nil.
-// serverTools is the user's opt-in to the API's server-side tools.
-func checkModelBody(path string, body []byte, serverTools bool) *modelBodyRefusal {
+// checkModelBody says why a request body is not forwarded, or returns nil. It reads every body
+// the same way, whatever the path it goes to (the Messages API, its token counter, and any path
+// forwarded later: the API fetches what a body names on every path that reads one). serverTools
+// is the user's opt-in to the API's server-side tools and fetches.
+func checkModelBody(body []byte, serverTools bool) *modelBodyRefusal {
 	invalid := func(format string, args ...any) *modelBodyRefusal {
 		return &modelBodyRefusal{http.StatusBadRequest, "invalid_request_error", fmt.Sprintf(format, args...)}
 	}
@@ -47,12 +54,14 @@ func checkModelBody(path string, body []byte, serverTools bool) *modelBodyRefusa
 	if !ok {
 		return invalid("request body refused: not a JSON object")
 	}
-	if path != "/v1/messages" || serverTools {
+	if serverTools {
 		return nil
 	}
+	// A member the API could read as one of these under another spelling is refused: netd
+	// reads only the exact one.
 	for k := range obj {
-		for _, m := range []string{"tools", "mcp_servers"} {
-			if k != m && strings.EqualFold(k, m) {
+		for _, m := range serverMembers {
+			if k != m && keyIs([]byte(k), strings.ReplaceAll(m, "_", "")) {
 				return invalid("request body refused: member %q", logText(k, 50))
 			}
 		}
@@ -64,8 +73,27 @@ func checkModelBody(path string, body []byte, serverTools bool) *modelBodyRefusa
 	if _, ok := obj["mcp_servers"]; ok {
 		return serverTool("mcp_servers")
 	}
-	raw, ok := obj["tools"]
-	if !ok || string(raw) == "null" {
+	if _, ok := obj["container"]; ok {
+		return serverTool("container (the code execution container)")
+	}
+	if no := checkTools(obj["tools"], invalid, serverTool); no != nil {
+		return no
+	}
+	if f := findFetch(body); f != nil {
+		return &modelBodyRefusal{http.StatusForbidden, "permission_error", "request body refused at " + f.path + ": " + f.what +
+			", past abox's allowlist (claude_code.server_tools: allow lets it)"}
+	}
+	return nil
+}
+
+// serverMembers are the top-level members that ask the API's servers to act: remote MCP
+// servers, the code execution container (an earlier one by id, or skills loaded into it), and
+// the tools, read by checkTools.
+var serverMembers = []string{"tools", "mcp_servers", "container"}
+
+// checkTools refuses a tools member naming any tool type but custom.
+func checkTools(raw []byte, invalid func(string, ...any) *modelBodyRefusal, serverTool func(string) *modelBodyRefusal) *modelBodyRefusal {
+	if raw == nil || string(raw) == "null" {
 		return nil
 	}
 	tools, ok := jsonElements(raw)
@@ -78,7 +106,7 @@ func checkModelBody(path string, body []byte, serverTools bool) *modelBodyRefusa
 			return invalid("request body refused: tools[%d] is not an object", i)
 		}
 		for k := range tool {
-			if k != "type" && strings.EqualFold(k, "type") {
+			if k != "type" && keyIs([]byte(k), "type") {
 				return invalid("request body refused: tools[%d] member %q", i, logText(k, 50))
 			}
 		}

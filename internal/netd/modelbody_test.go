@@ -46,11 +46,12 @@ func TestModelForwarderRefusesServerTools(t *testing.T) {
 	msg := func(extra string) string {
 		return `{"model":"claude-test-1","max_tokens":10,"messages":[{"role":"user","content":"hi"}]` + extra + `}`
 	}
-	refused := []struct {
+	type refusal struct {
 		name, body string
 		status     int
 		names      string // in the error message and the log's reason
-	}{
+	}
+	refused := []refusal{
 		{"web search", msg(`,"tools":[` + claudeCodeTool + `,{"type":"web_search_20250305","name":"web_search","max_uses":5}]`), 403, "web_search_20250305"},
 		{"web fetch", msg(`,"tools":[{"type":"web_fetch_20250910","name":"web_fetch"}]`), 403, "web_fetch_20250910"},
 		{"code execution", msg(`,"tools":[{"type":"code_execution_20250825","name":"code_execution"}]`), 403, "code_execution_20250825"},
@@ -72,8 +73,18 @@ func TestModelForwarderRefusesServerTools(t *testing.T) {
 		{"not UTF-8", msg(",\"tools\xff\":[]"), 400, "not UTF-8"},
 		{"nested too deeply", msg(`,"metadata":` + strings.Repeat("[", 600) + strings.Repeat("]", 600)), 400, "nested too deeply"},
 	}
+	// The token counter reads the same bodies: the API fetches what they name to count it.
+	refused = append(refused,
+		refusal{"count_tokens: web search", msg(`,"tools":[{"type":"web_search_20250305","name":"web_search"}]`), 403, "web_search_20250305"},
+		refusal{"count_tokens: mcp servers", msg(`,"mcp_servers":[{"type":"url","url":"https://mcp.example.com/sse","name":"x"}]`), 403, "mcp_servers"})
+	pathOf := func(name string) string {
+		if strings.HasPrefix(name, "count_tokens") {
+			return "/v1/messages/count_tokens"
+		}
+		return "/v1/messages"
+	}
 	for _, c := range refused {
-		resp := agentRequest(t, "POST", base+"/v1/messages", c.body)
+		resp := agentRequest(t, "POST", base+pathOf(c.name), c.body)
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		var apiErr struct {
@@ -99,12 +110,12 @@ func TestModelForwarderRefusesServerTools(t *testing.T) {
 	}
 
 	// What passes: custom tools (no type, or type custom), no tools, null tools, and the token
-	// counter, which runs no tool.
+	// counter with custom tools.
 	passed := []struct{ path, body string }{
 		{"/v1/messages", msg(`,"tools":[` + claudeCodeTool + `,{"type":"custom","name":"y","input_schema":{"type":"object"}},{"name":"z","type":null}]`)},
 		{"/v1/messages", msg("")},
 		{"/v1/messages", msg(`,"tools":null`)},
-		{"/v1/messages/count_tokens", msg(`,"tools":[{"type":"web_search_20250305","name":"web_search"}]`)},
+		{"/v1/messages/count_tokens", msg(`,"tools":[` + claudeCodeTool + `]`)},
 	}
 	for _, p := range passed {
 		resp := agentRequest(t, "POST", base+p.path, p.body)
@@ -124,7 +135,7 @@ func TestModelForwarderRefusesServerTools(t *testing.T) {
 	up2 := newModelUpstream(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "{}") })
 	base2, _ := serverToolsForwarder(t, up2, true)
 	for _, c := range refused {
-		resp := agentRequest(t, "POST", base2+"/v1/messages", c.body)
+		resp := agentRequest(t, "POST", base2+pathOf(c.name), c.body)
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		// With server tools allowed, the tools' shape is the API's business; what netd cannot

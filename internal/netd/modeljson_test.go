@@ -139,7 +139,7 @@ func TestCheckModelBodyReadsInPlace(t *testing.T) {
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	if no := checkModelBody("/v1/messages", body, false); no != nil {
+	if no := checkModelBody(body, false); no != nil {
 		t.Fatalf("refused: %s", no.reason)
 	}
 	runtime.ReadMemStats(&after)

@@ -30,6 +30,7 @@ type usageReader struct {
 	// started and stopped: the stream's message_start and message_stop were seen. A stream
 	// that started and ended without its message_stop was cut, wherever it ended.
 	started, stopped bool
+	parsed           bool // a non-streamed body was read whole, with its usage
 }
 
 func newUsageReader(contentType string) *usageReader {
@@ -103,6 +104,15 @@ func (u *usageReader) event(line []byte) {
 // cut reports whether a stream began and ended before its message_stop.
 func (u *usageReader) cut() bool { return u.stream && u.started && !u.stopped }
 
+// seen reports whether the response's usage went by: a stream's message_start, or a
+// non-streamed body read whole.
+func (u *usageReader) seen() bool {
+	if u.stream {
+		return u.started
+	}
+	return u.parsed
+}
+
 // finish reads a non-streamed body once it is complete.
 func (u *usageReader) finish() {
 	if u.stream {
@@ -116,6 +126,6 @@ func (u *usageReader) finish() {
 		Usage apiUsage `json:"usage"`
 	}
 	if json.Unmarshal(u.body.Bytes(), &resp) == nil {
-		u.model, u.usage = logText(resp.Model, 100), resp.Usage
+		u.model, u.usage, u.parsed = logText(resp.Model, 100), resp.Usage, true
 	}
 }

@@ -1,13 +1,16 @@
 package policy
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Log files netd writes under [LogDir], one JSON object a line.
 const (
 	DNSLog      = "dns.jsonl"     // one [DNSRecord] per query
 	ConnLog     = "conn.jsonl"    // one [ConnRecord] per proxied or refused connection
 	MCPLog      = "mcp.jsonl"     // one [MCPRecord] per forwarded MCP request
-	ModelLog    = "model.jsonl"   // one [ModelRecord] per model-API request (injected mode)
+	ModelLog    = "model.jsonl"   // [ModelRecord]s of model-API requests (injected mode)
 	EventLog    = "netd.jsonl"    // lifecycle events: start, ready, reload, errors
 	CountersLog = "counters.json" // the ruleset's counters, written at shutdown
 	// LogStatsFile is netd's account of its decision logs ([LogStats]): what each kept, counted
@@ -125,15 +128,24 @@ type MCPRecord struct {
 
 // ModelRecord is one request through the model-API forwarder, with what the upstream's
 // response said it cost: the tokens and model of a Messages response, streamed or not.
+//
+// A request netd sends upstream has two records with one ID: the first, InFlight, is on disk
+// before the request's first byte leaves netd, and the second, written once the exchange is
+// over, replaces it. A request whose second record never came (netd died meanwhile) is known
+// by its first alone, and counts as spent with its usage unknown ([ModelNoResponse]).
 type ModelRecord struct {
-	TS      string `json:"ts"`
-	Method  string `json:"method"`
-	Path    string `json:"path"` // the API path asked, without the query
-	Verdict string `json:"verdict"`
-	Reason  string `json:"reason,omitempty"`
-	Status  int    `json:"status,omitempty"` // the upstream's, or netd's own refusal
-	Model   string `json:"model,omitempty"`
-	Stream  bool   `json:"stream,omitempty"`
+	TS string `json:"ts"`
+	// ID ties the records of one forwarded request together; empty on a request netd
+	// refused, which has one record.
+	ID       string `json:"id,omitempty"`
+	InFlight bool   `json:"in_flight,omitempty"` // the record written before the request left
+	Method   string `json:"method"`
+	Path     string `json:"path"` // the API path asked, without the query
+	Verdict  string `json:"verdict"`
+	Reason   string `json:"reason,omitempty"`
+	Status   int    `json:"status,omitempty"` // the upstream's, or netd's own refusal
+	Model    string `json:"model,omitempty"`
+	Stream   bool   `json:"stream,omitempty"`
 	// Token counts as the response reported them (usage); zero when it reported none.
 	InputTokens         int64 `json:"input_tokens,omitempty"`
 	OutputTokens        int64 `json:"output_tokens,omitempty"`
@@ -144,9 +156,26 @@ type ModelRecord struct {
 	DurMS               int64 `json:"dur_ms"`
 }
 
-// ModelResponseCut starts the reason of a [ModelRecord] whose response ended early: its
-// output tokens are a floor of what the upstream generated.
-const ModelResponseCut = "response cut"
+// Reasons of a [ModelRecord] of a request netd sent upstream.
+const (
+	// ModelResponseCut starts the reason of a record whose response ended early: its output
+	// tokens are a floor of what the upstream generated.
+	ModelResponseCut = "response cut"
+	// ModelNoResponse starts the reason of a record whose request left netd but whose usage
+	// netd never saw: the agent or the upstream went before the response's headers (or, for
+	// ModelNoUsage, before the usage they were followed by), or netd died with the request
+	// in flight. The upstream may have generated and billed it whole: its tokens are unknown.
+	ModelNoResponse = ModelResponseCut + ": no response seen"
+	ModelNoUsage    = ModelResponseCut + ": no usage seen"
+	// ModelInFlight is the reason of the record written before a request leaves netd.
+	ModelInFlight = "in flight"
+)
+
+// UsageUnknown reports whether the record is of a request that left netd and whose usage
+// netd never saw, so that it may have been billed for tokens no record shows.
+func (r ModelRecord) UsageUnknown() bool {
+	return r.InFlight || strings.HasPrefix(r.Reason, ModelNoResponse) || strings.HasPrefix(r.Reason, ModelNoUsage)
+}
 
 // Truncation is the line netd writes into a decision log when the log first reaches its cap:
 // from TS on, only denials are written, into the part of the cap kept for them, and everything

@@ -18,10 +18,14 @@ type ModelUsage struct {
 	// refusals count under their status too and in Refused.
 	Statuses map[string]int `json:"statuses"`
 	Refused  int            `json:"refused"` // not forwarded: another path, a flood
-	Failed   int            `json:"failed"`  // the upstream could not be reached
-	// Cut counts the responses that ended early (the agent hung up, the stream broke): their
-	// output tokens are a floor of what the upstream generated.
-	Cut                 int      `json:"cut"`
+	Failed   int            `json:"failed"`  // not sent: the upstream could not be reached
+	// Cut counts the responses that ended early (the agent hung up, the stream broke) after
+	// their usage began: their output tokens are a floor of what the upstream generated.
+	Cut int `json:"cut"`
+	// MayHaveBeenBilled counts the requests that left netd and whose usage netd never saw:
+	// the agent or the upstream went before the response's usage, or netd died with the
+	// request in flight. The upstream may have billed each whole, for tokens no record shows.
+	MayHaveBeenBilled   int      `json:"may_have_been_billed"`
 	InputTokens         int64    `json:"input_tokens"`
 	OutputTokens        int64    `json:"output_tokens"`
 	CacheReadTokens     int64    `json:"cache_read_tokens"`
@@ -29,13 +33,15 @@ type ModelUsage struct {
 	Models              []string `json:"models"`
 }
 
-// ModelUsage sums the run's model requests; nil when netd forwarded none (login-volume mode).
+// ModelUsage sums the run's model requests, each once; nil when netd forwarded none
+// (login-volume mode).
 func (h *Harvest) ModelUsage() *ModelUsage {
-	if len(h.Model) == 0 {
+	records := SettleModelRecords(h.Model)
+	if len(records) == 0 {
 		return nil
 	}
 	u := &ModelUsage{Statuses: map[string]int{}, Models: []string{}}
-	for _, r := range h.Model {
+	for _, r := range records {
 		u.Requests++
 		if r.Status != 0 {
 			u.Statuses[strconv.Itoa(r.Status)]++
@@ -46,7 +52,10 @@ func (h *Harvest) ModelUsage() *ModelUsage {
 		case policy.Error:
 			u.Failed++
 		}
-		if r.Verdict == policy.Allowed && strings.HasPrefix(r.Reason, policy.ModelResponseCut) {
+		switch {
+		case r.UsageUnknown():
+			u.MayHaveBeenBilled++
+		case r.Verdict == policy.Allowed && strings.HasPrefix(r.Reason, policy.ModelResponseCut):
 			u.Cut++
 		}
 		u.InputTokens += r.InputTokens
@@ -59,6 +68,36 @@ func (h *Harvest) ModelUsage() *ModelUsage {
 	}
 	slices.Sort(u.Models)
 	return u
+}
+
+// SettleModelRecords returns one record per request of netd's model log, in the order the
+// requests began: a forwarded request's final record in place of its in-flight one, and an
+// in-flight record that has none (netd died before writing it) as the request's only record,
+// its usage unknown.
+func SettleModelRecords(records []policy.ModelRecord) []policy.ModelRecord {
+	final := map[string]policy.ModelRecord{}
+	started := map[string]bool{}
+	for _, r := range records {
+		switch {
+		case r.InFlight:
+			started[r.ID] = true
+		case r.ID != "":
+			final[r.ID] = r
+		}
+	}
+	out := make([]policy.ModelRecord, 0, len(records))
+	for _, r := range records {
+		switch {
+		case r.InFlight:
+			if f, ok := final[r.ID]; ok {
+				r = f
+			}
+		case started[r.ID]:
+			continue // counted at its in-flight record's place
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // String is the usage on one line: "12 requests (200×11, 429×1) · 1234 tokens in, 56 out,
@@ -90,10 +129,13 @@ func (u *ModelUsage) String() string {
 		s += fmt.Sprintf(" · %d refused by netd", u.Refused)
 	}
 	if u.Failed > 0 {
-		s += fmt.Sprintf(" · %d failed upstream", u.Failed)
+		s += fmt.Sprintf(" · %d failed upstream (not sent)", u.Failed)
 	}
 	if u.Cut > 0 {
 		s += fmt.Sprintf(" · %d cut short (output tokens at least those counted)", u.Cut)
+	}
+	if u.MayHaveBeenBilled > 0 {
+		s += fmt.Sprintf(" · %d sent with no usage seen: may have been billed, tokens unknown", u.MayHaveBeenBilled)
 	}
 	return s
 }

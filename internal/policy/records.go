@@ -107,6 +107,12 @@ type ConnRecord struct {
 // Decisions returns how many decisions the line stands for.
 func (r ConnRecord) Decisions() int64 { return max(r.Count, 1) }
 
+// ReasonECH is the Reason of a TLS [ConnRecord] refused because its ClientHello carries an
+// encrypted ClientHello (ECH, or a draft's or ESNI's extension): the server it asks for is
+// inside, where netd cannot read it, and a server that decrypts it serves that name instead of
+// the one netd saw. Name is then the outer hello's server name.
+const ReasonECH = "encrypted client hello"
+
 // MCPRecord is one MCP request through the forwarder.
 type MCPRecord struct {
 	TS      string `json:"ts"`

@@ -98,8 +98,8 @@ type ConnRecord struct {
 	// its byte counts are the hello's, and DurMS is the decision's.
 	Kernel bool `json:"kernel,omitempty"`
 	// Count and Last make the line an aggregate of refusals identical in kind, name, port,
-	// reason and OrigDst, as for [DNSRecord]; Upstream, the byte counts and the duration are
-	// then empty.
+	// reason, OrigDst and Kernel, as for [DNSRecord]; Upstream, the byte counts and the
+	// duration are then empty.
 	Count int64  `json:"count,omitempty"`
 	Last  string `json:"last,omitempty"`
 }

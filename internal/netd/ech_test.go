@@ -141,9 +141,18 @@ type echVariant struct {
 	ech  uint16 // the extension netd must find
 }
 
+// echNumbers are the extension numbers of ECH and ESNI the package doc lists, written out here
+// rather than read from echExtensions, so that a number dropped from the list fails the tests.
+var echNumbers = []uint16{
+	0xfe0d, 0xfd00, // RFC 9849
+	0xfe08, 0xfe09, 0xfe0a, 0xfe0b, 0xfe0c, 0xda09, // drafts 08 to 12
+	0xff02, 0xff03, 0xff04, // draft 07
+	0xffce, // ESNI
+}
+
 // echVariants returns hellos naming an allowed server outside and carrying every extension of
-// echExtensions, in every position, with every kind of body; and a hello of each of TLS 1.2's
-// and crypto/tls's own shapes.
+// echNumbers, in every position, with every kind of body; and a hello of each of TLS 1.2's and
+// crypto/tls's own shapes.
 func echVariants(t testing.TB) []echVariant {
 	t.Helper()
 	grease := make([]byte, 1+4+1+2+32+2+200)
@@ -157,7 +166,7 @@ func echVariants(t testing.TB) []echVariant {
 	groups := ext(extSupportedGroups, []byte{0, 2, 0, 29})
 	alpn := ext(extALPN, []byte{0, 3, 2, 'h', '2'})
 	var out []echVariant
-	for _, typ := range slices.Sorted(maps.Keys(echExtensions)) {
+	for _, typ := range echNumbers {
 		for _, body := range []string{"outer", "inner", "empty", "junk"} {
 			e := ext(int(typ), bodies[body])
 			for pos, exts := range map[string][][]byte{
@@ -207,6 +216,9 @@ func TestClientHelloECH(t *testing.T) {
 				}
 			}
 		})
+	}
+	if got := slices.Sorted(maps.Keys(echExtensions)); !slices.Equal(got, slices.Sorted(slices.Values(echNumbers))) {
+		t.Errorf("echExtensions holds %x, the package doc lists %x", got, slices.Sorted(slices.Values(echNumbers)))
 	}
 	for _, typ := range []int{0xfe07, 0xfe0e, 0xfd01, 0xff01, 0xff05, 0xffcd, 0xffcf, 0xda08, 21} {
 		body := []byte{}

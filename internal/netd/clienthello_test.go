@@ -114,6 +114,8 @@ func TestClientHello(t *testing.T) {
 		{"server hello", records(append([]byte{2}, helloMsg(sniExt("a.example"))[1:]...), 100), "", "not a tls handshake"},
 		{"sslv2 record version", append([]byte{22, 2, 0, 0, 1}, 1), "", "not a tls handshake"},
 		{"empty record", append([]byte{22, 3, 1, 0, 0}, records(helloMsg(sniExt("a.example")), 100)...), "", "malformed"},
+		{"a second hello in the hello's record", records(append(helloMsg(sniExt("a.example")), helloMsg(sniExt("b.example"))...), 1<<14), "", "malformed"},
+		{"a second hello in the next record", append(records(helloMsg(sniExt("a.example")), 1<<14), records(helloMsg(sniExt("b.example")), 1<<14)...), "a.example", ""},
 		{"truncated", records(helloMsg(sniExt("a.example")), 100)[:60], "", "unexpected EOF"},
 		{"nothing", nil, "", "no client hello"},
 		{"larger than 16 KiB", records(helloMsg(sniExt("a.example"), ext(21, make([]byte, 17000))), 1<<14), "", "larger than 16 KiB"},

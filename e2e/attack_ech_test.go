@@ -37,7 +37,8 @@ var echVariants = []string{
 // fast path at the hello's deadline, as the agent's TCP stops sending before the hello is whole
 // (row E39). A plain hello to cdn.test works before and after. After a HelloRetryRequest the
 // second hello is not netd's to read (row E40): one that adds ECH, or names secret-backend.test
-// in the clear, reaches cdn.test, whose crypto/tls takes neither.
+// in the clear, reaches cdn.test, whose crypto/tls takes neither; one pipelined with the first,
+// in its record, is refused as malformed on both paths.
 func TestAttackEncryptedClientHello(t *testing.T) {
 	t.Parallel()
 	h := harness.Setup(t)
@@ -67,6 +68,8 @@ func TestAttackEncryptedClientHello(t *testing.T) {
 			fmt.Sprintf(`echo "proxy-%s $(claude net ech-hello %s raw.test %s 2)"`, v, proxy, v))
 	}
 	script = append(script,
+		`echo "fast-pipelined $(claude net ech-hello raw.test:443 raw.test pipelined 2)"`,
+		`echo "proxy-pipelined $(claude net ech-hello `+proxy+` raw.test pipelined 2)"`,
 		`echo "fast-trickle $(claude net ech-hello raw.test:443 raw.test trickle 12)"`,
 		`echo "proxy-trickle $(claude net ech-hello `+proxy+` raw.test trickle 2)"`,
 		`echo "plain-after $(claude net tls cdn.test:443 cdn.test)"`)
@@ -76,7 +79,8 @@ func TestAttackEncryptedClientHello(t *testing.T) {
 	}
 	got := probes(t, agentOutput(res.Stdout))
 	probesOK(t, got, "plain-before", "plain-after", "hrr-second-fast", "hrr-second-proxy")
-	refused := []string{"ech-fast", "ech-proxy", "hand-fast", "hand-proxy", "fast-trickle", "proxy-trickle"}
+	refused := []string{"ech-fast", "ech-proxy", "hand-fast", "hand-proxy", "fast-trickle", "proxy-trickle",
+		"fast-pipelined", "proxy-pipelined"}
 	for _, v := range echVariants {
 		refused = append(refused, "fast-"+v, "proxy-"+v)
 	}
@@ -129,11 +133,12 @@ func checkECHServer(t *testing.T, h *harness.H, cdn, raw, other *harness.Server)
 }
 
 // checkECHLog checks netd's connection log: the refusals for an encrypted client hello on the
-// fast path (logged as carried by the kernel) and in the proxy, each under the outer name, and
-// the fast path's refusal of the trickled hello at its deadline.
+// fast path (logged as carried by the kernel) and in the proxy, each under the outer name, the
+// refusals of the pipelined hellos as malformed, and the fast path's refusal of the trickled
+// hello at its deadline.
 func checkECHLog(t *testing.T, h *harness.H, wantKernel, wantProxied int64) {
 	t.Helper()
-	var kernel, proxied, late int64
+	var kernel, proxied, late, pipelined int64
 	records := harvested[policy.ConnRecord](t, h, policy.ConnLog)
 	defer func() {
 		if t.Failed() {
@@ -145,6 +150,9 @@ func checkECHLog(t *testing.T, h *harness.H, wantKernel, wantProxied int64) {
 	for _, r := range records {
 		if r.Kernel && r.Reason == "no whole client hello within 10s" {
 			late += r.Decisions()
+		}
+		if r.Reason == "malformed client hello" { // no name is read from it
+			pipelined += r.Decisions()
 		}
 		if r.Reason != policy.ReasonECH {
 			continue
@@ -161,6 +169,9 @@ func checkECHLog(t *testing.T, h *harness.H, wantKernel, wantProxied int64) {
 	if kernel != wantKernel || proxied != wantProxied {
 		t.Errorf("conn.jsonl has %d refusals %q on the fast path and %d in the proxy, want %d and %d",
 			kernel, policy.ReasonECH, proxied, wantKernel, wantProxied)
+	}
+	if pipelined != 2 {
+		t.Errorf("conn.jsonl has %d refusals of a malformed hello, want the two pipelined ones", pipelined)
 	}
 	if late != 1 {
 		t.Errorf("conn.jsonl has %d fast-path refusals of a hello not whole within 10s, want the trickled one", late)

@@ -24,8 +24,10 @@ const echUsage = `       claude net ech ADDR:PORT CONFIG INNER             TLS w
        claude net ech-hello ADDR:PORT OUTER VARIANT SECS  crypto/tls's hello for OUTER with an ECH extension
                                                    added (VARIANT: CODEPOINT-BODY-POSITION, BODY outer,
                                                    inner or empty, POSITION first, middle or last; tls12,
-                                                   records (of 7 bytes), segments (5 writes) or trickle
-                                                   (5 writes 50 ms apart), with 0xfe0d), then wait up to
+                                                   records (of 7 bytes), segments (5 writes), trickle
+                                                   (5 writes 50 ms apart) or pipelined (the hello without
+                                                   ECH, then with it, in one record), with 0xfe0d), then
+                                                   wait up to
                                                    SECS (ok: not reset, or the server answered)
        claude net ech-hrr ADDR:PORT OUTER CONFIG INNER first|second|rename  a hand-made TLS 1.3 hello
                                                    for OUTER with ECH for INNER in the first hello, or only
@@ -110,7 +112,10 @@ func probeECHHello(args []string) map[string]any {
 func echVariant(outer, variant string) (records []byte, segments int, pause time.Duration, err error) {
 	typ, body, pos, maxVers, recordSize, segments := uint16(0xfe0d), "outer", "last", uint16(tls.VersionTLS13), 1<<14, 1
 	var ms int
+	pipelined := false
 	switch {
+	case variant == "pipelined":
+		pipelined = true
 	case variant == "tls12":
 		maxVers = tls.VersionTLS12
 	case variant == "records":
@@ -123,7 +128,7 @@ func echVariant(outer, variant string) (records []byte, segments int, pause time
 		parts := strings.Split(variant, "-")
 		n, perr := strconv.ParseUint(strings.TrimPrefix(parts[0], "0x"), 16, 16)
 		if len(parts) != 3 || perr != nil {
-			return nil, 0, 0, fmt.Errorf("variant %q: want CODEPOINT-BODY-POSITION, tls12, records, segments or trickle", variant)
+			return nil, 0, 0, fmt.Errorf("variant %q: want CODEPOINT-BODY-POSITION, tls12, records, segments, trickle or pipelined", variant)
 		}
 		typ, body, pos = uint16(n), parts[1], parts[2]
 	}
@@ -138,6 +143,9 @@ func echVariant(outer, variant string) (records []byte, segments int, pause time
 	msg, err := insertExtension(hello[5:], typ, ext, pos)
 	if err != nil {
 		return nil, 0, 0, err
+	}
+	if pipelined {
+		msg = append(hello[5:], msg...) // the hello without ECH first, in the same record
 	}
 	return frame(msg, recordSize), segments, time.Duration(ms) * time.Millisecond, nil
 }

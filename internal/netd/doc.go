@@ -59,10 +59,12 @@
 // (github.com/tlswg/draft-ietf-tls-esni), whose tags do not all point at the published texts.
 // Clients do not send ECH unless configured to (Go's crypto/tls, Node, curl and Claude Code
 // do not by default); Chromium-based browsers send it, GREASE if nothing else, and are refused.
-// There is no mode to allow it. A hello must end with its record (RFC 8446 §5.1), so no second
-// one rides in the first one's record. netd reads a connection's first ClientHello only: the second,
-// after a HelloRetryRequest, passes unread, and a server must take ECH and the server name from
-// the first (RFC 9849 §7.1.1, RFC 8446 §4.1.2), as crypto/tls does (SECURITY.md E40).
+// There is no mode to allow it.
+//
+// A hello must end with its record (RFC 8446 §5.1), so no second one rides in the first one's
+// record. netd reads a connection's first ClientHello only: the second, after a
+// HelloRetryRequest, passes unread, and a server must take ECH and the server name from the
+// first (RFC 9849 §7.1.1, RFC 8446 §4.1.2), as crypto/tls does (SECURITY.md E40).
 //
 // # The shared namespace
 //

@@ -31,8 +31,9 @@ var (
 )
 
 // readClientHello reads TLS records from r until they hold one whole ClientHello handshake
-// message. It returns every byte it read (to replay upstream) and the message itself, header
-// included. It never reads past the record that completes the message.
+// message, which must end with its record. It returns every byte it read (to replay upstream)
+// and the message itself, header included. It never reads past the record that completes the
+// message.
 func readClientHello(r io.Reader) (raw, msg []byte, err error) {
 	var hs []byte
 	for {
@@ -65,6 +66,11 @@ func readClientHello(r io.Reader) (raw, msg []byte, err error) {
 			return raw, nil, errNotHandshake
 		}
 		if want := 4 + (int(hs[1])<<16 | int(hs[2])<<8 | int(hs[3])); len(hs) >= want {
+			if len(hs) > want {
+				// More in the hello's last record: a second message, which a server must refuse
+				// (RFC 8446 §5.1) and netd would pass on unread, a second ClientHello among them.
+				return raw, nil, errMalformed
+			}
 			return raw, hs[:want], nil
 		}
 	}

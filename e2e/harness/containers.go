@@ -49,7 +49,7 @@ func (h *H) Traffic(container string) []Event {
 	var out []Event
 	for _, ev := range h.Events(container) {
 		switch ev.Msg() {
-		case "ready", "listening", "stopping", "start", "catalog", "server":
+		case "ready", "listening", "stopping", "start", "catalog", "server", "ech-config":
 		default:
 			out = append(out, ev)
 		}

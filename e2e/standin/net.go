@@ -60,8 +60,10 @@ func netProbe(args []string, stdout, stderr io.Writer) int {
 		var ok bool
 		if res, ok = nsProbe(args); !ok {
 			if res, ok = gateProbe(args); !ok {
-				fmt.Fprintln(stderr, netUsage+"\n"+nsUsage+"\n"+ns2Usage+"\n"+gateUsage+"\n"+redteam2Usage)
-				return 2
+				if res, ok = echProbe(args); !ok {
+					fmt.Fprintln(stderr, netUsage+"\n"+nsUsage+"\n"+ns2Usage+"\n"+gateUsage+"\n"+redteam2Usage+"\n"+echUsage)
+					return 2
+				}
 			}
 		}
 	}

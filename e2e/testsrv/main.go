@@ -11,7 +11,9 @@
 //   - on request (-raw-ports), TCP listeners that send nothing and log every byte they receive,
 //     as it arrives: a test can prove that not one byte of a connection got there;
 //   - UDP echo (2222);
-//   - an authoritative DNS server on 53 (udp and tcp) that answers every A query with one address.
+//   - an authoritative DNS server on 53 (udp and tcp) that answers every A query with one address;
+//   - on request (-ech-public-name), Encrypted Client Hello on the HTTPS port: the server a
+//     client names inside its encrypted hello is the one served, as on a CDN that fronts many.
 //
 // Every HTTP(S) reply names the server and the Host and SNI it saw, so a test can prove where a
 // connection landed; GET /bytes/<n> serves n bytes for throughput benchmarks. Every connection,
@@ -21,6 +23,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -56,6 +59,7 @@ type options struct {
 	dnsSpread int
 	dnsMap    string
 	dnsDelay  time.Duration
+	echName   string
 }
 
 func parseFlags(args []string) (options, error) {
@@ -78,6 +82,8 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.dnsMap, "dns-map", "", "file of \"name address\" lines, read again for every query: an A query of a listed "+
 		"name gets that address instead (lets a test point names at addresses it learns late)")
 	fs.DurationVar(&o.dnsDelay, "dns-delay", 0, "wait this long before each DNS answer (a slow upstream)")
+	fs.StringVar(&o.echName, "ech-public-name", "", "decrypt Encrypted Client Hellos on the HTTPS port under a new key whose config "+
+		"names this public name, logged as ech-config (HTTPS then needs TLS 1.3)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -132,6 +138,11 @@ func run(args []string) error {
 	s := &server{name: o.name, log: log}
 	if o.httpsPort != 0 {
 		if s.certs, err = newCertSource(o.caDir, o.names); err != nil {
+			return err
+		}
+	}
+	if o.echName != "" {
+		if err := s.setupECH(o.echName); err != nil {
 			return err
 		}
 	}
@@ -204,7 +215,8 @@ func (s *server) listen(ctx context.Context, o options) error {
 
 // server holds what every protocol handler shares.
 type server struct {
-	name  string
-	log   *slog.Logger
-	certs *certSource
+	name    string
+	log     *slog.Logger
+	certs   *certSource
+	echKeys []tls.EncryptedClientHelloKey // -ech-public-name's; nil: no ECH
 }

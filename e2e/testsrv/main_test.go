@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -63,7 +64,8 @@ type testServer struct {
 	udp, dnsU, dnsTCP string
 }
 
-func startServer(t *testing.T, names []string) *testServer {
+// startServer starts a server for names (nil: any name), with setup applied before it serves.
+func startServer(t *testing.T, names []string, setup ...func(*server)) *testServer {
 	t.Helper()
 	ca, err := testca.New()
 	if err != nil {
@@ -77,6 +79,9 @@ func startServer(t *testing.T, names []string) *testServer {
 	s := &server{name: "srv1", log: slog.New(slog.NewJSONHandler(logs, nil))}
 	if s.certs, err = newCertSource(dir, names); err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range setup {
+		f(s)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ts := &testServer{server: s, ca: ca, logs: logs}
@@ -118,8 +123,14 @@ func startServer(t *testing.T, names []string) *testServer {
 // get fetches path over HTTPS from ts, sending sni and host.
 func (ts *testServer) get(t *testing.T, sni, host, path string) (string, error) {
 	t.Helper()
+	return ts.getWith(t, &tls.Config{RootCAs: ts.ca.Pool(), ServerName: sni}, host, path)
+}
+
+// getWith fetches path over HTTPS from ts with the client configuration cfg, sending host.
+func (ts *testServer) getWith(t *testing.T, cfg *tls.Config, host, path string) (string, error) {
+	t.Helper()
 	tr := &http.Transport{
-		TLSClientConfig: &tls.Config{RootCAs: ts.ca.Pool(), ServerName: sni},
+		TLSClientConfig: cfg,
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return (&net.Dialer{}).DialContext(ctx, "tcp", ts.https)
 		},
@@ -335,5 +346,33 @@ func TestDripAndSink(t *testing.T) {
 	resp.Body.Close()
 	if want := "testsrv name=srv1 sink lines=3\n"; string(b) != want {
 		t.Errorf("/sink = %q, want %q", b, want)
+	}
+}
+
+// TestHTTPSServesTheEncryptedName: with -ech-public-name the server logs its ECH config, and a
+// client that encrypts its hello for another name under it is served that name, its
+// certificate verified; a client without ECH is served the name it sends.
+func TestHTTPSServesTheEncryptedName(t *testing.T) {
+	ts := startServer(t, nil, func(s *server) {
+		if err := s.setupECH("cdn.test"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	ev := ts.logs.events(t, "ech-config")
+	if len(ev) != 1 || ev[0]["public_name"] != "cdn.test" {
+		t.Fatalf("ech-config events = %v, want one for cdn.test", ev)
+	}
+	list, err := base64.StdEncoding.DecodeString(fmt.Sprint(ev[0]["config_list"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &tls.Config{RootCAs: ts.ca.Pool(), ServerName: "secret-backend.test", EncryptedClientHelloConfigList: list}
+	body, err := ts.getWith(t, cfg, "secret-backend.test", "/")
+	if err != nil || !strings.Contains(body, "sni=secret-backend.test path=/ ech=accepted") {
+		t.Errorf("GET with ECH = %q, %v; want the inner name served, ECH accepted", body, err)
+	}
+	body, err = ts.get(t, "cdn.test", "cdn.test", "/")
+	if err != nil || !strings.Contains(body, "sni=cdn.test path=/\n") {
+		t.Errorf("GET without ECH = %q, %v; want cdn.test, no ECH", body, err)
 	}
 }

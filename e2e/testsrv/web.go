@@ -83,6 +83,9 @@ func (s *server) serveHTTPS(l net.Listener) {
 			return s.certs.get(name)
 		},
 	}
+	if s.echKeys != nil {
+		cfg.MinVersion, cfg.EncryptedClientHelloKeys = tls.VersionTLS13, s.echKeys
+	}
 	srv := s.httpServer("https")
 	srv.TLSConfig = cfg
 	_ = srv.Serve(tls.NewListener(l, cfg))
@@ -110,11 +113,11 @@ func (s *server) httpServer(proto string) *http.Server {
 //	anything else   one line naming this server and the Host and SNI it saw
 func (s *server) handler(proto string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sni := ""
+		sni, ech := "", false
 		if r.TLS != nil {
-			sni = r.TLS.ServerName
+			sni, ech = r.TLS.ServerName, r.TLS.ECHAccepted
 		}
-		s.log.Info("request", "proto", proto, "method", r.Method, "host", r.Host, "sni", sni,
+		s.log.Info("request", "proto", proto, "method", r.Method, "host", r.Host, "sni", sni, "ech", ech,
 			"path", r.URL.Path, "remote", r.RemoteAddr, "user_agent", r.UserAgent())
 		w.Header().Set("X-Testsrv", s.name)
 		switch {
@@ -129,7 +132,7 @@ func (s *server) handler(proto string) http.Handler {
 			_ = json.NewEncoder(w).Encode(r.Header)
 		default:
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			fmt.Fprintf(w, "testsrv name=%s proto=%s host=%s sni=%s path=%s\n", s.name, proto, r.Host, sni, r.URL.Path)
+			fmt.Fprintf(w, "testsrv name=%s proto=%s host=%s sni=%s path=%s%s\n", s.name, proto, r.Host, sni, r.URL.Path, echNote(ech))
 		}
 	})
 }
@@ -187,4 +190,12 @@ func (s *server) serveBytes(w http.ResponseWriter, arg string) {
 		}
 		n -= int64(len(chunk))
 	}
+}
+
+// echNote marks the reply to a request whose hello was an encrypted one this server decrypted.
+func echNote(accepted bool) string {
+	if accepted {
+		return " ech=accepted"
+	}
+	return ""
 }

@@ -31,8 +31,9 @@ var (
 )
 
 // readClientHello reads TLS records from r until they hold one whole ClientHello handshake
-// message. It returns every byte it read (to replay upstream) and the message itself, header
-// included. It never reads past the record that completes the message.
+// message, which must end with its record. It returns every byte it read (to replay upstream)
+// and the message itself, header included. It never reads past the record that completes the
+// message.
 func readClientHello(r io.Reader) (raw, msg []byte, err error) {
 	var hs []byte
 	for {
@@ -65,6 +66,11 @@ func readClientHello(r io.Reader) (raw, msg []byte, err error) {
 			return raw, nil, errNotHandshake
 		}
 		if want := 4 + (int(hs[1])<<16 | int(hs[2])<<8 | int(hs[3])); len(hs) >= want {
+			if len(hs) > want {
+				// More in the hello's last record: a second message, which a server must refuse
+				// (RFC 8446 §5.1) and netd would pass on unread, a second ClientHello among them.
+				return raw, nil, errMalformed
+			}
 			return raw, hs[:want], nil
 		}
 	}
@@ -84,7 +90,7 @@ func readN(r io.Reader, raw *[]byte, n int) ([]byte, error) {
 	return (*raw)[start:], nil
 }
 
-// TLS extension numbers the parser checks (RFC 6066, 8446, 7301 and the ECH draft).
+// TLS extension numbers the parser checks (RFC 6066, 8446, 7301).
 const (
 	extServerName      = 0
 	extStatusRequest   = 5
@@ -107,58 +113,91 @@ const (
 	extRenegotiation   = 0xff01
 )
 
-// parseClientHello returns the host_name of the server_name extension of a ClientHello handshake
-// message (header included), or "" if it has none. Any structural error is [errMalformed].
-func parseClientHello(msg []byte) (string, error) {
+// echExtensions are the extension numbers that mark a hello as part of an encrypted ClientHello
+// (ECH, and ESNI before it), with their origin: the RFC's, and those of the drafts that
+// implementations deployed. A server that routes on an encrypted hello serves the name inside
+// it, which netd cannot read, so a hello carrying any of them is refused, whatever its body
+// (GREASE ECH, RFC 9849 §6.2, is the same extension with random contents, made to be
+// indistinguishable). The package doc lists them.
+var echExtensions = map[uint16]string{
+	extECH: "encrypted_client_hello (RFC 9849, IANA; drafts 13-25)",
+	0xfd00: "ech_outer_extensions (RFC 9849, IANA; outer_extensions in draft 08)",
+	0xfe0c: "encrypted_client_hello (draft 12)",
+	0xfe0b: "encrypted_client_hello (draft 11)",
+	0xfe0a: "encrypted_client_hello (draft 10)",
+	0xfe09: "encrypted_client_hello (draft 09)",
+	0xfe08: "encrypted_client_hello (draft 08)",
+	0xda09: "ech_is_inner (drafts 09-10)",
+	0xff02: "encrypted_client_hello (draft 07)",
+	0xff03: "ech_nonce (draft 07)",
+	0xff04: "outer_extension (draft 07)",
+	0xffce: "encrypted_server_name (ESNI, drafts 00-05; echo_nonce in draft 06)",
+}
+
+// clientHello is what netd reads of a ClientHello.
+type clientHello struct {
+	serverName string // the host_name of the server_name extension; "" without one
+	// ech is the first of the hello's extensions that belongs to an encrypted ClientHello
+	// ([echExtensions]); 0 when it has none.
+	ech uint16
+}
+
+// parseClientHello reads a ClientHello handshake message (header included): the host_name of its
+// server_name extension and whether it carries an encrypted ClientHello. Any structural error is
+// [errMalformed].
+func parseClientHello(msg []byte) (clientHello, error) {
 	b := wire(msg)
 	typ, _ := b.u8()
 	n, ok := b.u24()
 	if typ != handshakeClientHelo || !ok || int(n) != len(b) {
-		return "", errMalformed
+		return clientHello{}, errMalformed
 	}
 	var sessionID, suites, compression wire
 	if _, ok := b.take(2 + 32); !ok || // legacy_version, random
 		!b.vec8(&sessionID) || len(sessionID) > 32 ||
 		!b.vec16(&suites) || len(suites) == 0 || len(suites)%2 != 0 ||
 		!b.vec8(&compression) || len(compression) == 0 {
-		return "", errMalformed
+		return clientHello{}, errMalformed
 	}
 	if len(b) == 0 {
-		return "", nil // no extensions at all
+		return clientHello{}, nil // no extensions at all
 	}
 	var exts wire
 	if !b.vec16(&exts) || len(b) != 0 {
-		return "", errMalformed
+		return clientHello{}, errMalformed
 	}
 	return parseExtensions(exts)
 }
 
-// parseExtensions checks every extension and returns the server name.
-func parseExtensions(exts wire) (string, error) {
+// parseExtensions checks every extension and returns what netd reads of them.
+func parseExtensions(exts wire) (clientHello, error) {
 	seen := map[uint16]bool{}
-	name := ""
+	var h clientHello
 	for len(exts) > 0 {
 		typ, ok := exts.u16()
 		var data wire
 		if !ok || !exts.vec16(&data) || seen[typ] {
-			return "", errMalformed
+			return clientHello{}, errMalformed
 		}
 		seen[typ] = true
 		if typ == extPreSharedKey && len(exts) != 0 {
-			return "", errMalformed // RFC 8446 §4.2.11: it must be the last extension
+			return clientHello{}, errMalformed // RFC 8446 §4.2.11: it must be the last extension
+		}
+		if _, ok := echExtensions[typ]; ok && h.ech == 0 {
+			h.ech = typ
 		}
 		if typ == extServerName {
 			var err error
-			if name, err = parseServerName(data); err != nil {
-				return "", err
+			if h.serverName, err = parseServerName(data); err != nil {
+				return clientHello{}, err
 			}
 			continue
 		}
 		if check, known := extensionChecks[typ]; known && !check(data) {
-			return "", errMalformed
+			return clientHello{}, errMalformed
 		}
 	}
-	return name, nil
+	return h, nil
 }
 
 // parseServerName reads a server_name extension (RFC 6066 §3): a non-empty list of typed,
@@ -210,7 +249,6 @@ var extensionChecks = map[uint16]func(wire) bool{
 	extSupportedVers:   checkSupportedVersions,
 	extKeyShare:        checkKeyShare,
 	extPreSharedKey:    checkPreSharedKey,
-	extECH:             checkECH,
 }
 
 func isEmpty(b wire) bool { return len(b) == 0 }
@@ -277,25 +315,6 @@ func checkPreSharedKey(b wire) bool {
 		}
 	}
 	return true
-}
-
-// checkECH checks an encrypted_client_hello extension: empty, the inner marker, or an outer
-// hello (cipher suite, config id, enc, payload).
-func checkECH(b wire) bool {
-	if len(b) == 0 {
-		return true
-	}
-	typ, _ := b.u8()
-	switch typ {
-	case 1: // inner
-		return len(b) == 0
-	case 0: // outer
-		var enc, payload wire
-		_, ok := b.take(2 + 2 + 1)
-		return ok && b.vec16(&enc) && b.vec16(&payload) && len(b) == 0
-	default:
-		return false
-	}
 }
 
 // wire is a cursor over wire data; each method consumes from the front and reports false,

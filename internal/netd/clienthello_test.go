@@ -114,6 +114,8 @@ func TestClientHello(t *testing.T) {
 		{"server hello", records(append([]byte{2}, helloMsg(sniExt("a.example"))[1:]...), 100), "", "not a tls handshake"},
 		{"sslv2 record version", append([]byte{22, 2, 0, 0, 1}, 1), "", "not a tls handshake"},
 		{"empty record", append([]byte{22, 3, 1, 0, 0}, records(helloMsg(sniExt("a.example")), 100)...), "", "malformed"},
+		{"a second hello in the hello's record", records(append(helloMsg(sniExt("a.example")), helloMsg(sniExt("b.example"))...), 1<<14), "", "malformed"},
+		{"a second hello in the next record", append(records(helloMsg(sniExt("a.example")), 1<<14), records(helloMsg(sniExt("b.example")), 1<<14)...), "a.example", ""},
 		{"truncated", records(helloMsg(sniExt("a.example")), 100)[:60], "", "unexpected EOF"},
 		{"nothing", nil, "", "no client hello"},
 		{"larger than 16 KiB", records(helloMsg(sniExt("a.example"), ext(21, make([]byte, 17000))), 1<<14), "", "larger than 16 KiB"},
@@ -139,7 +141,8 @@ func helloServerName(r io.Reader) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return parseClientHello(msg)
+	h, err := parseClientHello(msg)
+	return h.serverName, err
 }
 
 func TestReadClientHelloStopsAtTheHello(t *testing.T) {
@@ -172,17 +175,25 @@ var errStopHandshake = errors.New("stop")
 // goServerName feeds data to a crypto/tls server and reports the server name it saw, and
 // whether it accepted the ClientHello at all.
 func goServerName(data []byte) (name string, accepted bool) {
+	name, _, accepted = goHello(data)
+	return name, accepted
+}
+
+// goHello feeds data to a crypto/tls server and reports the server name and the extensions it
+// saw, and whether it accepted the ClientHello at all.
+func goHello(data []byte) (name string, exts []uint16, accepted bool) {
 	cfg := &tls.Config{GetConfigForClient: func(chi *tls.ClientHelloInfo) (*tls.Config, error) {
-		name, accepted = chi.ServerName, true
+		name, exts, accepted = chi.ServerName, chi.Extensions, true
 		return nil, errStopHandshake
 	}}
 	tls.Server(replayConn{bytes.NewReader(data)}, cfg).Handshake()
-	return name, accepted
+	return name, exts, accepted
 }
 
 // FuzzParseClientHello checks that a server name is never read from a hello a real TLS stack
 // rejects, or read differently from it, that the SNI proxy allows nothing else (no allow on
-// malformed input), and that the parser never panics.
+// malformed input, nor on a hello in which crypto/tls sees an extension of an encrypted
+// ClientHello), and that the parser never panics.
 func FuzzParseClientHello(f *testing.F) {
 	f.Add(realHello(f, "example.com", "h2"))
 	f.Add(realHello(f, ""))
@@ -191,6 +202,10 @@ func FuzzParseClientHello(f *testing.F) {
 	f.Add(records(helloMsg(sniExt("a.example", "type1:b")), 9))
 	f.Add(records(helloMsg(sniExt("a.example.com")), 7))
 	f.Add(records(helloMsg(sniExt("a.example.com", "b.example.com")), 100))
+	list, _ := echKey(f, "example.com")
+	f.Add(echHello(f, list, "secret.example.net"))
+	f.Add(records(helloMsg(sniExt("example.com"), ext(0xfe0d, []byte{1})), 9))
+	f.Add(records(helloMsg(ext(0xffce, nil), sniExt("example.com")), 100))
 	p := &sniProxy{cfg: testConfig(f, []string{"example.com", "*.example.com", "ssh.example.com:22"}, nil, "")}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkSNIDecision(t, p, data)
@@ -201,7 +216,8 @@ func FuzzParseClientHello(f *testing.F) {
 		if err != nil {
 			return
 		}
-		name, err := parseClientHello(msg)
+		h, err := parseClientHello(msg)
+		name := h.serverName
 		if err != nil || name == "" {
 			return
 		}
@@ -233,8 +249,13 @@ func checkSNIDecision(t *testing.T, p *sniProxy, data []byte) {
 		}
 		return
 	}
-	goName, accepted := goServerName(data)
+	goName, exts, accepted := goHello(data)
 	if !accepted || !strings.EqualFold(goName, name) || !p.cfg.get().list.Allows(name, 443) {
 		t.Fatalf("allowed %q from a hello crypto/tls reads as %q (accepted %v)", name, goName, accepted)
+	}
+	for _, e := range exts {
+		if _, ok := echExtensions[e]; ok {
+			t.Fatalf("allowed %q from a hello with extension %#04x (%s)", name, e, echExtensions[e])
+		}
 	}
 }

@@ -34,6 +34,38 @@
 // aggregated, up to a cap past which denials are still kept and every loss is counted (logs.go).
 // If netd dies, the namespace loses its interfaces and the agent is offline: it fails closed.
 //
+// # Encrypted ClientHello
+//
+// A ClientHello can carry another, encrypted one (ECH, RFC 9849): the outer hello names a
+// public name, the inner one the server the client wants, and a server that holds the key, as
+// CDNs that front many sites do, decrypts the inner hello and serves the server it names. netd
+// reads only the outer hello, so the name it would judge is not the name served: fronting (a
+// name the allowlist does not have, reached through an allowed one) at the TLS layer. Both
+// deciders, the TLS proxy and the fast path's child, therefore refuse a hello that carries any
+// extension of an encrypted ClientHello, in any form and position, and log it with its own
+// reason (policy.ReasonECH) and the outer name. GREASE ECH (RFC 9849 §6.2), which clients send
+// to keep the extension in use, is the same extension with random contents and made to be
+// indistinguishable from a real one, so it is refused too. The extensions ([echExtensions]):
+//
+//   - 0xfe0d encrypted_client_hello and 0xfd00 ech_outer_extensions: RFC 9849 and the IANA
+//     TLS ExtensionType registry; the same numbers in drafts 13 to 25 (0xfd00 from draft 08);
+//   - 0xfe08 to 0xfe0c: encrypted_client_hello of drafts 08 to 12, and 0xda09 ech_is_inner of
+//     drafts 09 and 10;
+//   - 0xff02 encrypted_client_hello, 0xff03 ech_nonce and 0xff04 outer_extension of draft 07;
+//   - 0xffce encrypted_server_name: ESNI, the design before ECH (drafts 00 to 05;
+//     echo_nonce in draft 06), which Firefox and Cloudflare deployed.
+//
+// The numbers of the drafts are from the history of the draft's own repository
+// (github.com/tlswg/draft-ietf-tls-esni), whose tags do not all point at the published texts.
+// Clients do not send ECH unless configured to (Go's crypto/tls, Node, curl and Claude Code
+// do not by default); Chromium-based browsers send it, GREASE if nothing else, and are refused.
+// There is no mode to allow it.
+//
+// A hello must end with its record (RFC 8446 §5.1), so no second one rides in the first one's
+// record. netd reads a connection's first ClientHello only: the second, after a
+// HelloRetryRequest, passes unread, and a server must take ECH and the server name from the
+// first (RFC 9849 §7.1.1, RFC 8446 §4.1.2), as crypto/tls does (SECURITY.md E40).
+//
 // # The shared namespace
 //
 // The agent joins netd's network namespace, so it shares netd's loopback, port space, conntrack

@@ -17,7 +17,8 @@ import (
 // each log is bounded, no bound can hide a denial silently, and every bound says when it was hit:
 //
 //   - repeats of one decision (DNS: name, type, verdict, rcode and reason; a refused connection:
-//     kind, name, port, reason and the address aimed at) are written once, then counted, and
+//     kind, name, port, reason, the address aimed at and the path, proxy or fast) are written
+//     once, then counted, and
 //     written as one aggregate line per decision every flushInterval; a flood of one pattern
 //     costs a line every two seconds. At most maxRepeatKeys decisions are counted at a time;
 //     others are written whole;
@@ -73,6 +74,7 @@ type repeatKey struct {
 	name, typ, verdict, rcode, reason string
 	port                              int
 	origDst                           string // where the agent aimed a connection
+	kernel                            bool   // decided on the fast path ([policy.ConnRecord.Kernel])
 }
 
 // repeat counts the repeats of a decision since its last line.
@@ -98,7 +100,8 @@ func decisionOf(v any) decision {
 			aggregate: true, denied: denied, queued: denied, name: r.Name, ts: r.TS}
 	case policy.ConnRecord:
 		denied := r.Verdict == policy.Denied
-		return decision{key: repeatKey{kind: r.Kind, name: r.Name, verdict: r.Verdict, reason: r.Reason, port: r.Port, origDst: r.OrigDst},
+		return decision{key: repeatKey{kind: r.Kind, name: r.Name, verdict: r.Verdict, reason: r.Reason, port: r.Port, origDst: r.OrigDst,
+			kernel: r.Kernel},
 			aggregate: denied, denied: denied, queued: denied, name: r.Name, ts: r.TS}
 	case policy.MCPRecord:
 		return decision{denied: r.Verdict == policy.Denied, ts: r.TS}
@@ -115,7 +118,7 @@ func (k repeatKey) line(r *repeat) any {
 			Reason: k.reason, Count: r.count, Last: r.last}
 	}
 	return policy.ConnRecord{TS: r.first, Kind: k.kind, Name: k.name, Port: k.port, Verdict: k.verdict,
-		Reason: k.reason, OrigDst: k.origDst, Count: r.count, Last: r.last}
+		Reason: k.reason, OrigDst: k.origDst, Kernel: k.kernel, Count: r.count, Last: r.last}
 }
 
 // write logs one decision: a policy.DNSRecord, ConnRecord or MCPRecord.

@@ -319,28 +319,37 @@ func TestSupervisorFloodKeepsDenials(t *testing.T) {
 }
 
 // TestLogAggregatesRefusedConnections: refusals repeat into aggregates that keep where the agent
-// aimed; an aim elsewhere is a decision of its own, and allowed connections are each written.
+// aimed and which path decided (the fast path's say kernel); an aim elsewhere, or the other
+// path, is a decision of its own, and allowed connections are each written.
 func TestLogAggregatesRefusedConnections(t *testing.T) {
 	buf := &syncBuffer{}
 	j := newJSONL(buf, maxLogBytes)
-	refused := func(dst string) policy.ConnRecord {
-		return policy.ConnRecord{TS: policy.Timestamp(time.Now()), Kind: policy.KindHTTP, Name: "other.test", Port: 80,
-			Verdict: policy.Denied, Reason: "not allowed", OrigDst: dst}
+	start, n := time.Now(), 0
+	refused := func(dst string) policy.ConnRecord { // each a millisecond after the last: aggregates come in order
+		n++
+		return policy.ConnRecord{TS: policy.Timestamp(start.Add(time.Duration(n) * time.Millisecond)), Kind: policy.KindHTTP,
+			Name: "other.test", Port: 80, Verdict: policy.Denied, Reason: "not allowed", OrigDst: dst}
 	}
 	for range 3 {
 		j.write(refused("192.0.2.1:80"))
 	}
 	j.write(refused("192.0.2.2:80"))
+	for range 3 {
+		r := refused("192.0.2.1:80")
+		r.Kernel = true
+		j.write(r)
+	}
 	for range 2 {
 		j.write(policy.ConnRecord{Kind: policy.KindTLS, Name: "ok.test", Port: 443, Verdict: policy.Allowed, BytesUp: 10})
 	}
 	j.flush()
 	var got []string
 	for _, r := range logRecords[policy.ConnRecord](t, buf) {
-		got = append(got, fmt.Sprintf("%s %s %s x%d", r.Name, r.Verdict, r.OrigDst, r.Decisions()))
+		got = append(got, fmt.Sprintf("%s %s %s kernel=%v x%d", r.Name, r.Verdict, r.OrigDst, r.Kernel, r.Decisions()))
 	}
-	want := []string{"other.test denied 192.0.2.1:80 x1", "other.test denied 192.0.2.2:80 x1", "ok.test allowed  x1",
-		"ok.test allowed  x1", "other.test denied 192.0.2.1:80 x2"}
+	want := []string{"other.test denied 192.0.2.1:80 kernel=false x1", "other.test denied 192.0.2.2:80 kernel=false x1",
+		"other.test denied 192.0.2.1:80 kernel=true x1", "ok.test allowed  kernel=false x1", "ok.test allowed  kernel=false x1",
+		"other.test denied 192.0.2.1:80 kernel=false x2", "other.test denied 192.0.2.1:80 kernel=true x2"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("conn.jsonl (-want +got):\n%s", diff)
 	}

@@ -187,18 +187,23 @@ func (p *sniProxy) open(c *net.TCPConn, rec *policy.ConnRecord) (up net.Conn, he
 
 // readDecision reads one ClientHello from r and decides on its server name, which it puts in
 // rec. It returns the bytes read (to replay upstream) and the canonical name to connect to, or a
-// [refusal]. Anything but a well-formed hello naming an allowed host is refused.
+// [refusal]. Anything but a well-formed hello naming an allowed host, without an encrypted
+// ClientHello, is refused.
 func (p *sniProxy) readDecision(r io.Reader, rec *policy.ConnRecord) (raw []byte, name string, err error) {
 	raw, msg, err := readClientHello(r)
 	if err != nil {
 		return raw, "", denied(err.Error())
 	}
-	sni, err := parseClientHello(msg)
+	hello, err := parseClientHello(msg)
 	if err != nil {
 		return raw, "", denied(err.Error())
 	}
-	rec.Name = logName(sni)
-	name, err = p.decide(sni)
+	rec.Name = logName(hello.serverName)
+	if hello.ech != 0 {
+		// The server would read the name inside the encrypted hello, not this one.
+		return raw, "", denied(policy.ReasonECH)
+	}
+	name, err = p.decide(hello.serverName)
 	return raw, name, err
 }
 

@@ -13,11 +13,13 @@ import (
 
 // TestDecideHeld: the child decides on a held flow's hello as the SNI proxy decides on a
 // connection: an allowed name is allowed (to the address the agent aimed at, logged as carried by
-// the kernel), anything else refused with the proxy's reason, and a flow it cannot read refused.
+// the kernel), anything else refused with the proxy's reason (an allowed outer name with an
+// encrypted ClientHello too), and a flow it cannot read refused.
 func TestDecideHeld(t *testing.T) {
 	var log bytes.Buffer
 	p := &sniProxy{cfg: testConfig(t, []string{"exact.test", "ssh.test:22"}, nil, ""), log: newJSONL(&log, 1<<20), now: time.Now}
 	const flow = "172.30.0.2:40000 192.0.2.10:443"
+	list, _ := echKey(t, "exact.test")
 	for _, tc := range []struct {
 		name, flow string
 		hello      []byte
@@ -31,6 +33,7 @@ func TestDecideHeld(t *testing.T) {
 		{"other port", flow, realHello(t, "ssh.test"), "", policy.Denied, "allowed only on port 22"},
 		{"no sni", flow, realHello(t, ""), "", policy.Denied, "no sni"},
 		{"not tls", flow, []byte("GET / HTTP/1.1\r\n\r\n"), "", policy.Denied, "not a tls handshake"},
+		{"encrypted client hello", flow, echHello(t, list, "secret.test"), "", policy.Denied, policy.ReasonECH},
 		{"flow unreadable", "garbage", realHello(t, "exact.test"), "", policy.Error, "unreadable flow"},
 		{"flow not 443", "172.30.0.2:40000 192.0.2.10:8443", realHello(t, "exact.test"), "", policy.Error, "unreadable flow"},
 	} {

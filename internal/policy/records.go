@@ -105,14 +105,20 @@ type ConnRecord struct {
 	// its byte counts are the hello's, and DurMS is the decision's.
 	Kernel bool `json:"kernel,omitempty"`
 	// Count and Last make the line an aggregate of refusals identical in kind, name, port,
-	// reason and OrigDst, as for [DNSRecord]; Upstream, the byte counts and the duration are
-	// then empty.
+	// reason, OrigDst and Kernel, as for [DNSRecord]; Upstream, the byte counts and the
+	// duration are then empty.
 	Count int64  `json:"count,omitempty"`
 	Last  string `json:"last,omitempty"`
 }
 
 // Decisions returns how many decisions the line stands for.
 func (r ConnRecord) Decisions() int64 { return max(r.Count, 1) }
+
+// ReasonECH is the Reason of a TLS [ConnRecord] refused because its ClientHello carries an
+// encrypted ClientHello (ECH, or a draft's or ESNI's extension): the server it asks for is
+// inside, where netd cannot read it, and a server that decrypts it serves that name instead of
+// the one netd saw. Name is then the outer hello's server name.
+const ReasonECH = "encrypted client hello"
 
 // MCPRecord is one MCP request through the forwarder.
 type MCPRecord struct {

@@ -62,6 +62,10 @@ func (s Summary) WriteText(w io.Writer) {
 		if d, r := h.DeniedNames(), h.RefusedConnections(); len(d)+len(r) > 0 {
 			line(w, "  ↳ review them with `abox egress list`; allow one with `abox egress add <host>`")
 		}
+		if e := h.EncryptedHellos(); len(e) > 0 {
+			line(w, "  refused encrypted client hellos (outer name): %s", telemetry.FormatCounts(e, 10))
+			line(w, "  ↳ the server asked for was encrypted, so netd cannot judge it; allowing the outer name changes nothing")
+		}
 		telemetry.WriteLogCaps(w, "  ", out.ID, h.LogCaps())
 	}
 	out.Exec.WriteText(w, s.OnExecChange, s.ExecExit)

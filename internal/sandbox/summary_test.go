@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aboxhq/abox/internal/policy"
 	"github.com/aboxhq/abox/internal/telemetry"
 	"github.com/aboxhq/abox/internal/watch"
 )
@@ -69,5 +70,32 @@ func TestSummaryText(t *testing.T) {
 	Summary{Outcome: &Outcome{ID: "r2", Result: "exited"}, Shell: true}.WriteText(&b)
 	if !strings.HasPrefix(b.String(), "\nshell r2 · exited · exit 0 · 0.0s\n") {
 		t.Errorf("shell summary = %q", b.String())
+	}
+}
+
+// TestSummaryEncryptedHellos: connections refused for an encrypted ClientHello are counted
+// under their outer name, among the refused connections and on a line of their own that says
+// allowing the name would not help.
+func TestSummaryEncryptedHellos(t *testing.T) {
+	h := &telemetry.Harvest{Conns: []policy.ConnRecord{
+		{Kind: policy.KindTLS, Name: "cdn.test", Verdict: policy.Denied, Reason: policy.ReasonECH, Kernel: true},
+		{Kind: policy.KindTLS, Name: "cdn.test", Verdict: policy.Denied, Reason: policy.ReasonECH, Count: 2},
+		{Kind: policy.KindTLS, Name: "evil.test", Verdict: policy.Denied, Reason: "not allowed"},
+	}}
+	var b bytes.Buffer
+	Summary{Outcome: &Outcome{ID: "r1", Result: "exited", Harvest: h}}.WriteText(&b)
+	for _, want := range []string{
+		"  refused connections (SNI/Host): cdn.test (x3), evil.test (x1)\n",
+		"  refused encrypted client hellos (outer name): cdn.test (x3)\n  ↳ the server asked for was encrypted",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+	h.Conns = h.Conns[2:]
+	b.Reset()
+	Summary{Outcome: &Outcome{ID: "r1", Result: "exited", Harvest: h}}.WriteText(&b)
+	if strings.Contains(b.String(), "encrypted") {
+		t.Errorf("summary without an encrypted hello mentions one:\n%s", b.String())
 	}
 }

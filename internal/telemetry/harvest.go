@@ -175,6 +175,20 @@ func (h *Harvest) RefusedConnections() []NameCount {
 	return sortCounts(counts)
 }
 
+// EncryptedHellos returns the outer server names of the TLS connections netd refused because
+// their ClientHello carried an encrypted one ([policy.ReasonECH]), most frequent first: the
+// server asked for was inside, where netd cannot read it. They are among
+// [Harvest.RefusedConnections] too; only those the log kept are counted.
+func (h *Harvest) EncryptedHellos() []NameCount {
+	counts := map[string]int{}
+	for _, r := range h.Conns {
+		if r.Verdict == policy.Denied && r.Reason == policy.ReasonECH {
+			counts[connName(r.Name)] += int(r.Decisions())
+		}
+	}
+	return sortCounts(counts)
+}
+
 func connName(name string) string {
 	if name == "" {
 		return "(no name)"

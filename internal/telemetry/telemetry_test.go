@@ -33,6 +33,8 @@ truncated {"na
 {"kind":"tls","name":"front.test","verdict":"denied"}
 {"kind":"tls","name":"","verdict":"denied"}
 {"kind":"tls","name":"ok.test","verdict":"allowed"}
+{"kind":"tls","name":"cdn.test","verdict":"denied","reason":"encrypted client hello","kernel":true,"count":2}
+{"kind":"tls","name":"cdn.test","verdict":"denied","reason":"encrypted client hello"}
 `)
 	write(t, dir, policy.MCPLog, `{"method":"tools/list","verdict":"allowed"}
 {"method":"tools/call","tool":"echo","verdict":"allowed"}
@@ -46,8 +48,11 @@ truncated {"na
 	if diff := cmp.Diff([]NameCount{{"evil.test", 2}, {"other.test", 1}}, h.DeniedNames()); diff != "" {
 		t.Errorf("DeniedNames (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]NameCount{{"(no name)", 1}, {"front.test", 1}}, h.RefusedConnections()); diff != "" {
+	if diff := cmp.Diff([]NameCount{{"cdn.test", 3}, {"(no name)", 1}, {"front.test", 1}}, h.RefusedConnections()); diff != "" {
 		t.Errorf("RefusedConnections (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]NameCount{{"cdn.test", 3}}, h.EncryptedHellos()); diff != "" {
+		t.Errorf("EncryptedHellos (-want +got):\n%s", diff)
 	}
 	if h.Dropped() != 7 || len(h.ToolCalls()) != 2 || len(h.Corrupt) != 1 {
 		t.Errorf("dropped %d, tool calls %d, corrupt %v", h.Dropped(), len(h.ToolCalls()), h.Corrupt)

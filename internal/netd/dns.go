@@ -24,6 +24,8 @@ type dnsHandler struct {
 	sets setAdder
 	log  *jsonl
 	now  func() time.Time
+	// lookups are the upstream lookups in flight ([maxDNSLookups]); nil bounds none.
+	lookups chan struct{}
 	// allowed decides which answered addresses may be opened on the name's non-TLS ports; nil
 	// allows all. netd's is [destinationCheck].
 	allowed func(netip.Addr) error
@@ -73,10 +75,42 @@ func (h *dnsHandler) answer(ctx context.Context, r *dns.Msg) (*dns.Msg, policy.D
 		m.Rcode, rec.Reason = dns.RcodeNameError, "not allowed"
 	case q.Qtype != dns.TypeA:
 		rec.Verdict, rec.Reason = policy.Allowed, "only A is forwarded"
+	case !h.lookup():
+		m.Rcode, rec.Verdict, rec.Reason = dns.RcodeServerFailure, policy.Error, reasonTooManyLookups
 	default:
+		defer h.lookupDone()
 		rec = h.forward(ctx, m, q, name, ports, rec)
 	}
 	return m, rec
+}
+
+// maxDNSLookups bounds the upstream lookups the resolver has in flight. Every datagram the agent
+// sends gets a goroutine of its own, and a lookup of an allowed name holds it, a socket and the
+// query for as long as upstream takes — 0.8 s and more for a name Docker's resolver does not
+// answer at once. A flood of 20,000 queries a second for such a name took netd's child past its
+// memory limit in seconds; past the bound a query is answered SERVFAIL at once, and logged.
+const maxDNSLookups = 256
+
+// reasonTooManyLookups is the log's reason for a query answered SERVFAIL at [maxDNSLookups].
+const reasonTooManyLookups = "too many lookups in flight"
+
+// lookup takes a place for an upstream lookup, without waiting; false when none is free.
+func (h *dnsHandler) lookup() bool {
+	if h.lookups == nil {
+		return true
+	}
+	select {
+	case h.lookups <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (h *dnsHandler) lookupDone() {
+	if h.lookups != nil {
+		<-h.lookups
+	}
 }
 
 // forward answers an allowed A question from upstream. Before answering, it opens the

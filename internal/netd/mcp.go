@@ -29,6 +29,11 @@ type mcpForwarder struct {
 	log      *jsonl
 	now      func() time.Time
 	sessions mcpSessions // the gateway sessions to close at stop (mcpsessions.go)
+	// held are the request and response bodies the forwarder holds in memory, all requests
+	// together ([maxMCPBuffered]); bodyTimeout bounds a request body's reading, from when it
+	// starts.
+	held        byteBudget
+	bodyTimeout time.Duration
 }
 
 // Limits of the forwarder.
@@ -37,6 +42,13 @@ const (
 	maxMCPRequest   = 8 << 20
 	maxMCPResponse  = 32 << 20
 	refusedToolCode = rpcInvalidParams
+	// maxMCPBuffered bounds the request bodies and the JSON responses the forwarder holds at
+	// once: 64 connections each sending an 8 MiB body would be twice netd's memory. A request
+	// past it is answered 429 before its body is read, a response 503.
+	maxMCPBuffered = 40 << 20
+	// mcpBodyTimeout bounds the reading of a request body: a slow upload would otherwise hold
+	// its share of the budget as long as it likes.
+	mcpBodyTimeout = 30 * time.Second
 )
 
 // Headers passed on, each way; anything else (Authorization, Origin, cookies, forwarding
@@ -54,7 +66,8 @@ func newMCPForwarder(cfg *current, log *jsonl) *mcpForwarder {
 		MaxIdleConnsPerHost: 16,
 		IdleConnTimeout:     90 * time.Second,
 	}
-	return &mcpForwarder{cfg: cfg, client: &http.Client{Transport: tr}, log: log, now: time.Now}
+	return &mcpForwarder{cfg: cfg, client: &http.Client{Transport: tr}, log: log, now: time.Now,
+		held: byteBudget{max: maxMCPBuffered}, bodyTimeout: mcpBodyTimeout}
 }
 
 // gatewayDialer returns the MCP forwarder's only way out: a dial of the gateway's address as the
@@ -102,7 +115,23 @@ func (f *mcpForwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // post checks a POST body and forwards it, or refuses it without forwarding.
 func (f *mcpForwarder) post(w http.ResponseWriter, r *http.Request, cfg *config, start time.Time) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMCPRequest))
+	if r.ContentLength > maxMCPRequest {
+		http.Error(w, "abox: request too large", http.StatusRequestEntityTooLarge)
+		f.logOne(start, "", policy.Denied, "request body over 8 MiB", http.StatusRequestEntityTooLarge)
+		return
+	}
+	want := r.ContentLength // a body of unknown length holds a place for the largest one
+	if want < 0 {
+		want = maxMCPRequest + 1
+	}
+	if !f.held.take(want) {
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "abox: too many request bytes in flight", http.StatusTooManyRequests)
+		f.logOne(start, "", policy.Denied, "too many request bytes in flight", http.StatusTooManyRequests)
+		return
+	}
+	defer f.held.give(want)
+	body, err := f.readRequest(w, r)
 	if err != nil {
 		http.Error(w, "abox: request too large or unreadable", http.StatusRequestEntityTooLarge)
 		f.logOne(start, "", policy.Denied, err.Error(), http.StatusRequestEntityTooLarge)
@@ -123,6 +152,19 @@ func (f *mcpForwarder) post(w http.ResponseWriter, r *http.Request, cfg *config,
 		return
 	}
 	f.forward(w, r, cfg, body, msgs, start)
+}
+
+// readRequest reads the request's body, of at most maxMCPRequest bytes, within bodyTimeout of
+// now. The buffer it returns is what the caller's share of the budget holds.
+func (f *mcpForwarder) readRequest(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if err := http.NewResponseController(w).SetReadDeadline(f.now().Add(f.bodyTimeout)); err != nil {
+		return nil, fmt.Errorf("cannot bound the body's reading: %w", err)
+	}
+	body, err := readBounded(r.Body, r.ContentLength, maxMCPRequest)
+	if err == nil && int64(len(body)) > maxMCPRequest {
+		err = errors.New("request body over 8 MiB")
+	}
+	return body, err
 }
 
 // rpcRefusal is how the forwarder answers one message itself: a JSON-RPC error code, the verdict
@@ -235,7 +277,7 @@ func (f *mcpForwarder) forward(w http.ResponseWriter, r *http.Request, cfg *conf
 	}
 	copyHeaders(w.Header(), resp.Header, mcpResponseHeaders)
 	allowed := func(tool string) bool { _, ok := cfg.toolAllowed(tool); return ok }
-	err = relayMCP(w, resp, allowed)
+	err = relayMCP(w, resp, allowed, &f.held)
 	verdict, reason := policy.Allowed, ""
 	switch {
 	case err != nil && agentGone(r, err):
@@ -253,9 +295,9 @@ func agentGone(r *http.Request, err error) bool {
 	return r.Context().Err() != nil || errors.Is(err, context.Canceled)
 }
 
-// relayMCP writes the gateway's response: event streams event by event, JSON whole, both with
-// tool lists filtered.
-func relayMCP(w http.ResponseWriter, resp *http.Response, allowed func(string) bool) error {
+// relayMCP writes the gateway's response: event streams event by event, JSON whole (held within
+// budget), both with tool lists filtered.
+func relayMCP(w http.ResponseWriter, resp *http.Response, allowed func(string) bool, budget *byteBudget) error {
 	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch media {
 	case "text/event-stream":
@@ -267,7 +309,20 @@ func relayMCP(w http.ResponseWriter, resp *http.Response, allowed func(string) b
 			return out
 		})
 	case "application/json":
-		b, err := io.ReadAll(io.LimitReader(resp.Body, maxMCPResponse+1))
+		want := resp.ContentLength
+		if want < 0 || want > maxMCPResponse {
+			want = maxMCPResponse + 1
+		}
+		if !budget.take(want) {
+			http.Error(w, "abox: too many bytes in flight through the MCP forwarder", http.StatusServiceUnavailable)
+			return errors.New("too many bytes in flight: the gateway's response was not read")
+		}
+		defer budget.give(want)
+		n := resp.ContentLength
+		if n > maxMCPResponse {
+			n = -1 // read up to the bound, and be refused for it
+		}
+		b, err := readBounded(resp.Body, n, maxMCPResponse)
 		if err != nil || len(b) > maxMCPResponse {
 			http.Error(w, "abox: gateway response unreadable or too large", http.StatusBadGateway)
 			return cmp.Or(err, errors.New("gateway response larger than 32 MiB"))

@@ -20,7 +20,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,10 +48,7 @@ type modelForwarder struct {
 	bodyTimeout time.Duration
 	// bodies are the request bytes held in memory, all requests together: a request whose body
 	// would take them past maxModelBuffered is answered 429 before it is read.
-	bodies struct {
-		sync.Mutex
-		held int64
-	}
+	bodies byteBudget
 }
 
 // Limits of the model forwarder.
@@ -148,7 +144,7 @@ func newModelForwarder(cfg *current, dial func(ctx context.Context, name string,
 	}
 	client := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return &modelForwarder{cfg: cfg, client: client, log: log, now: time.Now, slots: make(chan struct{}, maxModelRequests),
-		bodyTimeout: modelBodyTimeout}
+		bodyTimeout: modelBodyTimeout, bodies: byteBudget{max: maxModelBuffered}}
 }
 
 // ServeHTTP forwards one model request of the agent's.
@@ -357,41 +353,13 @@ func newModelID() string {
 
 // holdBody takes n bytes of the forwarder's body budget, or reports false when they would take it
 // past maxModelBuffered.
-func (f *modelForwarder) holdBody(n int64) bool {
-	f.bodies.Lock()
-	defer f.bodies.Unlock()
-	if f.bodies.held+n > maxModelBuffered {
-		return false
-	}
-	f.bodies.held += n
-	return true
-}
+func (f *modelForwarder) holdBody(n int64) bool { return f.bodies.take(n) }
 
-func (f *modelForwarder) releaseBody(n int64) {
-	f.bodies.Lock()
-	defer f.bodies.Unlock()
-	f.bodies.held -= n
-}
+func (f *modelForwarder) releaseBody(n int64) { f.bodies.give(n) }
 
-// readBody reads a request body of length n (-1: unknown) into one buffer of that size, so that
-// what it holds is what the budget counts; an unknown length is read into one buffer of
-// maxModelRequest+1 bytes, the place the budget holds for it (growing one as it reads would
-// leave up to as much again behind as garbage).
-func readBody(r io.Reader, n int64) ([]byte, error) {
-	if n < 0 {
-		body := make([]byte, maxModelRequest+1)
-		m, err := io.ReadFull(r, body)
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return body[:m:m], nil
-		}
-		return body[:m], err
-	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(r, body); err != nil {
-		return nil, err
-	}
-	return body, nil
-}
+// readBody reads a request body of length n (-1: unknown) of at most maxModelRequest bytes
+// ([readBounded]).
+func readBody(r io.Reader, n int64) ([]byte, error) { return readBounded(r, n, maxModelRequest) }
 
 // modelRefusal says why a request is not forwarded, or "" when it is: a method and path of the
 // API, a clean path (no dot segments, no escaped slashes), no body on a GET.

@@ -500,8 +500,8 @@ func TestModelForwarderBoundsHeldBodies(t *testing.T) {
 	}
 	// The slow requests are in once the forwarder counts their bodies.
 	held := func() int64 {
-		f.bodies.Lock()
-		defer f.bodies.Unlock()
+		f.bodies.mu.Lock()
+		defer f.bodies.mu.Unlock()
 		return f.bodies.held
 	}
 	deadline := time.Now().Add(10 * time.Second)

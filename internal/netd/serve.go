@@ -213,7 +213,8 @@ func (c *child) start(ls *listeners, res *resolver, errc chan<- error) {
 	own, _ := ownAddrs() // the supervisor refuses them too; this spares a request it would refuse
 	allowed := destinationCheck(&c.cur, own)
 	dial := &upstreamDialer{res: res, sets: c.sets, timeout: dialTimeout, allowed: allowed}
-	h := &dnsHandler{cfg: &c.cur, res: res, sets: c.sets, log: c.logs.dns, now: time.Now, allowed: allowed}
+	h := &dnsHandler{cfg: &c.cur, res: res, sets: c.sets, log: c.logs.dns, now: time.Now, allowed: allowed,
+		lookups: make(chan struct{}, maxDNSLookups)}
 	udp, tcp := dnsServers(h, ls.dnsUDP, bound(ls.dnsTCP, maxDNSTCPConns, c.logs.conn, policy.KindDNS, policy.DNSPort))
 	sni := &sniProxy{cfg: &c.cur, dial: dial, log: c.logs.conn, port: 443, helloTimeout: helloTimeout,
 		slots: make(chan struct{}, maxProxyConns), now: time.Now}

@@ -1,0 +1,65 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aboxhq/abox/e2e/harness"
+	"github.com/aboxhq/abox/internal/policy"
+)
+
+// The fifth red team: attacks on the model forwarder's body walk and spend records, on the
+// listeners' bounds, and on the Encrypted ClientHello refusal.
+
+// checkNetdSurvived fails t when the run ended with netd dead: the run's exit, its summary and
+// its record.
+func checkNetdSurvived(t *testing.T, h *harness.H, res harness.Result, out string) {
+	t.Helper()
+	if !res.OK() || strings.Contains(res.Stderr, "netd exited") {
+		t.Errorf("the attack ended the run: exit %d\n%s\n%s", res.ExitCode, out, res.Stderr)
+	}
+	runs := allRunRecords(t, h)
+	if len(runs) == 0 {
+		t.Fatal("no run record")
+	}
+	if runs[0].Outcome != "exited" {
+		t.Errorf("run outcome %q, want exited", runs[0].Outcome)
+	}
+}
+
+// TestAttackRedTeam5MCPBodyMemory: the agent opens 64 connections to netd's MCP forwarder (its
+// bound) and on each posts a JSON-RPC body announced as 8 MiB (the forwarder's limit per
+// request), sends all of it but the last byte, and waits. The forwarder reads each body whole
+// into memory (io.ReadAll) before it looks at it, with no deadline on the body and no budget
+// across requests as the model forwarder has (C17, C23): 64 x 8 MiB is twice netd's 256 MiB.
+// Safe: netd keeps serving (a DNS query after the flood is answered) and the run ends normally.
+// Now: within 2 s the kernel's memory cgroup kills netd's serving child (anon-rss ~250 MB,
+// "Memory cgroup out of memory" in dmesg), and the run ends netd-died with no counters. The same
+// script with the flood left out (the control) ends normally.
+func TestAttackRedTeam5MCPBodyMemory(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	h.StartServer("exact.test")
+	h.WriteConfig(h.DefaultConfig())
+	mcpCustomServers(t, h)
+	h.WriteManifest("version: 1\nproject: mcpmem\nprofile: " + h.Profile + "\negress: [exact.test]\nservers: [echo]\n")
+	mustAbox(t, h, "up", "--yes")
+	mcp := "http://127.0.0.1:" + strconv.Itoa(policy.MCPPort) + "/mcp"
+	dns := "127.0.0.1:" + strconv.Itoa(policy.DNSPort)
+	script := bashLines(
+		`echo "before $(claude net dns `+dns+` exact.test)"`,
+		`head -c 8388607 /dev/zero | tr '\0' ' ' > /tmp/body`,
+		`for i in $(seq 64); do curl -s -o /dev/null -m 40 -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' `+
+			`-H 'expect:' -H 'content-length: 8388608' --data-binary @/tmp/body `+mcp+` & done`,
+		`sleep 25`,
+		`echo "after $(claude net dns `+dns+` exact.test)"`,
+		`wait`)
+	res := h.Abox("run", script)
+	out := agentOutput(res.Stdout)
+	checkNetdSurvived(t, h, res, out)
+	got := probes(t, out)
+	probesOK(t, got, "before", "after")
+}

@@ -63,3 +63,29 @@ func TestAttackRedTeam5MCPBodyMemory(t *testing.T) {
 	got := probes(t, out)
 	probesOK(t, got, "before", "after")
 }
+
+// TestAttackRedTeam5DNSUDPFlood: the agent floods netd's resolver over UDP with 20,000 A
+// queries a second, for 15 s, for one allowed name that Docker's resolver does not know (as
+// every internet name is: Docker forwards it as root, which the ruleset refuses, and netd asks
+// the host's resolvers after 0.8 s), without waiting for the answers. The UDP listener has no
+// bound (R18 bounds the TCP one only): miekg/dns starts a goroutine per datagram, and each
+// holds its upstream socket and state for the 0.8 s and more that the question takes upstream.
+// Safe: netd keeps serving (a query after the flood is answered) and the run ends normally.
+// Now: within 6 s the kernel's memory cgroup kills netd's serving child and the run ends
+// netd-died. The same flood of a name Docker answers at once (exact.test), or of nowhere.test at
+// 5,000 a second, leaves netd alive (the agent's own queries time out during the flood).
+func TestAttackRedTeam5DNSUDPFlood(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	h.StartServer("exact.test")
+	upProject(t, h, "dnsflood5", []string{"exact.test", "nowhere.test"}, "")
+	dns := "127.0.0.1:" + strconv.Itoa(policy.DNSPort)
+	res := h.Abox("run", bashLines(
+		`echo "before $(claude net dns `+dns+` exact.test)"`,
+		`echo "flood $(claude net rt5-udpflood `+dns+` nowhere.test 20000 15)"`,
+		`sleep 5`,
+		`echo "after $(claude net dns `+dns+` exact.test)"`))
+	out := agentOutput(res.Stdout)
+	checkNetdSurvived(t, h, res, out)
+	probesOK(t, probes(t, out), "before", "flood", "after")
+}

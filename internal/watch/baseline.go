@@ -68,9 +68,11 @@ func (b *Baseline) OlderGitReading() bool { return b.GitTS != "" && max(b.GitRea
 
 // WatchReading numbers what [Take] watches of the files: 1 until issue 34 (a list of names at
 // the workspace root), 2 since (the [Catalog], at the top of every workspace package and in
-// every virtualenv, and the hidden directories it does not know). Raise it whenever the watched
-// files of an unchanged workspace can grow.
-const WatchReading = 2
+// every virtualenv, and the hidden directories it does not know), 3 since red team 4 (more
+// tools' files, the directories between the root and a package, the hidden files and the
+// entries of known hidden directories the catalog does not know). Raise it whenever the
+// watched files of an unchanged workspace can grow.
+const WatchReading = 3
 
 // SetWatch records snap's watched files, caps and hidden directories as the watch section, at
 // ts, with the reading it was taken with.

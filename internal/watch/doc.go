@@ -34,30 +34,47 @@
 //
 // One table, [Catalog], says what in a workspace runs later on the host, or steers what runs:
 // each [CatalogEntry] has a pattern, the tool that reads it, when, and why that runs code. It
-// covers CI, git's own files and the hook managers, make, just, Task, CMake and Bazel, the
-// package managers and build tools of every toolchain abox knows (npm, yarn, pnpm and the node
-// tools that load their configuration as a module; pip, uv, pytest, tox and nox; cargo and
-// rustup; go; Maven and Gradle and their wrappers; Bundler; Composer; MSBuild and NuGet), the
-// editors' and agents' configuration (VS Code, Dev Containers, JetBrains, Zed, Vim; Claude
-// Code, Codex, Cursor, Gemini CLI, Copilot, and the instruction files they read), the shells'
-// (direnv, mise, asdf, Nix), virtualenvs and abox's own manifest. The live watch ([Take]), the
-// run's summary, doctor and the isolated review ([Lookup]) all read it; the user's patterns
-// (defaults.watch, mounts.watch) come on top.
+// covers CI, git's own files and the hook managers, make, just, Task, CMake, Meson and Bazel,
+// the package managers and build tools of every toolchain abox knows (npm, yarn, pnpm, gulp,
+// Grunt, Nx and the node tools that load their configuration as a module or name modules in
+// it — the rc files cosmiconfig reads, in every format; pip and its requirements files, uv,
+// pytest, tox, nox and pdb; cargo and rustup; go; Maven and Gradle and their wrappers; Bundler,
+// Rake, RSpec, irb and Pry; Composer; MSBuild and NuGet), the infrastructure tools run on the
+// host (Docker Compose, Vagrant, Terraform, Tilt, Skaffold), the editors' and agents'
+// configuration (VS Code, Dev Containers, JetBrains, Zed, Vim; Claude Code, Codex, Cursor,
+// Gemini CLI, Copilot, aider, Windsurf, Cline, Roo Code, Continue, and the instruction files
+// they read), the shells' (direnv, mise, asdf, Nix, Devbox, the .env files tools load into the
+// environment of what they run, and .config/), virtualenvs and abox's own manifest. Each tool's
+// names were taken from its documentation; a name is matched as its bytes, as Linux opens it,
+// but for a tool that compares names without regard to case (just), whose entries match every
+// case. The live watch ([Take]), the run's summary, doctor and the isolated review ([Lookup])
+// all read it; the user's patterns (defaults.watch, mounts.watch) come on top.
 //
 // Tools read these files where they run, not only at the top of the repository: npm in a
-// workspace package, make -C, an editor or an agent opened on a subdirectory. So an entry has a
-// [Reach]: the root only, the root and the top of every workspace package (a directory holding
-// one of [Markers]), every virtualenv (a directory holding pyvenv.cfg, whatever its name), or
-// every directory (conftest.py, .gitattributes, CLAUDE.md, AGENTS.md). A search of the whole
-// workspace finds them, to [MaxDepth] levels, following no link and entering neither .git nor
-// node_modules, within [MaxSearch] entries, [MaxPackages] packages and virtualenvs and
-// [MaxNamed] files found by name; a bound it hits is a [Capped] of its own ([SearchName]). No
-// catalog is complete: at the root and at the top of every package, a directory whose name
-// starts with a dot and that the catalog names nothing in is listed ([Snapshot.Hidden]), and
-// one that appears between two snapshots is reported as a new hidden directory. One that goes
-// away is not: what is gone runs nothing. Installed dependencies (node_modules, a
-// virtualenv's packages beyond what its python runs at every start) are code the host runs
-// that the catalog does not fingerprint: too many files, and the user's to install.
+// workspace package, make -C, an editor or an agent opened on a subdirectory; and many look for
+// them upward, from where they run to the root (cargo's .cargo/config.toml, MSBuild's
+// Directory.Build.props, Maven's .mvn/, go.work, Gemfile, justfile, compose.yaml). So an entry
+// has a [Reach]: the root only; the root, the top of every workspace package (a directory
+// holding one of [Markers]) and every directory between the two; every virtualenv (a directory
+// holding pyvenv.cfg, whatever its name); or every directory (conftest.py, .gitattributes,
+// CLAUDE.md, AGENTS.md, meson.build, *.tf). A search of the whole workspace finds them, to
+// [MaxDepth] levels, following no link and entering neither .git nor node_modules, within
+// [MaxSearch] entries, [MaxPackages] packages and virtualenvs and [MaxNamed] files found by
+// name; a bound it hits is a [Capped] of its own ([SearchName]).
+//
+// No catalog is complete. At the root, at the top of every package and in every directory
+// between, what the catalog does not know is listed by name ([Snapshot.Hidden]): a directory
+// whose name starts with a dot and that the catalog names nothing in, each entry of a hidden
+// directory the catalog knows for something else that no entry names (.github/prompts/ beside
+// .github/workflows/), and each hidden file no entry names, but those that only tell a tool
+// what to skip or how to lay text out (.gitignore and the other .*ignore files, .gitkeep,
+// .keep, .editorconfig). One that appears between two snapshots is reported as a new hidden
+// directory or file. The noise is bounded by what the list holds: names, one level deep, at the
+// places the catalog applies; what appears inside a directory already listed is not reported,
+// and one that goes away is not: what is gone runs nothing. Installed dependencies
+// (node_modules, a virtualenv's packages beyond what its python runs at every start) are code
+// the host runs that the catalog does not fingerprint: too many files, and the user's to
+// install.
 //
 // # What git reads, and what runs
 //

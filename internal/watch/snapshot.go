@@ -25,9 +25,13 @@ type Snapshot struct {
 	Git    map[string]string `json:"git"`
 	Files  map[string]string `json:"files"`
 	Capped []Capped          `json:"capped,omitempty"`
-	// Hidden are the directories whose name starts with a dot, at the root and at the top of
-	// every workspace package, that the catalog names nothing in (".foo/", "web/.foo/"),
-	// sorted. No catalog is complete: one that appears is reported ([NewHidden]).
+	// Hidden is what the catalog does not know at the root, at the top of every workspace
+	// package and in every directory between ([found.placeHidden]): the directories whose name
+	// starts with a dot that the catalog names nothing in (".foo/", "web/.foo/"), the entries
+	// of a hidden directory it knows for something else that no entry names
+	// (".github/prompts/"), and the hidden files no entry names (".aider.conf.yml"), sorted; a
+	// directory ends in "/". No catalog is complete: one that appears is reported
+	// ([NewHidden]).
 	Hidden []string `json:"hidden,omitempty"`
 }
 
@@ -64,7 +68,7 @@ const (
 	AreaGit    = "git"    // a dangerous git key, a hook, an included or unreadable config file
 	AreaFile   = "file"   // a watched file
 	AreaCap    = "cap"    // a watch pattern that hit a bound ([Capped]) it had not hit before
-	AreaHidden = "hidden" // a hidden directory the catalog does not know that appeared ([NewHidden])
+	AreaHidden = "hidden" // a hidden directory or file the catalog does not know that appeared ([NewHidden])
 )
 
 // ExecChange is one difference between two snapshots, as a run or doctor reports it.
@@ -104,8 +108,8 @@ func DiffFiles(old, new map[string]string) []ExecChange {
 	return out
 }
 
-// NewHidden lists the hidden directories of after that before did not have. One that went
-// away is no change: what is gone runs nothing.
+// NewHidden lists the hidden directories and files of after that before did not have. One that
+// went away is no change: what is gone runs nothing.
 func NewHidden(before, after []string) []ExecChange {
 	was := map[string]bool{}
 	for _, h := range before {
@@ -146,14 +150,14 @@ func changes(area string, old, new map[string]string) []ExecChange {
 
 // String is the change in words, for a person: "changed Makefile (now a FIFO) — make", "added
 // core.fsmonitor = ./x.sh", "capped .claude/: more than 500 entries", "new hidden directory:
-// .foo/". A file of the catalog is followed by the tool that runs it. Names and targets are the
-// agent's text: print the result escaped.
+// .foo/", "new hidden file: .bar". A file of the catalog is followed by the tool that runs it.
+// Names and targets are the agent's text: print the result escaped.
 func (c ExecChange) String() string {
 	switch {
 	case c.Area == AreaCap:
 		return fmt.Sprintf("capped %s: %s; what lies beyond was not compared", c.Name, c.New)
 	case c.Area == AreaHidden:
-		return "new hidden directory: " + c.Name
+		return c.label() + ": " + c.Name
 	case c.Tool != "" && c.New != "":
 		return c.Change + " " + c.Text() + " — " + c.Tool
 	}
@@ -195,6 +199,18 @@ func (c ExecChange) what() string {
 	return ""
 }
 
+// label is the kind of change as a summary groups it: the change, or for what the catalog does
+// not know, "new hidden directory" or "new hidden file".
+func (c ExecChange) label() string {
+	switch {
+	case c.Area != AreaHidden:
+		return c.Change
+	case strings.HasSuffix(c.Name, "/"):
+		return "new hidden directory"
+	}
+	return "new hidden file"
+}
+
 // Summarize describes at most n changes in one line, grouped by kind: "changed: a (now a
 // FIFO), b; added: c; and 2 more".
 func Summarize(cs []ExecChange, n int) string {
@@ -203,16 +219,12 @@ func Summarize(cs []ExecChange, n int) string {
 		if i == n {
 			break
 		}
-		groups[c.Change] = append(groups[c.Change], c.Text())
+		groups[c.label()] = append(groups[c.label()], c.Text())
 	}
 	var parts []string
-	for _, k := range []string{"changed", "added", "removed", "capped", "new"} {
+	for _, k := range []string{"changed", "added", "removed", "moved", "capped", "new hidden directory", "new hidden file"} {
 		if len(groups[k]) > 0 {
-			label := k
-			if k == "new" {
-				label = "new hidden directory"
-			}
-			parts = append(parts, label+": "+strings.Join(groups[k], ", "))
+			parts = append(parts, k+": "+strings.Join(groups[k], ", "))
 		}
 	}
 	s := strings.Join(parts, "; ")

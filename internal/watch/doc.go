@@ -60,7 +60,11 @@
 // CLAUDE.md, AGENTS.md, meson.build, *.tf). A search of the whole workspace finds them, to
 // [MaxDepth] levels, following no link and entering neither .git nor node_modules, within
 // [MaxSearch] entries, [MaxPackages] packages and virtualenvs and [MaxNamed] files found by
-// name; a bound it hits is a [Capped] of its own ([SearchName]).
+// name; a bound it hits is a [Capped] of its own ([SearchName]). A watched symlink that leads
+// to a directory in the workspace is walked there, its files keyed under the link's path
+// (.claude/settings.json through .claude -> tools/claude), within the pattern's budget; one
+// that leads to a directory holding it (the top, a parent: a loop) is recorded by its target
+// alone.
 //
 // No catalog is complete. At the root, at the top of every package and in every directory
 // between, what the catalog does not know is listed by name ([Snapshot.Hidden]): a directory

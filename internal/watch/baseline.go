@@ -71,7 +71,7 @@ func (b *Baseline) OlderGitReading() bool { return b.GitTS != "" && max(b.GitRea
 // every virtualenv, and the hidden directories it does not know), 3 since red team 4 (more
 // tools' files, the directories between the root and a package, the hidden files and the
 // entries of known hidden directories the catalog does not know, what a watched link to a
-// directory leads to). Raise it whenever the
+// directory leads to, the modules a virtualenv's .pth files import). Raise it whenever the
 // watched files of an unchanged workspace can grow.
 const WatchReading = 3
 

@@ -64,7 +64,9 @@
 // to a directory in the workspace is walked there, its files keyed under the link's path
 // (.claude/settings.json through .claude -> tools/claude), within the pattern's budget; one
 // that leads to a directory holding it (the top, a parent: a loop) is recorded by its target
-// alone.
+// alone. A virtualenv's .pth files are read, and the modules their import lines name (site.py
+// executes those lines at every start of its python) are watched beside them, with the
+// bytecode python would load in their place ([MaxPthModules] a file).
 //
 // No catalog is complete. At the root, at the top of every package and in every directory
 // between, what the catalog does not know is listed by name ([Snapshot.Hidden]): a directory

@@ -149,3 +149,49 @@ func TestSearchListsHiddenDirectories(t *testing.T) {
 		}
 	}
 }
+
+// TestVenvPthImportsAreWatched: the modules a virtualenv's .pth files import at every start of
+// its python — _virtualenv.py, a package such as _distutils_hack/, an editable install's finder,
+// one named by __import__ — are watched, with a bytecode file python would load in place of the
+// source; a .pth line that does not start with import (a path) names nothing, and a module of
+// the same name elsewhere is not watched.
+func TestVenvPthImportsAreWatched(t *testing.T) {
+	ws := t.TempDir()
+	sp := ".venv/lib/python3.11/site-packages/"
+	write(t, ws, map[string]string{
+		".venv/pyvenv.cfg":                             "home = /usr/bin\n",
+		sp + "_virtualenv.pth":                         "import _virtualenv\n",
+		sp + "_virtualenv.py":                          "# patches\n",
+		sp + "hack.pth":                                "import os; var = 'X'; os.environ.get(var) and __import__('myhack').add_shim();\n",
+		sp + "myhack/__init__.py":                      "",
+		sp + "myhack/override.py":                      "",
+		sp + "__editable__.x-1.0.pth":                  "import __editable___x_1_0_finder; __editable___x_1_0_finder.install()\n",
+		sp + "__editable___x_1_0_finder.py":            "",
+		sp + "paths.pth":                               "/workspace/src\nnotimported\n",
+		sp + "notimported.py":                          "",
+		sp + "__pycache__/_virtualenv.cpython-311.pyc": "bytecode",
+		"lib/_virtualenv.py":                           "",
+	})
+	snap := Take(Scope{Workspace: ws})
+	for _, want := range []string{"_virtualenv.py", "myhack/__init__.py", "myhack/override.py", "__editable___x_1_0_finder.py", "__pycache__/_virtualenv.cpython-311.pyc"} {
+		if snap.Files[sp+want] == "" {
+			t.Errorf("%s is not watched", sp+want)
+		}
+	}
+	for _, not := range []string{sp + "notimported.py", "lib/_virtualenv.py"} {
+		if snap.Files[not] != "" {
+			t.Errorf("%s is watched", not)
+		}
+	}
+	write(t, ws, map[string]string{sp + "myhack/override.py": "import os; os.system('sh evil.sh')\n"})
+	var got []string
+	for _, c := range DiffFiles(snap.Files, Take(Scope{Workspace: ws}).Files) {
+		got = append(got, c.Name)
+	}
+	if strings.Join(got, " ") != sp+"myhack/override.py" {
+		t.Errorf("changes = %v, want the module __import__ names", got)
+	}
+	if mods, more := pthModules("import a.b as c, d\nimport\te; __import__(\"f.g\")\n# import h\nimport_module('i')\n"); strings.Join(mods, " ") != "a d e f" || more {
+		t.Errorf("pthModules = %v %v", mods, more)
+	}
+}

@@ -58,6 +58,7 @@ func Take(s Scope) Snapshot {
 	snap.Files, snap.Capped = files(fp, s.Patterns, s.Masked)
 	found := search(s.Workspace)
 	snap.Capped = append(snap.Capped, catalogFiles(fp, found.matches, s.Patterns, s.Masked, snap.Files)...)
+	snap.Capped = append(snap.Capped, watchPthImports(fp, snap.Files, s.Masked)...)
 	snap.Capped = append(snap.Capped, found.capped()...)
 	snap.Hidden = dedupe(found.hidden)
 	return snap

@@ -104,7 +104,14 @@
 // http.proxy, protocol.*.allow). A remote or push URL, and a submodule URL, is kept when git
 // would run something on this machine for it: a local path or file:// (receive-pack runs that
 // repository's hooks) or a helper transport; a branch's remote and push remote and
-// remote.pushDefault when git would take their value for such a URL. Left out on purpose:
+// remote.pushDefault when git would take their value for such a URL. Keys documented elsewhere
+// than git-config(1) are kept on the same grounds: tar.<format>.command (git-archive(1)),
+// svn.authorsProg (git-svn(1)), and git-lfs-config(5)'s, read by the git-lfs filter most users
+// configure globally (lfs.url, lfs.pushurl, remote.<name>.lfsurl and lfspushurl,
+// lfs.standalonetransferagent, every lfs.customtransfer.<name>.* and lfs.extension.<name>.*,
+// lfs.storage); so are git-config(1)'s status.showUntrackedFiles, which hides the agent's files
+// from git status, and http.sslVerify, sslCAInfo, sslCAPath, sslCert and sslKey, which let a
+// machine in the middle read what git sends or make git send a file. Left out on purpose:
 // variables git reads only from protected configuration (system, global, command line), never
 // from a repository's (safe.directory, safe.bareRepository, trace2.*; uploadpack.
 // packObjectsHook is kept all the same); files read only to change how output looks or

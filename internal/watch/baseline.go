@@ -54,8 +54,10 @@ func (b *Baseline) Recorded() bool { return b.GitTS != "" && b.WatchTS != "" }
 // that run a program or redirect where git reads or writes), 3 since git's own paths are walked
 // as the kernel walks them (hooks behind a link listed, the links followed recorded, includes
 // keyed by where they really are), 4 since red team 4 (keys of git-archive(1), git-svn(1) and
-// git-lfs-config(5), status.showUntrackedFiles and http's TLS keys). Raise it whenever the git
-// state of an unchanged workspace can grow.
+// git-lfs-config(5), status.showUntrackedFiles and http's TLS keys; replace refs, grafts and
+// alternates; the index's skip-worktree and assume-unchanged entries; the repositories of its
+// gitlinks wherever they are, and more of them). Raise it whenever the git state of an
+// unchanged workspace can grow.
 const GitReading = 4
 
 // SetGit records snap's git state as the git section, at ts, with the reading it was taken with.

@@ -89,11 +89,28 @@
 // setup.c decides, whatever it is called; a .git directory, or a .git file ("gitdir: …"),
 // leads to one. The walk for repositories inside the workspace recognises both ways, follows
 // no link and is bounded ([MaxNestedWalk], [MaxNestedRepos], [MaxDepth]), naming the bound it
-// hits. For each git directory, the state holds what git reads for it: its config and
-// config.worktree and the files they include, its hooks and those of core.hooksPath, its
-// commondir, the git directories of its submodules (modules/) and of its linked worktrees
+// hits. The walk enters no node_modules; the gitlinks of the workspace's index, which `git
+// status` looks into, are read first wherever they are ([MaxGitlinks]). For each git
+// directory, the state holds what git reads for it: its config and config.worktree and the
+// files they include, its hooks and those of core.hooksPath, its commondir, the git
+// directories of its submodules (modules/) and of its linked worktrees
 // (worktrees/<name>/config.worktree, which git reads under extensions.worktreeConfig, and a
-// commondir of their own), and the legacy remote files (remotes/, branches/).
+// commondir of their own), the legacy remote files (remotes/, branches/), and what rewrites the
+// history git reads: replace refs, loose and packed (refs/replace/<object> makes `git
+// checkout -- Makefile` write another blob while `git status` stays clean), info/grafts and
+// objects/info/alternates.
+//
+// The work tree is not all git reads. For the workspace's own repository the state also holds
+// the index's entries marked skip-worktree or assume-unchanged ([MaxFlagged] by name, the rest
+// as a count), which `git status` no longer compares with the work tree: a workflow committed,
+// so marked and removed from the work tree is in HEAD and in no watched file. The index is
+// parsed as git lays it out (versions 2 to 4, SHA-1 or SHA-256 object names), up to
+// [MaxIndexBytes]. The snapshot records HEAD and the branches' tips too ([Snapshot.Tips]): a
+// run reports a branch it moved — the commits the user's next push sends —, doctor does not,
+// since the user commits as well. A bound the reading of git hits (the walk for repositories,
+// a hooks directory, an index or packed-refs too large, the walks of git's paths) is named in
+// the state, and said again at every look ([Snapshot.GitCapped]): the run's summary prints
+// it, run.on_exec_change: fail fails on it, and doctor's git.tamper warns while it is hit.
 //
 // The keys kept ([Dangerous]) were taken from git's own documentation, the Variables section
 // of git-config(1) (git 2.39): every variable whose description says it runs a command, a

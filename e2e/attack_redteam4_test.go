@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/aboxhq/abox/e2e/harness"
+	"github.com/aboxhq/abox/internal/watch"
 )
 
 // Red team 4: attacks on the watch — what the agent leaves in the workspace for the host's tools
@@ -443,8 +445,9 @@ func TestAttackRedTeam4IncludeIfConditions(t *testing.T) {
 }
 
 // TestAttackRedTeam4NestedRepoBoundSilent: the walk for repositories inside the workspace reads
-// at most 50 and then records a bound in the git state, which shows as a change the first time.
-// A first run makes 51 empty repositories (r01 … r51): the bound is hit and reported once. The
+// at most 50 (200 since the fix: the test makes one more than watch.MaxNestedRepos) and then
+// records a bound in the git state, which shows as a change the first time. A first run makes
+// 51 (now 201) empty repositories (r001 … r201): the bound is hit and reported once. The
 // next run makes a repository zz/ after them in the walk's order, with core.fsmonitor, and adds
 // it to the superproject as a gitlink, so the host's next `git status` runs the fsmonitor. The
 // bound's key is the same in both snapshots, so it is no change, and unlike a capped watch
@@ -458,7 +461,7 @@ func TestAttackRedTeam4NestedRepoBoundSilent(t *testing.T) {
 	red4Repo(t, h, map[string]string{"README": "hello\n"}, nil)
 	upProject(t, h, "rt4nestedbound", nil, "")
 	agentOwns(t, h)
-	res := plantRun(t, h, `for i in $(seq -w 1 51); do git init -q r$i; done`)
+	res := plantRun(t, h, fmt.Sprintf(`for i in $(seq -w 1 %d); do git init -q r$i; done`, watch.MaxNestedRepos+1))
 	if !strings.Contains(res.Stderr, "nested repositories") {
 		t.Fatalf("the first run's summary does not report the bound of the walk for repositories:\n%s", res.Stderr)
 	}

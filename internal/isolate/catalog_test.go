@@ -43,6 +43,8 @@ func TestDiffMarksTheCatalog(t *testing.T) {
 		"CLAUDE.local.md":                             "Claude Code",
 		"docs/AGENTS.md":                              "Codex, Cursor, Gemini CLI and other agents",
 		".foo/run.sh":                                 "in .foo/, a hidden directory the catalog does not know",
+		".hidden-tool.json":                           "a hidden file the catalog does not know",
+		".github/ISSUE_TEMPLATE/bug.md":               "in .github/, beside what the catalog knows there",
 	}
 	files := map[string]string{
 		"tools/py/pyvenv.cfg": "home = /usr/bin\n", "src/main.go": "package main\n", "docs/guide.md": "x\n", ".gitignore": "x\n",

@@ -1,7 +1,6 @@
 package watch
 
 import (
-	"path"
 	"strings"
 )
 
@@ -81,7 +80,7 @@ func Catalog() []CatalogEntry { return append([]CatalogEntry(nil), catalog...) }
 // isMarker reports whether name makes its directory a workspace package ([Markers]).
 func isMarker(name string) bool {
 	for _, m := range Markers {
-		if ok, _ := path.Match(m, name); ok {
+		if globMatch(m, name) {
 			return true
 		}
 	}
@@ -107,7 +106,7 @@ func Lookup(rel string, venv func(dir string) bool) (CatalogEntry, bool) {
 					return e, true
 				}
 			case InEveryDir:
-				if ok, _ := path.Match(e.Pattern, segs[len(segs)-1]); ok {
+				if globMatch(e.Pattern, segs[len(segs)-1]) {
 					return e, true
 				}
 			default:
@@ -130,7 +129,7 @@ func covers(pattern string, segs []string) bool {
 		return false
 	}
 	for i, p := range ps {
-		if ok, _ := path.Match(p, segs[i]); !ok {
+		if !globMatch(p, segs[i]) {
 			return false
 		}
 	}
@@ -175,7 +174,7 @@ func hiddenFile(name string) bool {
 // inert reports whether name is one of [inertHidden].
 func inert(name string) bool {
 	for _, p := range inertHidden {
-		if ok, _ := path.Match(p, name); ok {
+		if globMatch(p, name) {
 			return true
 		}
 	}
@@ -199,7 +198,7 @@ func knownDir(name string, root bool) bool {
 			continue
 		}
 		first, _, _ := strings.Cut(e.Pattern, "/")
-		if ok, _ := path.Match(first, name); ok {
+		if globMatch(first, name) {
 			return true
 		}
 	}
@@ -213,7 +212,7 @@ func coversWhole(name string, root bool) bool {
 		return true
 	}
 	for _, e := range catalog {
-		if ok, _ := path.Match(strings.TrimSuffix(e.Pattern, "/"), name); ok && applies(e, root) {
+		if !strings.Contains(strings.TrimSuffix(e.Pattern, "/"), "/") && globMatch(strings.TrimSuffix(e.Pattern, "/"), name) && applies(e, root) {
 			return true
 		}
 	}
@@ -228,9 +227,7 @@ func coversIn(name, child string, root bool) bool {
 		if len(segs) < 2 || !applies(e, root) {
 			continue
 		}
-		okDir, _ := path.Match(segs[0], name)
-		okChild, _ := path.Match(segs[1], child)
-		if okDir && okChild {
+		if globMatch(segs[0], name) && globMatch(segs[1], child) {
 			return true
 		}
 	}

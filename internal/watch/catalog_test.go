@@ -212,3 +212,21 @@ func TestHiddenWhy(t *testing.T) {
 		}
 	}
 }
+
+// TestGlobMatchIsPathMatch: the compiled patterns the search matches names with agree with
+// path.Match on every pattern of the catalog, the markers and the inert names, for names that
+// match each and names that nearly do.
+func TestGlobMatchIsPathMatch(t *testing.T) {
+	names := []string{"", ".", "x", "JUSTFILE", "justfile", "JustFile", "justfilex", ".justfile", ".JUSTFILE", "Makefile", "makefile",
+		"a.config.js", ".config.js", "x.config.jsx", ".babelrc", ".npmrc", ".prettierrc.json", ".rc", "rc", "Gruntfile.js", "gruntfile.coffee",
+		"requirements.txt", "requirements-dev.txt", "main.tf", ".tf", "x.tf.json", ".env", ".env.local", ".envrc", ".gitignore", "evil.pth",
+		"python3.12", "site-packages", "__editable___x_finder.py", "sitecustomize.cpython-312.pyc", "app.csproj", "Taskfile.yml", "lefthook.yml"}
+	for p := range globs {
+		for _, n := range append(names, concrete(p)) {
+			want, _ := path.Match(p, n)
+			if got := globMatch(p, n); got != want {
+				t.Errorf("globMatch(%q, %q) = %v, path.Match says %v", p, n, got, want)
+			}
+		}
+	}
+}

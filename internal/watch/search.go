@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 )
@@ -123,17 +122,17 @@ func (f *found) place(rel string, e fs.DirEntry, w where) bool {
 		case c.Reach == AtRoot && !w.root, c.Reach == AtPackage && !w.pkg, c.Reach == InVenv && !w.venv:
 			continue
 		case c.Reach == InEveryDir:
-			if ok, _ := path.Match(c.Pattern, name); ok && w.every {
+			if globMatch(c.Pattern, name) && w.every {
 				f.named++
 				f.add(rel+name, "")
 			}
-			if ok, _ := path.Match(c.Pattern, name); ok {
+			if globMatch(c.Pattern, name) {
 				unnamed = false
 			}
 			continue
 		}
 		first, rest, _ := strings.Cut(c.Pattern, "/")
-		if ok, _ := path.Match(first, name); ok {
+		if globMatch(first, name) {
 			f.add(rel+name, rest)
 			unnamed = unnamed && c.Reach == InVenv
 		}

@@ -72,7 +72,7 @@ func (r Recorded) WriteText(w io.Writer) {
 	}
 	if r.Git {
 		keys, hooks := watch.CountGit(snap.Git)
-		termtext.Linef(w, "baseline recorded: git, %d key(s) that run code or redirect credentials, %d hook(s)", keys, hooks)
+		termtext.Linef(w, "baseline recorded: git, %d key(s) that run code or redirect credentials, %d hook(s)%s", keys, hooks, cappedNote(snap.GitCapped))
 		for _, s := range firstLines(watch.GitPresent(snap.Git), MaxExecLines) {
 			termtext.Linef(w, "  %s", s)
 		}

@@ -49,12 +49,13 @@
 // [Repo.Merge] refuses them unless forced. The same resolution tells what a file is to the
 // host's tools: a file of the branch under the place a symlink of the merged tree leads to is
 // looked up in the catalog under the link's path too (tools/claude/settings.json is
-// .claude/settings.json to Claude Code when .claude -> tools/claude), and marked as such. A file larger than [MaxFileBytes] that the agent left
-// uncommitted is left out of the end-of-run commit and reported, so the host never spends its
-// CPU hashing what the agent chose (git takes about 15 s of this machine for 1 GiB of zeros);
-// one the agent committed itself is reported by Diff and refused by Merge unless forced. A
-// FIFO, socket or device is left out and reported the same way: git refuses to add one, which
-// would otherwise leave the whole run uncollectable.
+// .claude/settings.json to Claude Code when .claude -> tools/claude), and marked as such. A
+// file larger than [MaxFileBytes] that the agent left uncommitted is left out of the
+// end-of-run commit and reported, so the host never spends its CPU hashing what the agent
+// chose (git takes about 15 s of this machine for 1 GiB of zeros); one the agent committed
+// itself is reported by Diff and refused by Merge unless forced. A FIFO, socket or device is
+// left out and reported the same way: git refuses to add one, which would otherwise leave the
+// whole run uncollectable.
 //
 // # Masked paths
 //

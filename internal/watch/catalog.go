@@ -140,8 +140,8 @@ func covers(pattern string, segs []string) bool {
 // does not know does ([Snapshot.Hidden]), for a reviewer of a branch who cannot tell a package:
 // in its first directory whose name starts with a dot and that the catalog names nothing in
 // ("in tools/.foo/, a hidden directory the catalog does not know"); in an entry of a hidden
-// directory the catalog knows for something else (.github/prompts/); or a hidden file no entry
-// names and that is not one of [inertHidden] (".aider.conf.yml"). "" when none of these.
+// directory the catalog knows for something else (.github/ISSUE_TEMPLATE/); or a hidden file
+// no entry names and that is not one of [inertHidden] (".toolconf"). "" when none of these.
 func HiddenWhy(rel string) string {
 	segs := strings.Split(strings.Trim(rel, "/"), "/")
 	for i, s := range segs[:len(segs)-1] {

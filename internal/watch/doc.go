@@ -71,8 +71,8 @@
 // No catalog is complete. At the root, at the top of every package and in every directory
 // between, what the catalog does not know is listed by name ([Snapshot.Hidden]): a directory
 // whose name starts with a dot and that the catalog names nothing in, each entry of a hidden
-// directory the catalog knows for something else that no entry names (.github/prompts/ beside
-// .github/workflows/), and each hidden file no entry names, but those that only tell a tool
+// directory the catalog knows for something else that no entry names (.github/ISSUE_TEMPLATE/
+// beside .github/workflows/), and each hidden file no entry names, but those that only tell a tool
 // what to skip or how to lay text out (.gitignore and the other .*ignore files, .gitkeep,
 // .keep, .editorconfig). One that appears between two snapshots is reported as a new hidden
 // directory or file. The noise is bounded by what the list holds: names, one level deep, at the

@@ -143,8 +143,8 @@ func (f *found) place(rel string, e fs.DirEntry, w where) bool {
 // placeHidden lists, at the root (root) or another place of the search, what of e the catalog
 // does not know: no catalog is complete. A directory whose name starts with a dot and that no
 // entry names anything in is listed ("tools/.foo/"); so is each entry of a hidden directory the
-// catalog knows for something else that no entry names (".github/prompts/", beside
-// .github/workflows/), and a hidden file no entry names (".aider.conf.yml") unless it is inert
+// catalog knows for something else that no entry names (".github/ISSUE_TEMPLATE/", beside
+// .github/workflows/), and a hidden file no entry names (".toolconf") unless it is inert
 // ([inertHidden]). The list is of names only, one level deep: what appears in a listed
 // directory later is not, which keeps it to what a project holds at the top of its packages.
 // unnamed says that no pattern named e.

@@ -29,7 +29,7 @@ type Snapshot struct {
 	// package and in every directory between ([found.placeHidden]): the directories whose name
 	// starts with a dot that the catalog names nothing in (".foo/", "web/.foo/"), the entries
 	// of a hidden directory it knows for something else that no entry names
-	// (".github/prompts/"), and the hidden files no entry names (".aider.conf.yml"), sorted; a
+	// (".github/ISSUE_TEMPLATE/"), and the hidden files no entry names (".toolconf"), sorted; a
 	// directory ends in "/". No catalog is complete: one that appears is reported
 	// ([NewHidden]).
 	Hidden []string `json:"hidden,omitempty"`

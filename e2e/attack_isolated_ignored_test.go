@@ -48,7 +48,7 @@ func TestAttackIsolatedReplacesIgnoredEnv(t *testing.T) {
 	}
 
 	diff := h.Abox("diff", id)
-	if !diff.OK() || !strings.Contains(diff.Stdout, "✖ A .env  (replaces your .env, which git ignores: merge would overwrite it)") {
+	if !diff.OK() || !strings.Contains(diff.Stdout, "✖ A .env  (execution-adjacent: Bun, pipenv, docker compose, Vite, Next.js, Flask (dotenv); replaces your .env, which git ignores: merge would overwrite it)") {
 		t.Errorf("abox diff does not mark .env as replacing the user's ignored file:\n%s", diff)
 	}
 	head := repoGit(t, h, "rev-parse", "HEAD")

@@ -35,8 +35,12 @@ func gitTamper(_ context.Context, e *Env) Finding {
 	}
 	changes := watch.DiffGit(b.Git, snap.Git)
 	switch {
-	case len(changes) == 0 && !snap.Repo:
+	case len(changes) == 0 && !snap.Repo && len(snap.GitCapped) == 0:
 		return skipf("", "the workspace is not a git repository")
+	case len(changes) == 0 && len(snap.GitCapped) > 0:
+		// a bound hit in the baseline and now alike is no change, and hides what lies past it
+		return warnf("what lies past a bound is not read: make what it names smaller (fewer repositories in the workspace, a smaller index), then `abox doctor`",
+			"unchanged since %s as far as read, but git's state was not read whole: %s", b.GitTS, termtext.Line(cappedNames(snap.GitCapped))).with("git_capped", snap.GitCapped)
 	case len(changes) == 0:
 		return okf("unchanged since %s: %s", b.GitTS, counts)
 	case e.AcceptGit:
@@ -50,7 +54,10 @@ func gitTamper(_ context.Context, e *Env) Finding {
 		f.Detail += "; the baseline was recorded by an abox that read less of git's settings, so some of these may have been there before it"
 		f.Hint = "this abox reads more of git than the one that recorded the baseline: inspect each of these without running git (a repository inside the workspace is named by its path), undo what you did not do, then `abox doctor --accept-git`"
 	}
-	return f.with("older_reading", b.OlderGitReading())
+	if len(snap.GitCapped) > 0 {
+		f.Detail += "; git's state was not read whole: " + termtext.Line(cappedNames(snap.GitCapped))
+	}
+	return f.with("older_reading", b.OlderGitReading()).with("git_capped", snap.GitCapped)
 }
 
 // noBaseline is the finding for a project whose baseline was never recorded: abox run refuses

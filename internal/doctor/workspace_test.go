@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"fmt"
 	"github.com/aboxhq/abox/internal/render"
 	"os"
 	"path/filepath"
@@ -77,6 +78,12 @@ func TestGitTamper(t *testing.T) {
 		{"local push url", func(f *fixture) {
 			f.writeWS(".git/config", "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://example.test/r.git\n\tpushurl = .cache/mirror.git\n")
 		}, "added: remote.origin.pushurl = .cache/mirror.git"},
+		{"replace ref", func(f *fixture) {
+			f.writeWS(".git/refs/replace/"+strings.Repeat("ab", 20), strings.Repeat("cd", 20)+"\n")
+		}, "added: ref refs/replace/" + strings.Repeat("ab", 20)},
+		{"git-lfs custom transfer", func(f *fixture) {
+			f.writeWS(".git/config", "[core]\n\tbare = false\n[lfs \"customtransfer.evil\"]\n\tpath = /workspace/evil.sh\n")
+		}, "added: lfs.customtransfer.evil.path = /workspace/evil.sh"},
 		{"linked worktree config", func(f *fixture) {
 			f.writeWS(".git/worktrees/other/commondir", "../..\n")
 			f.writeWS(".git/worktrees/other/config.worktree", "[core]\n\tfsmonitor = /workspace/evil.sh\n")
@@ -134,6 +141,24 @@ func TestGitTamperOlderReading(t *testing.T) {
 	wantStatus(t, "git.tamper --accept-git", gitTamper(context.Background(), e), Warn)
 	if got := f.run(gitTamper); got.Status != OK || strings.Contains(got.Detail, "read less") {
 		t.Errorf("git.tamper after accepting = %s %q, want OK", got.Status, got.Detail)
+	}
+}
+
+// TestGitTamperWarnsWhileGitCapped: a workspace whose git state the watch cannot read whole —
+// more repositories inside it than the walk reads — is unchanged since a baseline that hit the
+// same bound, which hides what lies past it; git.tamper warns, naming the bound, for as long as
+// it is hit.
+func TestGitTamperWarnsWhileGitCapped(t *testing.T) {
+	f := newFixture(t, baseManifest).healthy()
+	gitRepo(f)
+	for i := 0; i <= watch.MaxNestedRepos; i++ {
+		f.writeWS(fmt.Sprintf("r%03d/.git/HEAD", i), "ref: refs/heads/main\n")
+	}
+	f.baseline()
+	got := f.run(gitTamper)
+	wantStatus(t, "git.tamper (capped)", got, Warn)
+	if !strings.Contains(got.Detail, "not read whole: nested repositories") || got.Hint == "" {
+		t.Errorf("git.tamper = %q / %q, want the bound named, with a hint", got.Detail, got.Hint)
 	}
 }
 

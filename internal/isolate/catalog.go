@@ -14,9 +14,10 @@ import (
 // What a branch brings that runs on the host is judged by the one catalog the live watch, the
 // run's summary and doctor read ([watch.Catalog]), looked up wherever the file lies
 // ([watch.Lookup]): a reviewer of a branch cannot always tell a workspace package, and too much
-// is a longer list where too little is a hidden workflow. A file in a hidden directory the
-// catalog does not know is marked too ([watch.HiddenDir]), since no catalog is complete; and
-// so is whatever the user's own patterns name.
+// is a longer list where too little is a hidden workflow. Since no catalog is complete, a file
+// in a hidden directory the catalog does not know, in an entry of one it knows for something
+// else, and a hidden file it does not know are marked too ([watch.HiddenWhy]); and so is
+// whatever the user's own patterns name, and what a symlink the catalog covers leads to.
 
 // ExecPatterns are the user's patterns [Repo.Diff] flags on top of the catalog: defaults.watch
 // and mounts.watch.
@@ -27,7 +28,7 @@ func (r *Repo) ExecPatterns() []string { return r.Watch }
 func noVenv(string) bool { return false }
 
 // execWhy says what makes rel execution-adjacent — the tool of the catalog entry that covers
-// it, a hidden directory the catalog does not know, or the user's patterns pats — or "" when
+// it, what the catalog does not know ([watch.HiddenWhy]), or the user's patterns pats — or "" when
 // nothing does. venv reports the directories taken for virtualenvs.
 func execWhy(pats []string, rel string, venv func(string) bool) string {
 	if venv == nil {
@@ -36,8 +37,8 @@ func execWhy(pats []string, rel string, venv func(string) bool) string {
 	if e, ok := watch.Lookup(rel, venv); ok {
 		return e.Tool
 	}
-	if d := watch.HiddenDir(rel); d != "" {
-		return "in " + d + "/, a hidden directory the catalog does not know"
+	if why := watch.HiddenWhy(rel); why != "" {
+		return why
 	}
 	if userMatch(pats, rel) {
 		return "a watched path (defaults.watch, mounts.watch)"

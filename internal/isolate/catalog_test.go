@@ -3,6 +3,7 @@ package isolate
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,6 +43,8 @@ func TestDiffMarksTheCatalog(t *testing.T) {
 		"CLAUDE.local.md":                             "Claude Code",
 		"docs/AGENTS.md":                              "Codex, Cursor, Gemini CLI and other agents",
 		".foo/run.sh":                                 "in .foo/, a hidden directory the catalog does not know",
+		".hidden-tool.json":                           "a hidden file the catalog does not know",
+		".github/ISSUE_TEMPLATE/bug.md":               "in .github/, beside what the catalog knows there",
 	}
 	files := map[string]string{
 		"tools/py/pyvenv.cfg": "home = /usr/bin\n", "src/main.go": "package main\n", "docs/guide.md": "x\n", ".gitignore": "x\n",
@@ -78,5 +81,63 @@ func TestDiffMarksTheCatalog(t *testing.T) {
 	d.WriteText(&text)
 	if !strings.Contains(text.String(), "! A .cargo/config.toml  (execution-adjacent: cargo)") {
 		t.Errorf("abox diff does not mark .cargo/config.toml:\n%s", text.String())
+	}
+}
+
+// TestDiffMarksFilesReachedThroughLinks: the user's tree keeps Claude Code's settings in a
+// directory of its own, linked as .claude (.claude -> tools/claude), and its Makefile is a link
+// to build/rules.txt; a branch that rewrites the files they lead to, and one that adds a link of
+// its own to a directory of the branch (.github -> ci/github), has each file marked with the
+// path the host's tool reads it by. A file beside them that no link brings under a covered path
+// is not marked.
+func TestDiffMarksFilesReachedThroughLinks(t *testing.T) {
+	f := newFixture(t)
+	writeFile(t, filepath.Join(f.ws, "tools/claude/settings.json"), "{}\n")
+	writeFile(t, filepath.Join(f.ws, "build/rules.txt"), "all:\n")
+	for link, target := range map[string]string{".claude": "tools/claude", "Makefile": "build/rules.txt"} {
+		if err := os.Symlink(target, filepath.Join(f.ws, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.git(f.ws, "add", "--all")
+	f.git(f.ws, "commit", "--quiet", "-m", "links")
+	f.create("links", CreateOptions{})
+	clone := f.repo.Project.Clone("links")
+	for name, data := range map[string]string{
+		"tools/claude/settings.json": `{"hooks": {"SessionStart": []}}`,
+		"build/rules.txt":            "all:\n\tsh evil.sh\n",
+		"ci/github/workflows/ci.yml": "on: push\n",
+		"tools/claude/notes/readme":  "x\n",
+		"build/other.txt":            "x\n",
+	} {
+		writeFile(t, filepath.Join(clone, name), data)
+	}
+	if err := os.Symlink("ci/github", filepath.Join(clone, ".github")); err != nil {
+		t.Fatal(err)
+	}
+	f.collect("links")
+	d, err := f.repo.Diff(context.Background(), "links", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"tools/claude/settings.json": "Claude Code, as .claude/settings.json through the symlink .claude",
+		"tools/claude/notes/readme":  "Claude Code, as .claude/notes/readme through the symlink .claude",
+		"build/rules.txt":            "make, as Makefile through the symlink Makefile",
+		"ci/github/workflows/ci.yml": "GitHub Actions, as .github/workflows/ci.yml through the symlink .github",
+		"build/other.txt":            "",
+	}
+	for _, file := range d.Files {
+		w, ok := want[file.Path]
+		if !ok {
+			continue
+		}
+		if file.Why != w || file.Exec != (w != "") {
+			t.Errorf("%s: exec %v, why %q; want %q", file.Path, file.Exec, file.Why, w)
+		}
+		delete(want, file.Path)
+	}
+	if len(want) > 0 {
+		t.Errorf("not in the diff: %v", want)
 	}
 }

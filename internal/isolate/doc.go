@@ -46,12 +46,16 @@
 // checkout, not to a/.bashrc. [Repo.Diff] says where each link leads and flags one that leads
 // out of the repository, into .git, or nowhere it can resolve (a loop, more than 40 links, a
 // submodule's content), as well as a link of the user's that the branch makes lead out;
-// [Repo.Merge] refuses them unless forced. A file larger than [MaxFileBytes] that the agent left
-// uncommitted is left out of the end-of-run commit and reported, so the host never spends its
-// CPU hashing what the agent chose (git takes about 15 s of this machine for 1 GiB of zeros);
-// one the agent committed itself is reported by Diff and refused by Merge unless forced. A
-// FIFO, socket or device is left out and reported the same way: git refuses to add one, which
-// would otherwise leave the whole run uncollectable.
+// [Repo.Merge] refuses them unless forced. The same resolution tells what a file is to the
+// host's tools: a file of the branch under the place a symlink of the merged tree leads to is
+// looked up in the catalog under the link's path too (tools/claude/settings.json is
+// .claude/settings.json to Claude Code when .claude -> tools/claude), and marked as such. A
+// file larger than [MaxFileBytes] that the agent left uncommitted is left out of the
+// end-of-run commit and reported, so the host never spends its CPU hashing what the agent
+// chose (git takes about 15 s of this machine for 1 GiB of zeros); one the agent committed
+// itself is reported by Diff and refused by Merge unless forced. A FIFO, socket or device is
+// left out and reported the same way: git refuses to add one, which would otherwise leave the
+// whole run uncollectable.
 //
 // # Masked paths
 //

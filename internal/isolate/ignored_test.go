@@ -217,7 +217,7 @@ func TestMergeRefusesReplacingIgnoredFiles(t *testing.T) {
 	}
 	var text bytes.Buffer
 	d.WriteText(&text)
-	if !strings.Contains(text.String(), "✖ A .env  (replaces your .env, which git ignores: merge would overwrite it)") {
+	if !strings.Contains(text.String(), "✖ A .env  (execution-adjacent: Bun, pipenv, docker compose, Vite, Next.js, Flask (dotenv); replaces your .env, which git ignores: merge would overwrite it)") {
 		t.Errorf("abox diff does not mark .env:\n%s", text.String())
 	}
 	head := f.git(f.ws, "rev-parse", "HEAD")

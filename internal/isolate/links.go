@@ -101,6 +101,7 @@ func (r *Repo) resolveLinks(ctx context.Context, run *Run, files []File) ([]File
 		}
 		f.Leads, f.Out = &d, d.Out()
 	}
+	markThroughLinks(files, lt, merged, r.ExecPatterns())
 	if lt.head == nil {
 		return files, nil
 	}
@@ -322,4 +323,40 @@ func (wt *workTree) isDir(p string) bool {
 	}
 	wt.dirs[p] = v
 	return v
+}
+
+// maxLinksPerDest bounds the symlinks to one place that [markThroughLinks] tries a file under.
+const maxLinksPerDest = 8
+
+// markThroughLinks marks each file of files that a symlink of the tree after the merge reaches
+// under a path the catalog covers: with .claude -> tools/claude, the host's Claude Code reads
+// tools/claude/settings.json as .claude/settings.json, and with Makefile -> build/rules.txt
+// make reads build/rules.txt. Each link is resolved in the merged tree as the kernel would
+// ([linkwalk]); a file under the place it leads to is looked up under the link's path instead.
+func markThroughLinks(files []File, lt *linkTrees, merged *linkwalk.Walker, pats []string) {
+	into := map[string][]string{} // where a link leads inside → the links
+	for _, p := range lt.mergedLinks() {
+		d := merged.Link(p, lt.merged(p))
+		if d.Kind == linkwalk.Inside && d.Path != "." && len(into[d.Path]) < maxLinksPerDest {
+			into[d.Path] = append(into[d.Path], p)
+		}
+	}
+	if len(into) == 0 {
+		return
+	}
+	for i := range files {
+		f := &files[i]
+		if f.Exec || f.Status == "D" {
+			continue
+		}
+		for at := f.Path; at != "." && at != "/" && !f.Exec; at = path.Dir(at) {
+			for _, link := range into[at] {
+				as := link + strings.TrimPrefix(f.Path, at)
+				if why := execWhy(pats, as, nil); why != "" {
+					f.Exec, f.Why = true, why+", as "+as+" through the symlink "+link
+					break
+				}
+			}
+		}
+	}
 }

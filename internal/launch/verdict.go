@@ -29,10 +29,19 @@ func (loggedOut) Error() string {
 
 // ExecChangeError ends a run that changed what runs outside the sandbox (execution-adjacent
 // files, git settings) when run.on_exec_change is fail.
-type ExecChangeError struct{ Changes int }
+type ExecChangeError struct {
+	Changes int
+	Capped  int // bounds the watch hit after the run: what lies past them was not compared
+}
 
 func (e *ExecChangeError) Error() string {
-	return fmt.Sprintf("the run changed %d execution-adjacent file(s) or git setting(s), and run.on_exec_change is fail", e.Changes)
+	switch {
+	case e.Capped == 0:
+		return fmt.Sprintf("the run changed %d execution-adjacent file(s) or git setting(s), and run.on_exec_change is fail", e.Changes)
+	case e.Changes == 0:
+		return fmt.Sprintf("the watch hit %d bound(s) after the run, past which nothing was compared, and run.on_exec_change is fail", e.Capped)
+	}
+	return fmt.Sprintf("the run changed %d execution-adjacent file(s) or git setting(s) and the watch hit %d bound(s), and run.on_exec_change is fail", e.Changes, e.Capped)
 }
 
 // MasksReplacedError ends a run whose agent put something in place of masked paths
@@ -68,7 +77,7 @@ func (e *AgentExitError) Error() string {
 func (r *Report) Verdict() error {
 	out := r.Outcome
 	if x := out.Exec; x.Fails(r.OnExecChange) {
-		return &ExecChangeError{Changes: len(x.Changes)}
+		return &ExecChangeError{Changes: len(x.Changes), Capped: x.Caps()}
 	}
 	if !r.Shell && r.RunErr == nil && sandbox.LoggedOut(out) {
 		return ErrLoggedOut

@@ -64,6 +64,8 @@ func Verdict(err error) error {
 		exit  *launch.AgentExitError
 	)
 	switch {
+	case errors.As(err, &exec) && exec.Changes == 0:
+		return Exit(ExitExecChange, With(err, "what lies past a bound is never compared: make what the summary names as capped smaller, or relax run.on_exec_change to warn (`abox up` asks about it)"))
 	case errors.As(err, &exec):
 		return Exit(ExitExecChange, With(err, "review them; `abox doctor --accept-watch` or `--accept-git` accepts the ones you want"))
 	case errors.Is(err, sandbox.ErrBoundary):

@@ -24,8 +24,8 @@ func TestRunScopeNeedsABaseline(t *testing.T) {
 		t.Fatalf("RunScope(no baseline) = %v, want ErrNoBaseline", err)
 	}
 	rec, err := RecordBaseline(proj, "", rs, "2026-11-29T10:00:00Z")
-	if err != nil || !rec.Files || !rec.Git || len(rec.Snapshot.Files) != 1 {
-		t.Fatalf("RecordBaseline = %+v, %v; want both sections and the Makefile", rec, err)
+	if err != nil || !rec.Files || !rec.Git || len(rec.Snapshot.Files) != 2 || rec.Snapshot.Files[".env"] != "masked" {
+		t.Fatalf("RecordBaseline = %+v, %v; want both sections, the Makefile, and .env recorded as masked, unread", rec, err)
 	}
 	scope, err := RunScope(proj, "", rs)
 	if err != nil || scope.Workspace != ws || !scope.Masked(".env") {

@@ -13,16 +13,26 @@ import (
 // recording of a baseline lists; `abox logs --runs --json` has every change.
 const MaxExecLines = 20
 
-// Fails reports whether x ends the run under run.on_exec_change = policy: it changed something
-// and the policy is fail. An unwatched run (x nil) never fails.
+// Fails reports whether x ends the run under run.on_exec_change = policy: the policy is fail,
+// and the run changed something or its snapshot after the run was capped. A cap is what was
+// not compared: a change past it, the same bound hit in both snapshots, is no change abox can
+// see, so under fail it is a failure itself. An unwatched run (x nil) never fails.
 func (x *ExecReport) Fails(policy string) bool {
-	return x != nil && len(x.Changes) > 0 && policy == manifest.ExecChangeFail
+	return x != nil && policy == manifest.ExecChangeFail && (len(x.Changes) > 0 || x.Caps() > 0)
+}
+
+// Caps counts the bounds the snapshot after the run hit: watch patterns and the reading of git.
+func (x *ExecReport) Caps() int {
+	if x == nil {
+		return 0
+	}
+	return len(x.Capped) + len(x.GitCapped)
 }
 
 // WriteText lists, in a run's summary, what the run changed that runs outside the sandbox, one
-// change a line up to [MaxExecLines], and the watch patterns that hit a bound. exit is the
-// status abox exits with when policy (run.on_exec_change) is fail. Every line is escaped: the
-// agent named the files.
+// change a line up to [MaxExecLines], and, every run, the watch patterns and the reading of git
+// that hit a bound. exit is the status abox exits with when policy (run.on_exec_change) is fail.
+// Every line is escaped: the agent named the files.
 func (x *ExecReport) WriteText(w io.Writer, policy string, exit int) {
 	if x == nil {
 		return
@@ -44,6 +54,12 @@ func (x *ExecReport) WriteText(w io.Writer, policy string, exit int) {
 	for _, c := range x.Capped {
 		termtext.Linef(w, "  watch capped: %s: %s; what lies beyond was not compared", c.Pattern, c.Reason)
 	}
+	for _, c := range x.GitCapped {
+		termtext.Linef(w, "  git reading capped: %s: %s", c.Pattern, c.Reason)
+	}
+	if len(x.Changes) == 0 && x.Caps() > 0 && policy == manifest.ExecChangeFail {
+		termtext.Linef(w, "  ↳ run.on_exec_change is fail and what lies past a cap was not compared: abox exits %d", exit)
+	}
 }
 
 // WriteText says what [RecordBaseline] took: the number of files, with the patterns that hit
@@ -56,7 +72,7 @@ func (r Recorded) WriteText(w io.Writer) {
 	}
 	if r.Git {
 		keys, hooks := watch.CountGit(snap.Git)
-		termtext.Linef(w, "baseline recorded: git, %d key(s) that run code or redirect credentials, %d hook(s)", keys, hooks)
+		termtext.Linef(w, "baseline recorded: git, %d key(s) that run code or redirect credentials, %d hook(s)%s", keys, hooks, cappedNote(snap.GitCapped))
 		for _, s := range firstLines(watch.GitPresent(snap.Git), MaxExecLines) {
 			termtext.Linef(w, "  %s", s)
 		}

@@ -79,6 +79,10 @@ func TestExecReportFails(t *testing.T) {
 		{"nothing changed", &ExecReport{Changes: []watch.ExecChange{}}, "fail", false},
 		{"changed, warn", changed, "warn", false},
 		{"changed, fail", changed, "fail", true},
+		// red team 4: a bound hit before and after the run alike is no change, and hides one
+		{"capped, fail", &ExecReport{Changes: []watch.ExecChange{}, Capped: []watch.Capped{{Pattern: ".claude/", Reason: "more than 500 entries"}}}, "fail", true},
+		{"git capped, fail", &ExecReport{Changes: []watch.ExecChange{}, GitCapped: []watch.Capped{{Pattern: "nested repositories", Reason: "more than 200 repositories"}}}, "fail", true},
+		{"capped, warn", &ExecReport{Changes: []watch.ExecChange{}, Capped: []watch.Capped{{Pattern: ".claude/", Reason: "x"}}}, "warn", false},
 	} {
 		if got := tc.x.Fails(tc.policy); got != tc.want {
 			t.Errorf("%s: Fails = %v, want %v", tc.name, got, tc.want)
@@ -148,6 +152,23 @@ func TestExecReportWriteTextNamesHiddenDirectories(t *testing.T) {
 	for _, want := range []string{"    added .cargo/config.toml — cargo\n", "    new hidden directory: .fo\\x1bo/\n"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("WriteText lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestExecReportWriteTextSaysCapsEveryRun: a run whose snapshot after it hit bounds says so,
+// watch patterns and the reading of git alike, even when nothing changed, and under fail says
+// that it exits for them.
+func TestExecReportWriteTextSaysCapsEveryRun(t *testing.T) {
+	x := &ExecReport{Changes: []watch.ExecChange{}, Capped: []watch.Capped{{Pattern: ".claude/", Reason: "more than 500 entries"}},
+		GitCapped: []watch.Capped{{Pattern: "nested repositories", Reason: "more than 200 repositories; the rest of the workspace was not searched"}}}
+	var b strings.Builder
+	x.WriteText(&b, "fail", 4)
+	for _, want := range []string{"  watch capped: .claude/: more than 500 entries; what lies beyond was not compared\n",
+		"  git reading capped: nested repositories: more than 200 repositories; the rest of the workspace was not searched\n",
+		"run.on_exec_change is fail and what lies past a cap was not compared: abox exits 4"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the summary lacks %q:\n%s", want, b.String())
 		}
 	}
 }

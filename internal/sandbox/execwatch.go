@@ -44,6 +44,9 @@ func WatchScope(ws, home string, watchPatterns, maskPatterns []string) watch.Sco
 type ExecReport struct {
 	Changes []watch.ExecChange
 	Capped  []watch.Capped // patterns that hit a bound in the snapshot after the run
+	// GitCapped are the bounds the reading of git hit in the snapshot after the run
+	// ([watch.Snapshot.GitCapped]).
+	GitCapped []watch.Capped
 }
 
 // snapshotBefore takes the run's first snapshot, if the run is watched. Nothing of the run
@@ -68,6 +71,6 @@ func (s *Sandbox) compareAfter(o Options, out *Outcome, before *watch.Snapshot, 
 	if changes == nil {
 		changes = []watch.ExecChange{}
 	}
-	out.Exec = &ExecReport{Changes: changes, Capped: after.Capped}
+	out.Exec = &ExecReport{Changes: changes, Capped: after.Capped, GitCapped: after.GitCapped}
 	c.mark("exec diff")
 }

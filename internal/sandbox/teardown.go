@@ -179,7 +179,7 @@ func (s *Sandbox) record(o Options, out *Outcome) error {
 		rec.Servers = []string{}
 	}
 	if x := out.Exec; x != nil {
-		rec.ExecChanges, rec.ExecCapped = x.Changes, x.Capped
+		rec.ExecChanges, rec.ExecCapped, rec.ExecGitCapped = x.Changes, x.Capped, x.GitCapped
 	}
 	if h := out.Harvest; h != nil {
 		rec.DeniedDomains = len(h.DeniedNames())

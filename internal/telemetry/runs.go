@@ -46,6 +46,8 @@ type RunRecord struct {
 	ExecChanges []watch.ExecChange `json:"exec_changes"`
 	// ExecCapped are the watch patterns that hit a bound in the snapshot after the run.
 	ExecCapped []watch.Capped `json:"exec_capped,omitempty"`
+	// ExecGitCapped are the bounds the reading of git hit in the snapshot after the run.
+	ExecGitCapped []watch.Capped `json:"exec_git_capped,omitempty"`
 	// Model is what the run spent through netd's model forwarder; absent in login-volume mode.
 	Model *ModelUsage `json:"model,omitempty"`
 	// Workspace is "isolated" for a run on a private clone, whose result is Branch in the

@@ -53,9 +53,12 @@ func (b *Baseline) Recorded() bool { return b.GitTS != "" && b.WatchTS != "" }
 // that run something on this machine, legacy remote files, and the rest of git-config(1)'s keys
 // that run a program or redirect where git reads or writes), 3 since git's own paths are walked
 // as the kernel walks them (hooks behind a link listed, the links followed recorded, includes
-// keyed by where they really are). Raise it whenever the git state of an unchanged workspace
-// can grow.
-const GitReading = 3
+// keyed by where they really are), 4 since red team 4 (keys of git-archive(1), git-svn(1) and
+// git-lfs-config(5), status.showUntrackedFiles and http's TLS keys; replace refs, grafts and
+// alternates; the index's skip-worktree and assume-unchanged entries; the repositories of its
+// gitlinks wherever they are, and more of them). Raise it whenever the git state of an
+// unchanged workspace can grow.
+const GitReading = 4
 
 // SetGit records snap's git state as the git section, at ts, with the reading it was taken with.
 func (b *Baseline) SetGit(snap Snapshot, ts string) {
@@ -68,9 +71,12 @@ func (b *Baseline) OlderGitReading() bool { return b.GitTS != "" && max(b.GitRea
 
 // WatchReading numbers what [Take] watches of the files: 1 until issue 34 (a list of names at
 // the workspace root), 2 since (the [Catalog], at the top of every workspace package and in
-// every virtualenv, and the hidden directories it does not know). Raise it whenever the watched
-// files of an unchanged workspace can grow.
-const WatchReading = 2
+// every virtualenv, and the hidden directories it does not know), 3 since red team 4 (more
+// tools' files, the directories between the root and a package, the hidden files and the
+// entries of known hidden directories the catalog does not know, what a watched link to a
+// directory leads to, the modules a virtualenv's .pth files import). Raise it whenever the
+// watched files of an unchanged workspace can grow.
+const WatchReading = 3
 
 // SetWatch records snap's watched files, caps and hidden directories as the watch section, at
 // ts, with the reading it was taken with.

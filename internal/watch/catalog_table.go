@@ -30,10 +30,13 @@ var catalog = join(
 	// Build tools of no one language.
 	at(AtPackage, "build", "make", "make, and a makefile's include",
 		"recipes are shell commands; GNU make reads GNUmakefile, then makefile, before Makefile", "Makefile", "GNUmakefile", "makefile", "*.mk"),
-	at(AtPackage, "build", "just", "just", "recipes are shell commands", "justfile", "Justfile", ".justfile"),
+	at(AtPackage, "build", "just", "just, in the directory or any below it (just searches upward)",
+		"recipes are shell commands; just takes its file's name in any case (JUSTFILE), so the patterns do", anyCase("justfile"), anyCase(".justfile")),
 	at(AtPackage, "build", "Task", "task", "tasks are shell commands", "Taskfile*", "taskfile*"),
 	at(AtPackage, "build", "CMake", "cmake's configure step, which editors' CMake extensions run on opening the folder",
 		"execute_process runs programs; presets choose the compilers and toolchain file", "CMakeLists.txt", "CMakePresets.json", "CMakeUserPresets.json"),
+	at(InEveryDir, "build", "Meson", "meson setup, and its subdir() of every directory",
+		"run_command and custom targets run programs at configure time", "meson.build"),
 	at(AtRoot, "build", "Bazel, Bazelisk", "every bazel command",
 		"flags such as --run_under, repository rules that run programs, and the bazel Bazelisk downloads (and from where)",
 		".bazelrc", ".bazeliskrc", ".bazelversion", "WORKSPACE", "WORKSPACE.bazel", "MODULE.bazel"),
@@ -41,8 +44,8 @@ var catalog = join(
 	// node
 	at(AtPackage, "node", "npm, yarn, pnpm, bun", "install, and every npm run", "lifecycle scripts run on install, scripts on run", "package.json"),
 	at(AtPackage, "node", "npm", "every npm command", "node-options loads a module into every script; script-shell picks the shell; registry where packages come from", ".npmrc"),
-	at(AtPackage, "node", "Yarn", "every yarn command", "yarnPath (yarn-path) runs that file instead of yarn; plugins are loaded",
-		".yarnrc", ".yarnrc.yml", ".yarn/releases/", ".yarn/plugins/"),
+	at(AtPackage, "node", "Yarn", "every yarn command", "yarnPath (yarn-path) runs that file instead of yarn; plugins are loaded; editors run its SDKs",
+		".yarnrc", ".yarnrc.yml", ".yarn/releases/", ".yarn/plugins/", ".yarn/sdks/"),
 	at(AtPackage, "node", "Yarn Plug'n'Play", "every script yarn runs, and editors' SDKs", "loaded into node before the script", ".pnp.cjs", ".pnp.loader.mjs"),
 	at(AtPackage, "node", "pnpm", "install", ".pnpmfile.cjs's hooks run; the workspace file names the packages whose scripts run",
 		".pnpmfile.cjs", "pnpm-workspace.yaml"),
@@ -51,17 +54,32 @@ var catalog = join(
 	at(AtPackage, "node", "node tools (ESLint, Prettier, Babel, Vite, Jest, Vitest, webpack, Tailwind, PostCSS, Next.js)",
 		"the tool's next run, and editor extensions on opening a file", "loaded as a module",
 		"*.config.js", "*.config.cjs", "*.config.mjs", "*.config.ts", "*.config.cts", "*.config.mts", ".*rc.js", ".*rc.cjs", ".*rc.mjs"),
+	at(AtPackage, "node", "node tools (Babel, Jest, and the tools cosmiconfig loads)", "the tool's next run",
+		"the plugins, presets and require lists they name are loaded as modules", "*.config.json", "*.config.json5"),
+	at(AtPackage, "node", "gulp, Grunt", "gulp, grunt", "the task file is a module (gulp also loads gulpfile.js/ as a directory)",
+		"gulpfile.*", "Gulpfile.*", "[Gg]runtfile.*"),
+	at(AtRoot, "node", "Nx", "every nx command", "plugins are loaded; targets' commands run", "nx.json"),
+	at(InEveryDir, "node", "Nx", "nx run, and Nx Console on opening the folder", "a project's targets run commands (nx:run-commands)", "project.json"),
 
 	// python
 	at(AtPackage, "python", "pip, uv, Poetry, Hatch, setuptools", "install and build",
 		"a build backend with backend-path runs the tree's own code; setup.py is the build", "pyproject.toml", "setup.py", "setup.cfg"),
-	at(AtPackage, "python", "pytest", "every pytest run, and editors' test discovery", "addopts -p loads a plugin module", "pytest.ini"),
+	at(AtPackage, "python", "pytest", "every pytest run, and editors' test discovery", "addopts -p loads a plugin module",
+		"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml"),
+	at(AtPackage, "python", "pip", "pip install -r, and the tools that install from it (uv pip, tox, CI)",
+		"--index-url and --extra-index-url choose where packages come from; -e and local paths are built, running their build",
+		"requirements*.txt", "requirements/", "constraints*.txt"),
+	at(AtPackage, "python", "pdb", "every pdb session and breakpoint() run in the directory", "its lines run as debugger commands; a ! line runs Python", ".pdbrc"),
 	at(InEveryDir, "python", "pytest", "every pytest run that collects its directory, and editors' test discovery", "imported as a plugin", "conftest.py"),
 	at(AtPackage, "python", "tox, nox, Pipenv", "tox, nox, pipenv run", "their commands and sessions run", "tox.ini", "noxfile.py", "Pipfile"),
 	at(AtPackage, "python", "uv, Poetry", "install", "the index packages come from", "uv.toml", "poetry.toml"),
 	at(InVenv, "python", "the virtualenv's python", "every start of its python (.venv/bin/python, an editor's interpreter)",
 		"a .pth line starting with import is executed; sitecustomize and usercustomize are imported; pyvenv.cfg says what the interpreter loads",
-		"pyvenv.cfg", "lib/python*/site-packages/*.pth", "lib/python*/site-packages/sitecustomize.py", "lib/python*/site-packages/usercustomize.py"),
+		"pyvenv.cfg", "lib/python*/site-packages/*.pth", "lib/python*/site-packages/sitecustomize.py", "lib/python*/site-packages/usercustomize.py",
+		"lib/python*/site-packages/__pycache__/sitecustomize.*", "lib/python*/site-packages/__pycache__/usercustomize.*"),
+	at(InVenv, "python", "the virtualenv's python", "every start of its python",
+		"the modules its .pth files import: virtualenv's _virtualenv, setuptools' _distutils_hack, editable installs' finders (and those any .pth names, found by reading it)",
+		"lib/python*/site-packages/_virtualenv.py", "lib/python*/site-packages/_distutils_hack/", "lib/python*/site-packages/__editable__*"),
 	at(InVenv, "python", "the virtualenv's scripts", "running them, and source bin/activate in the user's shell",
 		"the interpreter, pip and console scripts themselves", "bin/"),
 	at(InVenv, "python", "pip", "pip install in the virtualenv", "index-url: where packages come from", "pip.conf"),
@@ -87,8 +105,11 @@ var catalog = join(
 		"build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts", "gradle.properties", "gradle/wrapper/", "gradlew", "buildSrc/"),
 
 	// ruby
-	at(AtPackage, "ruby", "Bundler, Rake", "every bundle command, rake", "Ruby evaluated by the tool; .bundle/config picks the Gemfile and gem paths",
-		"Gemfile", "*.gemspec", "Rakefile", ".bundle/"),
+	at(AtPackage, "ruby", "Bundler, Rake", "every bundle command, rake, in the directory or any below it (both search upward)",
+		"Ruby evaluated by the tool; .bundle/config picks the Gemfile and gem paths",
+		"Gemfile", "gems.rb", "gem.deps.rb", "*.gemspec", "Rakefile", "rakefile", "Rakefile.rb", "rakefile.rb", ".bundle/"),
+	at(AtPackage, "ruby", "RSpec", "every rspec run", "--require loads a file before the specs", ".rspec", ".rspec-local"),
+	at(AtPackage, "ruby", "irb, Pry", "starting irb or pry in the directory", "Ruby evaluated at start", ".irbrc", "irb.rc", "_irbrc", ".pryrc"),
 
 	// php
 	at(AtPackage, "php", "Composer", "install, update, composer run", "scripts run on its events; plugins are loaded", "composer.json"),
@@ -114,17 +135,46 @@ var catalog = join(
 		"instructions read into its context", "AGENTS.md", "AGENTS.override.md", "GEMINI.md"),
 	at(AtPackage, "agent", "Gemini CLI, Cursor, Codex CLI", "starting in the directory",
 		"the MCP servers they start, hooks, tool discovery commands, rules and prompts", ".gemini/", ".cursor/", ".cursorrules", ".codex/"),
-	at(AtRoot, "agent", "GitHub Copilot", "every chat in the repository", "instructions added to its prompt", ".github/copilot-instructions.md"),
+	at(AtRoot, "agent", "GitHub Copilot", "every chat in the repository", "instructions, prompts, chat modes and agents added to its prompt",
+		".github/copilot-instructions.md", ".github/instructions/", ".github/prompts/", ".github/chatmodes/", ".github/agents/"),
+	at(AtPackage, "agent", "aider, Windsurf, Cline, Roo Code, Continue", "starting in the directory",
+		"rules read into their context; aider's test-cmd and lint-cmd run; MCP servers they start",
+		".aider.conf.yml", ".aider.model.settings.yml", ".windsurfrules", ".windsurf/", ".clinerules", ".roorules", ".roo/", ".continue/"),
 
 	// Shell environments entered on the host.
 	at(AtPackage, "shell", "direnv", "entering the directory, once allowed", "a shell script", ".envrc"),
 	at(AtPackage, "shell", "mise, asdf", "entering the directory (mise's shell hook), every shim, mise run",
 		"tasks, hooks and [env] scripts run; the tool versions it picks are installed and run",
 		".tool-versions", "mise*.toml", ".mise*.toml", ".mise/", "mise/config.toml", ".config/mise.toml", ".config/mise/"),
-	at(AtPackage, "shell", "Nix", "nix develop, nix-shell, and direnv's use flake", "shellHook runs in the user's shell", "flake.nix", "shell.nix", "devenv.nix"),
+	at(AtPackage, "shell", "Nix", "nix develop, nix-shell, nix-build, and direnv's use flake and use nix",
+		"shellHook runs in the user's shell; nix-shell reads default.nix when there is no shell.nix", "flake.nix", "shell.nix", "default.nix", "devenv.nix"),
+	at(AtPackage, "shell", "Devbox", "devbox shell, devbox run", "init_hook and scripts run in the user's shell", "devbox.json"),
+	at(AtPackage, "shell", "Bun, pipenv, docker compose, Vite, Next.js, Flask (dotenv)", "bun run, pipenv run, docker compose, the dev servers",
+		"loaded into the environment of what they run: LD_PRELOAD, NODE_OPTIONS, COMPOSE_FILE, FLASK_APP run the agent's code; masked by default, so recorded, never read",
+		".env", ".env.*", ".flaskenv"),
+	at(AtPackage, "shell", "tools that keep their configuration in .config/ (cargo-nextest, dotnet tool, lefthook, mise, the cosmiconfig tools)",
+		"the tool's next run", "nextest's setup scripts run commands; dotnet-tools.json names the tools dotnet tool restore installs and runs", ".config/"),
+
+	// Infrastructure tools run on the host.
+	at(AtPackage, "infra", "Docker Compose", "docker compose up, run, build (which searches upward for its file)",
+		"services run with the privileges and mounts it names — a privileged one with / mounted is root on the host; build contexts and hooks",
+		"compose.yaml", "compose.yml", "compose.override.yaml", "compose.override.yml",
+		"docker-compose.yaml", "docker-compose.yml", "docker-compose.override.yaml", "docker-compose.override.yml"),
+	at(AtPackage, "infra", "Vagrant", "every vagrant command (which searches upward for its file)", "Ruby evaluated by vagrant; provisioners run", "Vagrantfile"),
+	at(InEveryDir, "infra", "Terraform, OpenTofu", "terraform plan and apply in the directory, or a module it uses",
+		"an external data source runs its program at plan; local-exec provisioners at apply; providers are downloaded and run",
+		"*.tf", "*.tf.json", "*.tofu", "*.tofu.json"),
+	at(AtPackage, "infra", "Tilt, Skaffold", "tilt up, skaffold dev and run", "local() and build hooks run commands on the host", "Tiltfile", "skaffold.yaml"),
 
 	// abox's own definition.
 	at(AtRoot, "abox", "abox", "abox run", "the sandbox's own definition: abox refuses a changed one until abox up approves it", "agentbox.yaml"),
+
+	// Last, so that a tool's own entry names its file first: the rc files node tools load with
+	// cosmiconfig and lilconfig (.babelrc, .prettierrc.json, .mocharc.yml, .lintstagedrc), in
+	// every format they accept, whose plugins, presets and require lists are modules.
+	at(AtPackage, "node", "node tools (Babel, Prettier, Mocha, lint-staged, stylelint, and the others cosmiconfig loads)",
+		"the tool's next run, a commit (lint-staged), and editor extensions on opening a file", "the modules they name are loaded; lint-staged's commands run",
+		".*rc", ".*rc.json", ".*rc.json5", ".*rc.jsonc", ".*rc.yaml", ".*rc.yml", ".*rc.toml", ".*rc.ts", ".*rc.cts", ".*rc.mts"),
 )
 
 // at returns one entry per pattern, all with the same reasons.

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -10,7 +11,7 @@ import (
 // classes are the catalog's classes: the toolchains (catalog_toolchains_test.go holds them to
 // manifest.Toolchains) and the rest.
 var classes = []string{"python", "go", "node", "rust", "java", "ruby", "php", "dotnet",
-	"build", "ci", "git", "editor", "agent", "shell", "abox"}
+	"build", "ci", "git", "editor", "agent", "shell", "infra", "abox"}
 
 // TestCatalogIsWellFormed: every entry has a valid pattern, a class, a tool, a time and a
 // reason; a name read in every directory is one name; no pattern is listed twice for one reach.
@@ -52,23 +53,31 @@ func TestCatalogWatchesWhatRunsOnTheHost(t *testing.T) {
 		{"git", []string{".gitmodules", ".lfsconfig", ".gitattributes", "packages/web/src/.gitattributes", ".git/info/attributes",
 			".git/info/exclude", ".githooks/pre-commit", ".husky/pre-commit", ".pre-commit-config.yaml", "lefthook.yml"}},
 		{"build", []string{"GNUmakefile", "makefile", "Justfile", ".justfile", "rules.mk", "Taskfile.yml", "CMakePresets.json",
-			"packages/web/Makefile", "packages/web/Taskfile.yml", ".bazelrc"}},
+			"packages/web/Makefile", "packages/web/Taskfile.yml", ".bazelrc", "JUSTFILE", "packages/web/.JustFile", "meson.build", "src/sub/meson.build"}},
 		{"node", []string{".yarnrc.yml", ".yarnrc", ".npmrc", ".pnpmfile.cjs", "eslint.config.js", ".yarn/releases/yarn.cjs",
-			"packages/web/.npmrc", "packages/web/.eslintrc.cjs"}},
-		{"python", []string{"conftest.py", "tests/unit/conftest.py", "tox.ini", "noxfile.py", "pytest.ini",
+			"packages/web/.npmrc", "packages/web/.eslintrc.cjs", ".prettierrc.json", ".babelrc", ".mocharc.yml", ".lintstagedrc",
+			"babel.config.json", "gulpfile.js", "Gruntfile.js", "nx.json", "libs/ui/project.json", "packages/web/.prettierrc"}},
+		{"python", []string{"conftest.py", "tests/unit/conftest.py", "tox.ini", "noxfile.py", "pytest.ini", ".pytest.ini", ".pdbrc",
+			"requirements.txt", "requirements-dev.txt", "requirements/base.txt",
+			".venv/lib/python3.12/site-packages/_virtualenv.py", ".venv/lib/python3.12/site-packages/_distutils_hack/__init__.py",
+			".venv/lib/python3.12/site-packages/__editable___x_1_0_finder.py", ".venv/lib/python3.12/site-packages/__pycache__/sitecustomize.cpython-312.pyc",
 			".venv/lib/python3.12/site-packages/evil.pth", ".venv/lib/python3.12/site-packages/sitecustomize.py",
 			".venv/bin/python", "services/api/.venv/pip.conf"}},
-		{"rust", []string{".cargo/config.toml", "build.rs", "rust-toolchain.toml", "packages/core/.cargo/config.toml"}},
-		{"go", []string{"go.work", "packages/svc/go.mod"}},
-		{"java", []string{".mvn/extensions.xml", "gradle/wrapper/gradle-wrapper.properties", "build.gradle.kts", "gradlew"}},
-		{"ruby", []string{"Gemfile", "Rakefile", ".bundle/config"}},
+		{"rust", []string{".cargo/config.toml", "build.rs", "rust-toolchain.toml", "packages/core/.cargo/config.toml",
+			"packages/.cargo/config.toml", ".config/nextest.toml"}},
+		{"go", []string{"go.work", "packages/svc/go.mod", "packages/go.work"}},
+		{"java", []string{".mvn/extensions.xml", "gradle/wrapper/gradle-wrapper.properties", "build.gradle.kts", "gradlew", "packages/.mvn/extensions.xml"}},
+		{"ruby", []string{"Gemfile", "Rakefile", ".bundle/config", "rakefile", "Rakefile.rb", "gems.rb", ".rspec", ".irbrc", ".pryrc"}},
 		{"php", []string{"composer.json"}},
-		{"dotnet", []string{"Directory.Build.props", "app.csproj", "global.json"}},
+		{"dotnet", []string{"Directory.Build.props", "app.csproj", "global.json", "packages/Directory.Build.props", ".config/dotnet-tools.json"}},
 		{"editor", []string{".vscode/extensions.json", ".vscode/mcp.json", ".vscode/settings.json", ".devcontainer.json",
 			".idea/workspace.xml", "packages/web/.vscode/tasks.json"}},
 		{"agent", []string{".cursor/mcp.json", ".gemini/settings.json", ".codex/config.toml", "CLAUDE.local.md", "AGENTS.md",
-			"packages/web/AGENTS.md", "packages/web/.claude/settings.json", "packages/web/CLAUDE.md", ".mcp.json"}},
-		{"shell", []string{"mise.toml", ".mise.toml", ".tool-versions", ".envrc", "packages/web/.envrc", "flake.nix"}},
+			"packages/web/AGENTS.md", "packages/web/.claude/settings.json", "packages/web/CLAUDE.md", ".mcp.json",
+			".github/instructions/all.instructions.md", ".github/prompts/release.prompt.md", ".aider.conf.yml", ".windsurfrules", ".clinerules"}},
+		{"shell", []string{"mise.toml", ".mise.toml", ".tool-versions", ".envrc", "packages/web/.envrc", "flake.nix", "default.nix", "devbox.json",
+			".env", ".env.local", "packages/web/.env"}},
+		{"infra", []string{"compose.yaml", "docker-compose.yml", "Vagrantfile", "main.tf", "infra/modules/net/vars.tf", "Tiltfile", "skaffold.yaml"}},
 		{"abox", []string{"agentbox.yaml"}},
 	} {
 		t.Run(tc.class, func(t *testing.T) {
@@ -134,10 +143,11 @@ func TestEveryCatalogEntryIsWatched(t *testing.T) {
 	}
 }
 
-// concrete is a path the pattern names: each glob character taken for a letter, a directory
-// given a file.
+// concrete is a path the pattern names: each glob character taken for a letter, a class for
+// its last character (JUSTFILE for [jJ][uU]…), a directory given a file.
 func concrete(pattern string) string {
-	p := strings.NewReplacer("*", "x", "?", "x").Replace(pattern)
+	p := regexp.MustCompile(`\[[^]]*(.)\]`).ReplaceAllString(pattern, "$1")
+	p = strings.NewReplacer("*", "x", "?", "x").Replace(p)
 	if strings.HasSuffix(p, "/") {
 		p += "f"
 	}
@@ -172,20 +182,51 @@ func TestLookup(t *testing.T) {
 	}
 }
 
-// TestHiddenDir: the first dot-directory of a path that the catalog names nothing in.
-func TestHiddenDir(t *testing.T) {
+// TestHiddenWhy: what a reviewer is told of a path no entry covers: the first hidden directory
+// the catalog names nothing in, an entry of one it knows for something else, a hidden file it
+// does not know; not an inert hidden file, nor what an entry covers.
+func TestHiddenWhy(t *testing.T) {
+	unknownDir := func(d string) string { return "in " + d + "/, a hidden directory the catalog does not know" }
 	for rel, want := range map[string]string{
-		".foo/x":                    ".foo",
-		"web/.foo/bar/x":            "web/.foo",
+		".foo/x":                    unknownDir(".foo"),
+		"web/.foo/bar/x":            unknownDir("web/.foo"),
 		".claude/settings.json":     "",
-		".github/ISSUE_TEMPLATE/x":  "",         // the catalog names .github/workflows
-		".git/info/attributes":      "",         // the git state's
-		".gitignore":                "",         // a file, not a directory
-		"a/.husky/x":                "a/.husky", // husky is read at the root only
-		".venv/lib/site-packages/x": ".venv",
+		".github/ISSUE_TEMPLATE/x":  "in .github/, beside what the catalog knows there",
+		".github/workflows/ci.yml":  "",
+		".github/prompts/a.md":      "",
+		".git/info/attributes":      "",
+		".gitignore":                "", // inert
+		"web/.dockerignore":         "",
+		".hiddenfile":               "a hidden file the catalog does not know",
+		"web/src/.aider.conf.yml":   "",
+		"a/.husky/x":                unknownDir("a/.husky"), // husky is read at the root only
+		".venv/lib/site-packages/x": unknownDir(".venv"),
+		".babelrc":                  "",
+		"src/main.go":               "",
 	} {
-		if got := HiddenDir(rel); got != want {
-			t.Errorf("HiddenDir(%q) = %q, want %q", rel, got, want)
+		if _, named := Lookup(rel, nil); named && want == "" {
+			continue
+		}
+		if got := HiddenWhy(rel); got != want {
+			t.Errorf("HiddenWhy(%q) = %q, want %q", rel, got, want)
+		}
+	}
+}
+
+// TestGlobMatchIsPathMatch: the compiled patterns the search matches names with agree with
+// path.Match on every pattern of the catalog, the markers and the inert names, for names that
+// match each and names that nearly do.
+func TestGlobMatchIsPathMatch(t *testing.T) {
+	names := []string{"", ".", "x", "JUSTFILE", "justfile", "JustFile", "justfilex", ".justfile", ".JUSTFILE", "Makefile", "makefile",
+		"a.config.js", ".config.js", "x.config.jsx", ".babelrc", ".npmrc", ".prettierrc.json", ".rc", "rc", "Gruntfile.js", "gruntfile.coffee",
+		"requirements.txt", "requirements-dev.txt", "main.tf", ".tf", "x.tf.json", ".env", ".env.local", ".envrc", ".gitignore", "evil.pth",
+		"python3.12", "site-packages", "__editable___x_finder.py", "sitecustomize.cpython-312.pyc", "app.csproj", "Taskfile.yml", "lefthook.yml"}
+	for p := range globs {
+		for _, n := range append(names, concrete(p)) {
+			want, _ := path.Match(p, n)
+			if got := globMatch(p, n); got != want {
+				t.Errorf("globMatch(%q, %q) = %v, path.Match says %v", p, n, got, want)
+			}
 		}
 	}
 }

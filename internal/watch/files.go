@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/aboxhq/abox/internal/linkwalk"
 )
 
 // Bounds of [Files], so that what the agent plants under a watched path (a million files, a
@@ -93,8 +95,9 @@ type walker struct {
 	fp     *fingerprinter
 	masked func(string) bool
 	out    map[string]string
-	left   int    // entries the pattern may still visit
-	capped string // the bound that stopped it, or ""
+	left   int      // entries the pattern may still visit
+	capped string   // the bound that stopped it, or ""
+	chain  []string // the directories being walked, by their path in the workspace
 }
 
 func (w *walker) full(format string, args ...any) {
@@ -165,12 +168,16 @@ func (w *walker) matchSegment(rel, seg string) []string {
 
 // visit fingerprints rel, or every entry under it when it is a directory, depth first in name
 // order, until the budget runs out.
-func (w *walker) visit(rel string) {
+func (w *walker) visit(rel string) { w.visitAs(rel, rel) }
+
+// visitAs is [walker.visit] of real, keyed as key: what a symlink to a directory leads to is
+// keyed under the link's path, as the tool that reads the link sees it.
+func (w *walker) visitAs(key, real string) {
 	if w.capped != "" {
 		return
 	}
-	if w.masked(rel) {
-		w.out[rel] = fpMasked
+	if w.masked(key) || w.masked(real) {
+		w.out[key] = fpMasked
 		return
 	}
 	if w.left == 0 {
@@ -178,27 +185,77 @@ func (w *walker) visit(rel string) {
 		return
 	}
 	w.left--
-	p := w.abs(rel)
+	p := w.abs(real)
 	st, err := os.Lstat(p)
 	switch {
 	case err != nil:
-		w.out[rel] = fpUnread + errText(err)
+		w.out[key] = fpUnread + errText(err)
+		return
+	case st.Mode()&fs.ModeSymlink != 0:
+		w.out[key] = w.fp.of(p)
+		w.behind(key, real)
 		return
 	case !st.IsDir():
-		w.out[rel] = w.fp.of(p)
+		w.out[key] = w.fp.of(p)
 		return
-	case strings.Count(rel, "/") >= MaxDepth:
-		w.full("deeper than %d levels at %s", MaxDepth, rel)
+	case strings.Count(key, "/") >= MaxDepth:
+		w.full("deeper than %d levels at %s", MaxDepth, key)
 		return
 	}
-	names, err := w.readDir(rel)
+	w.visitDir(key, real)
+}
+
+// visitDir visits the entries of the directory real, keyed under key.
+func (w *walker) visitDir(key, real string) {
+	names, err := w.readDir(real)
 	if err != nil {
-		w.out[rel] = fpUnread + errText(err)
+		w.out[key] = fpUnread + errText(err)
 		return
 	}
+	w.chain = append(w.chain, real)
+	defer func() { w.chain = w.chain[:len(w.chain)-1] }()
 	for _, n := range names {
-		w.visit(path.Join(rel, n))
+		w.visitAs(path.Join(key, n), path.Join(real, n))
 	}
+}
+
+// holds reports whether the directory dir is, or holds, real or a directory being walked: a
+// link to it would walk in a loop.
+func (w *walker) holds(dir, real string) bool {
+	if dir == "." {
+		return true
+	}
+	for _, p := range append(w.chain, real) {
+		if p == dir || strings.HasPrefix(p, dir+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// behind walks what the symlink real leads to when that is a directory in the workspace,
+// keyed under key: the tool that reads .claude/settings.json through .claude -> tools/claude
+// reads tools/claude/settings.json, so a change there is a change of .claude/settings.json.
+// Where the link leads is walked as the kernel walks it ([linkwalk]); a link out of the
+// workspace, or one that leads nowhere, is recorded by its target alone ([fingerprinter.of]).
+// A link to a directory that holds it, or one being walked (the top, a parent: a loop), is
+// recorded by its target alone; the pattern's budget bounds the rest.
+func (w *walker) behind(key, real string) {
+	if w.fp.root == nil {
+		return
+	}
+	d := w.fp.links.Link(real, w.fp.lookup(real))
+	if d.Kind != linkwalk.Inside || w.holds(d.Path, real) {
+		return
+	}
+	if st, err := w.fp.root.Stat(d.Path); err != nil || !st.IsDir() {
+		return
+	}
+	if strings.Count(key, "/") >= MaxDepth {
+		w.full("deeper than %d levels at %s", MaxDepth, key)
+		return
+	}
+	w.visitDir(key, d.Path)
 }
 
 // readDir returns the sorted names in the directory rel, opened without following a link; a

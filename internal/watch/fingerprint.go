@@ -57,6 +57,21 @@ type fingerprinter struct {
 	hashLeft int64            // bytes that may still be hashed
 	// gitWalkLeft is how many names the walks of git's paths may still look at ([MaxGitWalk]).
 	gitWalkLeft int
+	// gitCapped are the bounds the reading of git hit ([Snapshot.GitCapped]).
+	gitCapped []Capped
+}
+
+// gitBound records in st, under the error key of what, that the reading of git stopped at a
+// bound there, and notes it for [Snapshot.GitCapped]: a bound of the reading of git is said
+// every time it is hit, not only when it is new.
+func (f *fingerprinter) gitBound(st map[string]string, what, why string) {
+	st[gitErrorPrefix+what] = why
+	for _, c := range f.gitCapped {
+		if c.Pattern == what {
+			return
+		}
+	}
+	f.gitCapped = append(f.gitCapped, Capped{Pattern: what, Reason: why})
 }
 
 func newFingerprinter(ws string) *fingerprinter {

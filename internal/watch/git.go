@@ -98,6 +98,7 @@ func readGitDir(fp *fingerprinter, st map[string]string, home, gitDir, common, w
 	hooks(fp, st, filepath.Join(common, "hooks"), "")
 	hooksPaths(fp, st, home, filepath.Join(common, "hooks"), r.workTree(gitDir, workTree))
 	remoteFiles(fp, st, common)
+	historyState(fp, st, common)
 	modules(fp, st, home, common)
 	worktrees(fp, st, home, common, r.remotes)
 }
@@ -361,7 +362,7 @@ func listFiles(fp *fingerprinter, st map[string]string, dir, key, what string) {
 		st[gitErrorPrefix+g.key] = errText(err)
 	}
 	if len(names) > MaxHooks {
-		st[gitErrorPrefix+g.key] = fmt.Sprintf("more than %d entries; only the first were read", MaxHooks)
+		fp.gitBound(st, g.key, fmt.Sprintf("more than %d entries; only the first were read", MaxHooks))
 		names = names[:MaxHooks]
 	}
 	sort.Strings(names)
@@ -397,6 +398,14 @@ func DescribeGitKey(k string) string {
 		return "symlink " + strings.TrimPrefix(k, gitLinkPrefix)
 	case strings.HasPrefix(k, gitRemoteFilePrefix):
 		return "remote file " + strings.TrimPrefix(k, gitRemoteFilePrefix)
+	case strings.HasPrefix(k, gitRefPrefix):
+		return "ref " + strings.TrimPrefix(k, gitRefPrefix)
+	case strings.HasPrefix(k, gitFilePrefix):
+		return "git file " + strings.TrimPrefix(k, gitFilePrefix)
+	case k == indexMore:
+		return fmt.Sprintf("index entries marked skip-worktree or assume-unchanged beyond the first %d", MaxFlagged)
+	case strings.HasPrefix(k, gitIndexPrefix):
+		return "index entry " + strings.TrimPrefix(k, gitIndexPrefix)
 	}
 	return k
 }
@@ -406,7 +415,8 @@ func DescribeGitKey(k string) string {
 func CountGit(st map[string]string) (keys, hooks int) {
 	for k := range st {
 		switch {
-		case strings.HasPrefix(k, gitKeyPrefix), strings.HasPrefix(k, gitRemoteFilePrefix):
+		case strings.HasPrefix(k, gitKeyPrefix), strings.HasPrefix(k, gitRemoteFilePrefix), strings.HasPrefix(k, gitRefPrefix),
+			strings.HasPrefix(k, gitFilePrefix), strings.HasPrefix(k, gitIndexPrefix):
 			keys++
 		case strings.HasPrefix(k, gitHookPrefix):
 			hooks++

@@ -243,6 +243,30 @@ func TestDangerous(t *testing.T) {
 		{"user.email", "x", false},
 		{"branch.main.remote", "origin", false},
 		{"diff.renames", "true", false},
+		// red team 4: keys of other documentation (git-archive(1), git-svn(1), git-lfs-config(5))
+		// and of git-config(1)'s that hide files or let a machine in the middle read the traffic
+		{"tar.tgz.command", "sh evil.sh", true},
+		{"tar.umask", "0002", false},
+		{"svn.authorsprog", "./evil", true},
+		{"lfs.url", "https://lfs.evil.test/", true},
+		{"lfs.pushurl", "https://lfs.evil.test/", true},
+		{"lfs.standalonetransferagent", "evil", true},
+		{"lfs.https://x.standalonetransferagent", "evil", true},
+		{"lfs.customtransfer.evil.path", "/workspace/evil.sh", true},
+		{"lfs.customtransfer.evil.args", "x", true},
+		{"lfs.extension.evil.clean", "sh evil.sh", true},
+		{"lfs.storage", "/tmp/x", true},
+		{"lfs.concurrenttransfers", "8", false},
+		{"remote.origin.lfsurl", "https://lfs.evil.test/", true},
+		{"remote.origin.lfspushurl", "https://lfs.evil.test/", true},
+		{"status.showuntrackedfiles", "no", true},
+		{"http.sslverify", "false", true},
+		{"http.https://x.sslverify", "false", true},
+		{"http.sslcainfo", "/workspace/ca.pem", true},
+		{"http.sslcapath", "/workspace/ca", true},
+		{"http.sslcert", "x", true},
+		{"http.sslkey", "x", true},
+		{"http.postbuffer", "1", false},
 	}
 	for _, tc := range tests {
 		if got := Dangerous(Entry{Key: tc.key, Value: tc.value}); got != tc.want {

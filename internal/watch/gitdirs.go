@@ -27,7 +27,7 @@ const (
 // where (ending in ":") in front of a key, hook or remote file's name, and of the other names
 // of its own (gitdir, commondir); error, link and include keys name an absolute path already.
 func qualify(k, where string) string {
-	for _, p := range []string{gitKeyPrefix, gitHookPrefix, gitRemoteFilePrefix} {
+	for _, p := range []string{gitKeyPrefix, gitHookPrefix, gitRemoteFilePrefix, gitRefPrefix, gitFilePrefix, gitIndexPrefix} {
 		if rest, ok := strings.CutPrefix(k, p); ok {
 			return p + where + rest
 		}
@@ -94,7 +94,7 @@ func modules(fp *fingerprinter, st map[string]string, home, common string) {
 				continue
 			}
 			if left--; left < 0 || depth >= MaxIncludes {
-				st[gitErrorPrefix+filepath.Join(common, "modules")] = fmt.Sprintf("more than %d submodule directories, or nested deeper than %d; only the first were read", MaxModules, MaxIncludes)
+				fp.gitBound(st, filepath.Join(common, "modules"), fmt.Sprintf("more than %d submodule directories, or nested deeper than %d; only the first were read", MaxModules, MaxIncludes))
 				return
 			}
 			if _, err := os.Lstat(filepath.Join(sub, "HEAD")); err != nil {
@@ -133,7 +133,7 @@ func worktrees(fp *fingerprinter, st map[string]string, home, common string, rem
 		return
 	}
 	if len(names) > MaxWorktrees {
-		st[gitErrorPrefix+dir] = fmt.Sprintf("more than %d entries; only the first were read", MaxWorktrees)
+		fp.gitBound(st, dir, fmt.Sprintf("more than %d entries; only the first were read", MaxWorktrees))
 		names = names[:MaxWorktrees]
 	}
 	for _, name := range names {

@@ -28,7 +28,7 @@ var dangerousNames = map[string][]string{
 	"pager":       {"*"},
 	"alias":       {"*"},
 	"submodule":   {"update"},
-	"remote":      {"uploadpack", "receivepack", "vcs", "proxy"},
+	"remote":      {"uploadpack", "receivepack", "vcs", "proxy", "lfsurl", "lfspushurl"},
 	"uploadpack":  {"packobjectshook"},
 	"browser":     {"cmd", "path"},
 	"web":         {"browser"},
@@ -50,10 +50,37 @@ var dangerousNames = map[string][]string{
 	"credential": {"*"},
 	"url":        {"insteadof", "pushinsteadof"},
 	"protocol":   {"allow"},
-	"http":       {"proxy", "cookiefile", "curloptresolve"},
+	// http.sslVerify=false and http.sslCAInfo or sslCAPath naming the agent's CA let a machine
+	// in the middle read what fetch and push send, credentials included; sslCert and sslKey
+	// name files git reads and sends
+	"http": {"proxy", "cookiefile", "curloptresolve", "sslverify", "sslcainfo", "sslcapath", "sslcert", "sslkey"},
+	// status.showUntrackedFiles=no hides from git status the files the agent leaves
+	"status": {"showuntrackedfiles"},
+
+	// Keys of other documentation than git-config(1), read by git or by tools git runs:
+	//
+	// git-archive(1): tar.<format>.command runs for `git archive --format=<format>` and for
+	// -o x.<format>
+	"tar": {"command"},
+	// git-svn(1): svn.authorsProg runs for each author of the commits git svn fetches
+	"svn": {"authorsprog"},
+	// git-lfs-config(5), read by the git-lfs filter most users configure globally: lfs.url and
+	// lfs.pushurl (remote.<name>.lfsurl and lfspushurl, below) receive the user's credentials,
+	// lfs.standalonetransferagent and every lfs.customtransfer.<name>.* run a program on every
+	// LFS download and upload, lfs.extension.<name>.* run clean and smudge commands, and
+	// lfs.storage moves where LFS writes its objects ([lfsRuns])
+	"lfs": {"url", "pushurl", "standalonetransferagent", "storage"},
 }
 
-// Dangerous reports whether a config entry makes git run code, include other configuration,
+// lfsRuns reports whether an lfs.<subsection>.<name> key is one of git-lfs-config(5)'s that run a
+// program: every variable of lfs.customtransfer.<name> and lfs.extension.<name>.
+func lfsRuns(section, sub string) bool {
+	sub = strings.ToLower(sub)
+	return section == "lfs" && (strings.HasPrefix(sub, "customtransfer.") || strings.HasPrefix(sub, "extension."))
+}
+
+// Dangerous reports whether a config entry makes git, or a tool git runs (git-lfs), run code,
+// include other configuration,
 // redirect where it reads or writes, or send credentials elsewhere: the keys git-tamper
 // baselines. Keys are matched on their section and variable name, case-insensitively; a remote
 // or submodule URL is dangerous when git would run something on this machine for it
@@ -65,6 +92,9 @@ func Dangerous(e Entry) bool {
 		if n == "*" || n == name {
 			return true
 		}
+	}
+	if lfsRuns(section, e.Subsection()) {
+		return true
 	}
 	if (section == "remote" && (name == "url" || name == "pushurl")) || (section == "submodule" && name == "url") {
 		return urlRunsHere(e.Value)

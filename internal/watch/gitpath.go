@@ -145,6 +145,7 @@ func (w *pathWalk) walk(p string) {
 		if w.err == nil {
 			if w.f.gitWalkLeft--; w.f.gitWalkLeft < 0 {
 				w.err = &fs.PathError{Op: "open", Path: filepath.Join(w.cur, name), Err: errWalkBound}
+				w.f.gitBound(map[string]string{}, "the walks of git's paths", errWalkBound.Error()+"; the paths past it are named unreadable")
 			}
 		}
 		if w.err != nil {

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -201,7 +202,7 @@ func TestGitDirLayoutsCountTowardTheBound(t *testing.T) {
 	files["zzz/last.git/config"] = "[core]\n\tfsmonitor = /workspace/evil.sh\n"
 	write(t, ws, files)
 	snap := Take(Scope{Workspace: ws})
-	if e := snap.Git[gitErrorPrefix+"nested repositories"]; !strings.Contains(e, "more than 50 repositories") {
+	if e := snap.Git[gitErrorPrefix+"nested repositories"]; !strings.Contains(e, fmt.Sprintf("more than %d repositories", MaxNestedRepos)) {
 		t.Errorf("past the bound: %q, want it named", e)
 	}
 	if _, ok := snap.Git["key:zzz/last.git:core.fsmonitor"]; ok {

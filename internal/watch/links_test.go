@@ -60,3 +60,52 @@ func TestWatchedLinksResolvedAsTheKernelDoes(t *testing.T) {
 		t.Errorf("changes = %v, want GNUmakefile (40 links to real.mk) and Makefile (d/.. is sub, not the top)", got)
 	}
 }
+
+// TestWatchedLinkToADirectoryIsWalked: a watched path that is a symlink to a directory in the
+// workspace (.claude -> tools/claude, which the host's Claude Code reads as .claude/) is walked
+// where it leads, its files keyed under the link's path, so that a rewrite of
+// tools/claude/settings.json is a change of .claude/settings.json; a link inside that leads
+// to another directory is walked too, one that leads to a directory holding it (a loop, the
+// top) is recorded by its target alone, and a masked file reached through the link stays
+// unread.
+func TestWatchedLinkToADirectoryIsWalked(t *testing.T) {
+	ws := t.TempDir()
+	write(t, ws, map[string]string{
+		"package.json":               "{}",
+		"tools/claude/settings.json": "{}",
+		"tools/claude/secret.env":    "TOKEN=1",
+		"tools/shared/cmd.md":        "x",
+		"tools/claude/commands":      "->../shared",
+		"tools/claude/up":            "->..",
+		".claude":                    "->tools/claude",
+		".vscode":                    "->.",
+	})
+	masked := func(rel string) bool { return rel == "tools/claude/secret.env" }
+	before := Take(Scope{Workspace: ws, Masked: masked})
+	for k, want := range map[string]string{
+		".claude":                  "symlink:tools/claude\x00dir",
+		".claude/commands/cmd.md":  "sha256:",
+		".claude/secret.env":       "masked",
+		".claude/up":               "symlink:..\x00dir",
+		".vscode":                  "symlink:.\x00dir",
+		".claude/settings.json":    "sha256:",
+		".claude/up/package.json":  "",
+		".vscode/package.json":     "",
+		".claude/commands/../x.md": "",
+	} {
+		if got := before.Files[k]; !strings.HasPrefix(got, want) || (want == "" && got != "") {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if len(before.Capped) != 0 {
+		t.Errorf("capped: %v", before.Capped)
+	}
+	write(t, ws, map[string]string{"tools/claude/settings.json": `{"hooks": {"SessionStart": []}}`, "tools/shared/cmd.md": "y"})
+	var got []string
+	for _, c := range DiffFiles(before.Files, Take(Scope{Workspace: ws, Masked: masked}).Files) {
+		got = append(got, c.Change+" "+c.Name)
+	}
+	if strings.Join(got, ", ") != "changed .claude/commands/cmd.md, changed .claude/settings.json" {
+		t.Errorf("changes = %v, want .claude/commands/cmd.md and .claude/settings.json", got)
+	}
+}

@@ -8,14 +8,18 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 )
 
 // Bounds of the search for repositories inside the workspace.
 const (
-	MaxNestedWalk  = 200000 // workspace entries looked at
-	MaxNestedRepos = 50     // repositories read
+	MaxNestedWalk  = 500000 // workspace entries looked at
+	MaxNestedRepos = 200    // repositories read
 )
+
+// nestedBound is the error key, and the [Snapshot.GitCapped] pattern, of the walk's bounds.
+const nestedBound = "nested repositories"
 
 // nestedRepos adds the git state of every repository inside the workspace other than its own,
 // found by a walk that follows no link: a directory holding .git (a directory or a gitdir
@@ -28,12 +32,15 @@ const (
 // with the repository's path: key:sub/.git:core.fsmonitor, key:tests/fixtures/sample.git:
 // core.worktree (the workspace's root, when it has no .git and is a git directory itself, is
 // "."). A .git is not walked further (what git reads in it is read with its state); a git
-// directory found by its layout is, as a user may work in it. A walk that reaches a bound says
-// so in an error key, which shows as a change when it is new.
-func nestedRepos(fp *fingerprinter, st map[string]string, home string) {
+// directory found by its layout is, as a user may work in it. The walk does not enter
+// node_modules (installed dependencies); the gitlinks of the workspace's index, the
+// repositories `git status` looks into, are read first, wherever they are ([readGitlinks]). A
+// walk that reaches a bound says so ([fingerprinter.gitBound]).
+func nestedRepos(fp *fingerprinter, st map[string]string, home string, gitlinks []string) {
+	read := readGitlinks(fp, st, home, gitlinks)
 	seen, repos := 0, 0
 	bound := func(why string) {
-		st[gitErrorPrefix+"nested repositories"] = why + "; the rest of the workspace was not searched"
+		fp.gitBound(st, nestedBound, why+"; the rest of the workspace was not searched")
 	}
 	another := func() bool {
 		if repos++; repos > MaxNestedRepos {
@@ -57,6 +64,7 @@ func nestedRepos(fp *fingerprinter, st map[string]string, home string) {
 			names[e.Name()] = true
 		}
 		switch {
+		case read[rel]:
 		case names[".git"] && rel != "":
 			if !another() {
 				return false
@@ -75,7 +83,7 @@ func nestedRepos(fp *fingerprinter, st map[string]string, home string) {
 			addGitDir(fp, st, home, dir, where[:len(where)-1]+":")
 		}
 		for _, e := range entries {
-			if !e.IsDir() || e.Name() == ".git" {
+			if !e.IsDir() || e.Name() == ".git" || e.Name() == "node_modules" {
 				continue
 			}
 			if depth+1 > MaxDepth {
@@ -116,4 +124,40 @@ func addRepo(fp *fingerprinter, st map[string]string, home, dir, rel string) {
 		return
 	}
 	mergeQualified(st, inner, rel+".git:")
+}
+
+// readGitlinks adds the git state of the repository at each gitlink of the workspace's index
+// that holds a .git, keyed by its path as the walk keys it, and returns the directories read
+// ("sub/", ending in a slash). A path of the index is the agent's text: one that is not
+// local, or whose directories are not all real directories of the workspace (a symlink on the
+// way), is not read.
+func readGitlinks(fp *fingerprinter, st map[string]string, home string, gitlinks []string) map[string]bool {
+	read := map[string]bool{}
+	for _, l := range gitlinks {
+		if !filepath.IsLocal(l) || !realDirs(fp.ws, l) || read[l+"/"] {
+			continue
+		}
+		dir := filepath.Join(fp.ws, l)
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err != nil {
+			continue // not checked out: git status reads nothing there
+		}
+		read[l+"/"] = true
+		addRepo(fp, st, home, dir, l+"/")
+	}
+	return read
+}
+
+// realDirs reports whether every name of rel, under ws, is a real directory, no symlink.
+func realDirs(ws, rel string) bool {
+	p := ws
+	for _, name := range strings.Split(rel, "/") {
+		if name == ".git" {
+			return false
+		}
+		p = filepath.Join(p, name)
+		if st, err := os.Lstat(p); err != nil || !st.IsDir() {
+			return false
+		}
+	}
+	return true
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 )
@@ -36,27 +35,28 @@ type found struct {
 }
 
 // search walks the workspace for where the catalog applies: the root, every workspace package
-// (a directory holding one of [Markers]) and every virtualenv (one holding pyvenv.cfg), down to
-// [MaxDepth] levels, following no link. It does not enter .git (the git state reads it) or
-// node_modules (installed dependencies, whose packages are not the workspace's); everything
-// else it enters, masked directories too, whose names it reads and whose content [files]
-// records as masked. At the root and at the top of each package it lists the directories whose
-// name starts with a dot and that the catalog names nothing in.
+// (a directory holding one of [Markers]) and every directory between the two, and every
+// virtualenv (one holding pyvenv.cfg), down to [MaxDepth] levels, following no link. It does
+// not enter .git (the git state reads it) or node_modules (installed dependencies, whose
+// packages are not the workspace's); everything else it enters, masked directories too, whose
+// names it reads and whose content [files] records as masked. At each of those places it lists
+// what the catalog does not know ([found.placeHidden]).
 func search(ws string) found {
 	var f found
 	places := 0
-	var visit func(dir, rel string, depth int) bool
-	visit = func(dir, rel string, depth int) bool {
+	// visit returns whether dir is a package or lies above one, and false once the search stops.
+	var visit func(dir, rel string, depth int) (bool, bool)
+	visit = func(dir, rel string, depth int) (bool, bool) {
 		entries, ok := readNested(dir, MaxSearch-f.seen+1)
 		if !ok {
 			if rel != "" {
 				f.bound("%s is unreadable", strings.TrimSuffix(rel, "/"))
 			}
-			return true
+			return false, true
 		}
 		if f.seen += len(entries); f.seen > MaxSearch {
 			f.bound("more than %d entries", MaxSearch)
-			return false
+			return false, false
 		}
 		pkg, venv := rel == "", false
 		for _, e := range entries {
@@ -66,16 +66,15 @@ func search(ws string) found {
 		if (pkg && rel != "") || venv {
 			if places++; places > MaxPackages {
 				f.bound("more than %d packages and virtualenvs", MaxPackages)
-				return false
+				return false, false
 			}
 		}
-		for _, e := range entries {
-			f.place(rel, e, pkg, venv)
-		}
+		f.placeAll(dir, rel, entries, where{root: rel == "", pkg: pkg, venv: venv, every: true})
 		if f.named > MaxNamed {
 			f.bound("more than %d files found by their name", MaxNamed)
-			return false
+			return pkg, false
 		}
+		above, more := false, true
 		for _, e := range entries {
 			if !e.IsDir() || e.Name() == ".git" || e.Name() == "node_modules" {
 				continue
@@ -84,40 +83,98 @@ func search(ws string) found {
 				f.bound("%s is nested deeper than %d directories", rel+e.Name(), MaxDepth)
 				continue
 			}
-			if !visit(filepath.Join(dir, e.Name()), rel+e.Name()+"/", depth+1) {
-				return false
+			below, ok := visit(filepath.Join(dir, e.Name()), rel+e.Name()+"/", depth+1)
+			above = above || below
+			if !ok {
+				more = false
+				break
 			}
 		}
-		return true
+		if above && !pkg { // between the root and a package: what tools look for upward
+			f.placeAll(dir, rel, entries, where{pkg: true})
+		}
+		return pkg || above, more
 	}
 	visit(ws, "", 0)
 	return f
 }
 
+// where says which of the catalog's reaches apply in a directory.
+type where struct{ root, pkg, venv, every bool }
+
+// placeAll places every entry of the directory rel (dir on the host).
+func (f *found) placeAll(dir, rel string, entries []fs.DirEntry, w where) {
+	for _, e := range entries {
+		if unnamed := f.place(rel, e, w); w.root || w.pkg {
+			f.placeHidden(dir, rel, e, w.root, unnamed)
+		}
+	}
+}
+
 // place adds what the catalog says of the entry e of the directory rel (ending in "/", or the
-// root's ""): the patterns of the root, of a package and of a virtualenv whose first segment
-// is e's name, a file read in every directory, and, at the root or a package's top, a hidden
-// directory the catalog does not know.
-func (f *found) place(rel string, e fs.DirEntry, pkg, venv bool) {
-	name := e.Name()
+// root's ""): the patterns of the reaches w holds whose first segment is e's name, and a file
+// read in every directory. It reports whether no pattern of the root's or a package's named
+// it.
+func (f *found) place(rel string, e fs.DirEntry, w where) bool {
+	name, unnamed := e.Name(), true
 	for _, c := range catalog {
 		switch {
-		case c.Reach == AtRoot && rel != "", c.Reach == AtPackage && !pkg, c.Reach == InVenv && !venv:
+		case c.Reach == AtRoot && !w.root, c.Reach == AtPackage && !w.pkg, c.Reach == InVenv && !w.venv:
 			continue
 		case c.Reach == InEveryDir:
-			if ok, _ := path.Match(c.Pattern, name); ok {
+			if globMatch(c.Pattern, name) && w.every {
 				f.named++
 				f.add(rel+name, "")
+			}
+			if globMatch(c.Pattern, name) {
+				unnamed = false
 			}
 			continue
 		}
 		first, rest, _ := strings.Cut(c.Pattern, "/")
-		if ok, _ := path.Match(first, name); ok {
+		if globMatch(first, name) {
 			f.add(rel+name, rest)
+			unnamed = unnamed && c.Reach == InVenv
 		}
 	}
-	if pkg && e.IsDir() && strings.HasPrefix(name, ".") && !knownDir(name, rel == "") {
+	return unnamed
+}
+
+// placeHidden lists, at the root (root) or another place of the search, what of e the catalog
+// does not know: no catalog is complete. A directory whose name starts with a dot and that no
+// entry names anything in is listed ("tools/.foo/"); so is each entry of a hidden directory the
+// catalog knows for something else that no entry names (".github/ISSUE_TEMPLATE/", beside
+// .github/workflows/), and a hidden file no entry names (".toolconf") unless it is inert
+// ([inertHidden]). The list is of names only, one level deep: what appears in a listed
+// directory later is not, which keeps it to what a project holds at the top of its packages.
+// unnamed says that no pattern named e.
+func (f *found) placeHidden(dir, rel string, e fs.DirEntry, root, unnamed bool) {
+	name := e.Name()
+	switch {
+	case !hiddenFile(name):
+	case !e.IsDir():
+		if unnamed {
+			f.hidden = append(f.hidden, rel+name)
+		}
+	case !knownDir(name, root):
 		f.hidden = append(f.hidden, rel+name+"/")
+	case !coversWhole(name, root):
+		inner, ok := readNested(filepath.Join(dir, name), MaxDirEntries+1)
+		if !ok || len(inner) > MaxDirEntries {
+			f.hidden = append(f.hidden, rel+name+"/")
+			return
+		}
+		f.seen += len(inner)
+		for _, c := range inner {
+			if coversIn(name, c.Name(), root) || inert(c.Name()) {
+				continue
+			}
+			if c.IsDir() {
+				f.hidden = append(f.hidden, rel+name+"/"+c.Name()+"/")
+			} else {
+				f.hidden = append(f.hidden, rel+name+"/"+c.Name())
+			}
+		}
 	}
 }
 

@@ -25,10 +25,24 @@ type Snapshot struct {
 	Git    map[string]string `json:"git"`
 	Files  map[string]string `json:"files"`
 	Capped []Capped          `json:"capped,omitempty"`
-	// Hidden are the directories whose name starts with a dot, at the root and at the top of
-	// every workspace package, that the catalog names nothing in (".foo/", "web/.foo/"),
-	// sorted. No catalog is complete: one that appears is reported ([NewHidden]).
+	// Hidden is what the catalog does not know at the root, at the top of every workspace
+	// package and in every directory between ([found.placeHidden]): the directories whose name
+	// starts with a dot that the catalog names nothing in (".foo/", "web/.foo/"), the entries
+	// of a hidden directory it knows for something else that no entry names
+	// (".github/ISSUE_TEMPLATE/"), and the hidden files no entry names (".toolconf"), sorted; a
+	// directory ends in "/". No catalog is complete: one that appears is reported
+	// ([NewHidden]).
 	Hidden []string `json:"hidden,omitempty"`
+	// GitCapped are the bounds the reading of git hit ([fingerprinter.gitBound]): the walk for
+	// nested repositories, a hooks directory, an index or packed-refs too large. The git state
+	// names each under an error key as well, which shows as a change when it is new; these are
+	// said every time, as a capped watch pattern is.
+	GitCapped []Capped `json:"git_capped,omitempty"`
+	// Tips are HEAD and the tips of the branches of the workspace's repository (HEAD →
+	// "ref: refs/heads/main", refs/heads/main → its commit). A commit on the user's branch is
+	// what their next push sends, and CI runs what it holds, whatever the work tree shows.
+	// A run compares them; doctor does not, as the user commits too.
+	Tips map[string]string `json:"tips,omitempty"`
 }
 
 // Take snapshots what s covers: the git state, the files of the user's patterns, and what the
@@ -50,13 +64,29 @@ func Take(s Scope) Snapshot {
 	default:
 		snap.Repo, snap.Git = true, st
 	}
-	nestedRepos(fp, snap.Git, s.Home)
+	var gitlinks []string
+	if snap.Repo {
+		gitlinks, snap.Tips = ownRepo(fp, snap.Git)
+	}
+	nestedRepos(fp, snap.Git, s.Home, gitlinks)
 	snap.Files, snap.Capped = files(fp, s.Patterns, s.Masked)
 	found := search(s.Workspace)
 	snap.Capped = append(snap.Capped, catalogFiles(fp, found.matches, s.Patterns, s.Masked, snap.Files)...)
+	snap.Capped = append(snap.Capped, watchPthImports(fp, snap.Files, s.Masked)...)
 	snap.Capped = append(snap.Capped, found.capped()...)
 	snap.Hidden = dedupe(found.hidden)
+	snap.GitCapped = fp.gitCapped
 	return snap
+}
+
+// ownRepo reads what the workspace's own repository holds beside its config and hooks: the
+// flagged entries of its index, kept in st, with its gitlinks ([indexState]), and its tips.
+func ownRepo(fp *fingerprinter, st map[string]string) (gitlinks []string, tipsOf map[string]string) {
+	gitDir, common, _, err := findGitDir(fp, map[string]string{}, fp.ws)
+	if err != nil {
+		return nil, nil
+	}
+	return indexState(fp, st, gitDir), tips(fp, gitDir, common)
 }
 
 // Areas of an [ExecChange].
@@ -64,7 +94,8 @@ const (
 	AreaGit    = "git"    // a dangerous git key, a hook, an included or unreadable config file
 	AreaFile   = "file"   // a watched file
 	AreaCap    = "cap"    // a watch pattern that hit a bound ([Capped]) it had not hit before
-	AreaHidden = "hidden" // a hidden directory the catalog does not know that appeared ([NewHidden])
+	AreaHidden = "hidden" // a hidden directory or file the catalog does not know that appeared ([NewHidden])
+	AreaTip    = "tip"    // HEAD or a branch of the workspace's repository that moved ([DiffTips])
 )
 
 // ExecChange is one difference between two snapshots, as a run or doctor reports it.
@@ -84,9 +115,22 @@ type ExecChange struct {
 // directories that appeared. A pattern capped in both is not a change; [Snapshot.Capped] still
 // names it, and the caller reports it.
 func Compare(before, after Snapshot) []ExecChange {
-	out := append(DiffGit(before.Git, after.Git), DiffFiles(before.Files, after.Files)...)
+	out := append(DiffGit(before.Git, after.Git), DiffTips(before.Tips, after.Tips)...)
+	out = append(out, DiffFiles(before.Files, after.Files)...)
 	out = append(out, NewCaps(before.Capped, after.Capped)...)
 	return append(out, NewHidden(before.Hidden, after.Hidden)...)
+}
+
+// DiffTips lists the branches of the workspace's repository that moved, appeared or went, and
+// HEAD if it did: "moved refs/heads/main: 1a2b3c4d5e6f → 7a8b9c0d1e2f".
+func DiffTips(old, new map[string]string) []ExecChange {
+	out := changes(AreaTip, old, new)
+	for i := range out {
+		if out[i].Change == "changed" {
+			out[i].Change = "moved"
+		}
+	}
+	return out
 }
 
 // DiffGit lists the differences between two git states.
@@ -104,8 +148,8 @@ func DiffFiles(old, new map[string]string) []ExecChange {
 	return out
 }
 
-// NewHidden lists the hidden directories of after that before did not have. One that went
-// away is no change: what is gone runs nothing.
+// NewHidden lists the hidden directories and files of after that before did not have. One that
+// went away is no change: what is gone runs nothing.
 func NewHidden(before, after []string) []ExecChange {
 	was := map[string]bool{}
 	for _, h := range before {
@@ -146,14 +190,14 @@ func changes(area string, old, new map[string]string) []ExecChange {
 
 // String is the change in words, for a person: "changed Makefile (now a FIFO) — make", "added
 // core.fsmonitor = ./x.sh", "capped .claude/: more than 500 entries", "new hidden directory:
-// .foo/". A file of the catalog is followed by the tool that runs it. Names and targets are the
-// agent's text: print the result escaped.
+// .foo/", "new hidden file: .bar". A file of the catalog is followed by the tool that runs it.
+// Names and targets are the agent's text: print the result escaped.
 func (c ExecChange) String() string {
 	switch {
 	case c.Area == AreaCap:
 		return fmt.Sprintf("capped %s: %s; what lies beyond was not compared", c.Name, c.New)
 	case c.Area == AreaHidden:
-		return "new hidden directory: " + c.Name
+		return c.label() + ": " + c.Name
 	case c.Tool != "" && c.New != "":
 		return c.Change + " " + c.Text() + " — " + c.Tool
 	}
@@ -166,6 +210,14 @@ func (c ExecChange) Text() string {
 	case AreaCap:
 		return c.Name + " (" + c.New + ")"
 	case AreaHidden:
+		return c.Name
+	case AreaTip:
+		switch {
+		case c.Old != "" && c.New != "":
+			return c.Name + ": " + short(c.Old) + " → " + short(c.New)
+		case c.New != "":
+			return c.Name + " at " + short(c.New)
+		}
 		return c.Name
 	case AreaGit:
 		name := DescribeGitKey(c.Name)
@@ -195,6 +247,18 @@ func (c ExecChange) what() string {
 	return ""
 }
 
+// label is the kind of change as a summary groups it: the change, or for what the catalog does
+// not know, "new hidden directory" or "new hidden file".
+func (c ExecChange) label() string {
+	switch {
+	case c.Area != AreaHidden:
+		return c.Change
+	case strings.HasSuffix(c.Name, "/"):
+		return "new hidden directory"
+	}
+	return "new hidden file"
+}
+
 // Summarize describes at most n changes in one line, grouped by kind: "changed: a (now a
 // FIFO), b; added: c; and 2 more".
 func Summarize(cs []ExecChange, n int) string {
@@ -203,16 +267,12 @@ func Summarize(cs []ExecChange, n int) string {
 		if i == n {
 			break
 		}
-		groups[c.Change] = append(groups[c.Change], c.Text())
+		groups[c.label()] = append(groups[c.label()], c.Text())
 	}
 	var parts []string
-	for _, k := range []string{"changed", "added", "removed", "capped", "new"} {
+	for _, k := range []string{"changed", "added", "removed", "moved", "capped", "new hidden directory", "new hidden file"} {
 		if len(groups[k]) > 0 {
-			label := k
-			if k == "new" {
-				label = "new hidden directory"
-			}
-			parts = append(parts, label+": "+strings.Join(groups[k], ", "))
+			parts = append(parts, k+": "+strings.Join(groups[k], ", "))
 		}
 	}
 	s := strings.Join(parts, "; ")
@@ -220,4 +280,12 @@ func Summarize(cs []ExecChange, n int) string {
 		s += fmt.Sprintf("; and %d more", len(cs)-n)
 	}
 	return s
+}
+
+// short is an object name cut to 12 digits, or a ref as it is.
+func short(v string) string {
+	if len(v) > 12 && !strings.Contains(v, " ") {
+		return v[:12]
+	}
+	return v
 }

@@ -76,6 +76,7 @@ func TestModelForwarderRecordsAbandonedRequests(t *testing.T) {
 			w.(http.Flusher).Flush()
 		}
 		<-r.Context().Done()
+		panic(http.ErrAbortHandler) // the response is cut, never ended cleanly, whichever side notices first
 	})
 	base, log := serverToolsForwarder(t, up, false)
 

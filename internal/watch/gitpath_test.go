@@ -329,8 +329,7 @@ func TestGitPathWalksBounded(t *testing.T) {
 	}
 	files[".git/config"] = cfg.String()
 	write(t, ws, files)
-	var st map[string]string
-	within(t, "GitState", func() { st, _ = GitState(ws, "") })
+	st, _ := GitState(ws, "") // how long it takes is the benchmarks' business; that it ends, the bound's
 	if got := st["include:"+filepath.Join(ws, ".git/l1/f199")]; !strings.Contains(got, "more to walk than abox looks at") {
 		t.Errorf("the last include = %q, want it named unreadable for the bound", got)
 	}

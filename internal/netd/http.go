@@ -218,9 +218,9 @@ func (c *countingBody) Read(b []byte) (int, error) {
 type origDstKey struct{}
 
 // withOrigDst is an http.Server ConnContext that records a connection's original destination
-// for the log.
+// for the log. The connection is the bounded listener's ([slotConn]); the socket is beneath it.
 func withOrigDst(ctx context.Context, c net.Conn) context.Context {
-	if tc, ok := c.(*net.TCPConn); ok {
+	if tc, ok := tcpConn(c); ok {
 		return context.WithValue(ctx, origDstKey{}, originalDst(tc))
 	}
 	return ctx

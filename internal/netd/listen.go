@@ -83,6 +83,24 @@ type slotConn struct {
 	release func()
 }
 
+// NetConn returns the connection beneath, as [crypto/tls.Conn.NetConn] does.
+func (c *slotConn) NetConn() net.Conn { return c.Conn }
+
+// tcpConn returns the TCP socket of c, looking beneath the wrappers that say where theirs is
+// (a NetConn method): the socket's options (the original destination) are read there.
+func tcpConn(c net.Conn) (*net.TCPConn, bool) {
+	for {
+		switch w := c.(type) {
+		case *net.TCPConn:
+			return w, true
+		case interface{ NetConn() net.Conn }:
+			c = w.NetConn()
+		default:
+			return nil, false
+		}
+	}
+}
+
 func (c *slotConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(c.release)

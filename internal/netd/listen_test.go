@@ -12,7 +12,8 @@ import (
 )
 
 // TestBoundedListener: a listener holds at most its bound of connections; one past it is reset
-// at once and logged as refused, and a slot comes back when a connection closes.
+// at once and logged as refused, and a slot comes back when a connection closes. What it accepts
+// still gives its socket to those who read its options (the original destination, for the log).
 func TestBoundedListener(t *testing.T) {
 	raw, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -41,6 +42,9 @@ func TestBoundedListener(t *testing.T) {
 	held := []net.Conn{dial(), dial()}
 	first := <-accepted
 	<-accepted
+	if _, ok := tcpConn(first); !ok {
+		t.Errorf("an accepted %T hides its socket: the original destination of a request could not be read", first)
+	}
 	over, err := net.Dial("tcp4", raw.Addr().String())
 	if err == nil { // on loopback the reset may already fail the dial
 		defer over.Close()

@@ -53,7 +53,10 @@ func runGatewayUp(ctx context.Context, a *App, o gatewayUpOptions, args []string
 	if p != nil {
 		prefer = artifact.NetdImage(p.State)
 	}
-	return a.reconcileGateway(ctx, profile, o.force, prefer)
+	if err := a.reconcileGateway(ctx, profile, o.force, prefer); err != nil {
+		return err
+	}
+	return a.sweepServers(ctx, a.Out)
 }
 
 func newGatewayDownCmd(a *App) *cobra.Command {
@@ -76,10 +79,10 @@ func newGatewayDownCmd(a *App) *cobra.Command {
 			}
 			if !removed {
 				fmt.Fprintf(a.Out, "%s is not there; nothing to remove\n", gateway.Name(profile))
-				return nil
+			} else {
+				fmt.Fprintf(a.Out, "removed %s; `abox gateway up %s` starts it again\n", gateway.Name(profile), profile)
 			}
-			fmt.Fprintf(a.Out, "removed %s; `abox gateway up %s` starts it again\n", gateway.Name(profile), profile)
-			return nil
+			return a.sweepServers(c.Context(), a.Out)
 		},
 	}
 	addDirFlag(cmd, &dir)

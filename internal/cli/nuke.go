@@ -59,6 +59,9 @@ func runNuke(ctx context.Context, a *App, o nukeOptions) error {
 	if err != nil {
 		return remedy.Provision(err, p.Manifest.Profile)
 	}
+	if err := a.sweepServers(ctx, a.Out); err != nil {
+		a.warnf("`abox gateway up` removes them later", "removing the MCP server containers finished runs left: %v", err)
+	}
 	switch {
 	case res.LoginRemoved:
 		fmt.Fprintf(a.Out, "removed the Claude login volume %s\n", res.Login)

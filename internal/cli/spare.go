@@ -13,7 +13,8 @@ import (
 )
 
 // newSpareNetdCmd is the hidden command `abox run` starts in the background after every run
-// ([sandbox.SpawnAfterRun]): it removes the netds the project's runs retired, then, when
+// ([sandbox.SpawnAfterRun]): it removes the netds the project's runs retired and the MCP server
+// containers whose run is over (those the gateway left: [gateway.SweepServers]), then, when
 // config.yaml sets defaults.spare_netd, starts the project's next netd ahead, after the same
 // preflight as a run ([launch.Spare]). The removal comes first and needs nothing of the project
 // but its state directory, so a manifest that no longer loads does not leave a netd behind.
@@ -25,7 +26,7 @@ func newSpareNetdCmd(a *App) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			retireErr := a.removeRetired(c.Context(), dir)
+			retireErr := errors.Join(a.removeRetired(c.Context(), dir), a.sweepServers(c.Context(), a.Err))
 			p, err := a.loadProject(dir)
 			if err != nil {
 				return errors.Join(retireErr, err)

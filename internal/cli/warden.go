@@ -39,7 +39,8 @@ func newWardenCmd(a *App) *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(a.Err, "run %s recorded as %s\n", out.ID, out.Result)
-			return nil
+			// abox's after-run process is not coming: remove what the gateway left of the run.
+			return a.sweepServers(ctx, a.Err)
 		},
 	}
 	cmd.Flags().StringVar(&runDir, "run-dir", "", "the run's directory")

@@ -18,6 +18,7 @@ import (
 type Container struct {
 	ID              string `json:"Id"`
 	Name            string // with the daemon's leading "/"
+	Created         string // when it was created, RFC 3339 with nanoseconds
 	Image           string // the image ID ("sha256:…"); Config.Image is the reference used
 	Args            []string
 	State           ContainerState

@@ -25,6 +25,7 @@ func All() []Check {
 		{"gateway.no-published-ports", "gateway publishes no ports", gatewayNoPublishedPorts},
 		{"gateway.verify-signatures", "gateway verifies signatures and tokens", gatewayVerifySignatures},
 		{"gateway.project-scope", "mcp tools limited to the project", gatewayProjectScope},
+		{"gateway.servers-ended", "no mcp server outlives its run", gatewayServersEnded},
 
 		{"artifacts.rendered", "artifacts rendered", artifactsRendered},
 		{"artifacts.integrity", "artifacts match artifacts.json", artifactsIntegrity},

@@ -233,3 +233,29 @@ func publishedPorts(c *docker.Container) []string {
 	sort.Strings(out)
 	return out
 }
+
+// gatewayServersEnded: no MCP server container outlives its run ([gateway.OrphanServers]): the
+// gateway stops a session's containers when the run's netd closes the session, and abox removes
+// what it leaves after every run; one left here holds its server's secrets and network with
+// no run to serve.
+func gatewayServersEnded(ctx context.Context, e *Env) Finding {
+	if e.Config == nil {
+		return skipf("fix config.yaml first (see manifest.schema)", "config.yaml did not load")
+	}
+	if f, ok := e.needDaemon(ctx); !ok {
+		return f
+	}
+	orphans, err := gateway.OrphanServers(ctx, e.Docker, e.Config.Network)
+	if err != nil {
+		return failf("check `docker ps --filter label="+gateway.ServerLabel+"=true`, then run `abox doctor` again", "%v", err)
+	}
+	if len(orphans) == 0 {
+		return okf("every MCP server container on %s belongs to a live run", e.Config.Network)
+	}
+	var names []string
+	for _, o := range orphans {
+		names = append(names, fmt.Sprintf("%s (server %s, since %s)", o.Name, o.Server, o.Created.Format("2006-01-02 15:04:05")))
+	}
+	return failf("`abox gateway up` removes them, as the end of the next run does",
+		"%d MCP server container(s) outlived their run: %s", len(orphans), firstN(names, 4)).with("orphans", orphans)
+}

@@ -11,6 +11,14 @@ import (
 // TokenEnv is the variable the gateway reads its bearer token from.
 const TokenEnv = "MCP_GATEWAY_AUTH_TOKEN"
 
+// ServerLife is how long the gateway keeps a server's container: for the MCP session it serves
+// (--long-lived), which is one run's. Without it the gateway starts a container for every tool
+// call, and lists the server's tools again through yet another container each time the server
+// says they changed: a call of a server that says so at start took 30 s. A session's state
+// (what the server holds in memory) lasts across the calls of one run; no two runs, and so no
+// two projects, share a session.
+const ServerLife = "session"
+
 // ProbeEntrypoint is the abox binary in the netd image, which runs the health probe.
 const ProbeEntrypoint = "/usr/local/bin/abox"
 
@@ -38,6 +46,8 @@ type Container struct {
 
 // RunArgs returns the `docker run` argv, without "docker". envFile is the host path of the
 // 0600 file holding MCP_GATEWAY_AUTH_TOKEN: the token itself is never in the argv.
+//
+// --long-lived keeps a server's container for its MCP session, a run's ([ServerLife]).
 //
 // File mode (--servers) switches the gateway's dynamic tools off, so an agent cannot enable
 // other catalog servers through it. --secrets always names a file and never docker-desktop,
@@ -70,6 +80,7 @@ func (c Container) RunArgs(envFile string) []string {
 		"--servers="+strings.Join(c.Servers, ","),
 		"--tools="+strings.Join(c.Tools, ","),
 		"--secrets="+SecretsPath(c.Profile),
+		"--long-lived",
 		"--verify-signatures",
 		"--log-calls",
 		"--block-secrets",

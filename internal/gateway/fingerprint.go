@@ -32,6 +32,9 @@ type Fingerprint struct {
 	Port        int      `json:"port"`
 	TokenSHA    string   `json:"token_sha256"`
 	Secrets     string   `json:"secrets_digest"`
+	// ServerLife is how long a server's container lives: [ServerLife]. A gateway started before
+	// abox ran its servers long-lived has none, and is recreated.
+	ServerLife string `json:"server_life"`
 }
 
 // Sum is a short digest of the fingerprint, for the container label.
@@ -76,6 +79,7 @@ func (f Fingerprint) Diff(g Fingerprint) []string {
 	add(f.Port != g.Port, "port")
 	add(f.TokenSHA != g.TokenSHA, "token")
 	add(f.Secrets != g.Secrets, "secrets")
+	add(f.ServerLife != g.ServerLife, "server lifetime")
 	return out
 }
 

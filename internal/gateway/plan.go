@@ -94,6 +94,7 @@ func NewPlan(in PlanInput) (*Plan, error) {
 		Port:        prof.Port,
 		TokenSHA:    TokenSHA256(in.Token),
 		Secrets:     in.Secrets.Digest,
+		ServerLife:  ServerLife,
 	}
 	p.Container = Container{
 		Profile:     in.Profile,

@@ -1,0 +1,32 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/aboxhq/abox/internal/gateway"
+)
+
+// sweepServers removes the MCP server containers whose run is over ([gateway.SweepServers]) and
+// says so on w, with the servers' names. It runs after every run (the after-run process and a
+// warden's takeover), and in `abox gateway up|down` and `abox nuke`.
+func (a *App) sweepServers(ctx context.Context, w io.Writer) error {
+	cfg, _, ps, err := a.loadConfig()
+	if err != nil {
+		return err
+	}
+	gone, err := gateway.SweepServers(ctx, a.docker(), ps.GatewaysDir(), cfg.Network)
+	if err != nil {
+		return err
+	}
+	if len(gone) > 0 {
+		var names []string
+		for _, s := range gone {
+			names = append(names, fmt.Sprintf("%s (%s)", s.Name, s.Server))
+		}
+		fmt.Fprintf(w, "removed %d MCP server container(s) left by finished runs: %s\n", len(gone), strings.Join(names, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,167 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/aboxhq/abox/internal/docker"
+)
+
+// Server containers, and those left behind
+//
+// The gateway runs each stdio server in a container of its own, through the docker socket
+// mounted into it. abox runs it long-lived (--long-lived): a server's container belongs to one
+// MCP session, so a tool call after the first of a session costs no container start, and the
+// container is stopped when the session ends. A session is a run's: netd's forwarder opens it
+// and closes it (DELETE) when the run's netd finishes. docker/mcp-gateway v0.43 still leaves a
+// session's container behind in two ways: a DELETE that arrives while the server's tools are
+// being listed again (after a tools/list_changed) deadlocks the release, and a gateway stopped
+// or killed mid-release leaves the containers it had. So abox removes them itself
+// ([SweepServers]), and doctor names any that outlive their run ([OrphanServers]).
+//
+// The gateway labels what it starts docker-mcp=true and the server's name, but nothing says
+// which session, gateway or profile a container serves, and every profile's gateway is on the
+// one abox network. What does say it is time: a session is opened by a netd's forwarder, after
+// that netd started, and its containers are started after the session opened. So a server
+// container created before every netd now running belongs to a run that is over; one created
+// after some running netd started may be a live run's, and is kept. The rule never removes a
+// live session's container; it may keep an orphan while a run that started before it lives,
+// until the sweep after that run.
+//
+// The gateway also starts every server once when it starts, to list its tools. Those containers
+// are nobody's session, and removing one would leave the gateway without that server's tools.
+// A gateway is started only under its profile's lock ([Reconcile]), so a sweep takes the lock
+// of every profile whose gateway is running before it looks.
+
+// Labels docker/mcp-gateway gives the containers of its servers.
+const (
+	ServerLabel     = "docker-mcp"
+	ServerNameLabel = "docker-mcp-name"
+)
+
+// ServerContainer is a container the gateway started for an MCP server.
+type ServerContainer struct {
+	ID      string
+	Name    string // without the daemon's leading "/"
+	Server  string // the catalog's name for it
+	Created time.Time
+}
+
+// OrphanServers returns the server containers on network whose run is over: those created
+// before every netd now running, and every one when no netd runs.
+func OrphanServers(ctx context.Context, d *docker.Client, network string) ([]ServerContainer, error) {
+	servers, err := containersCreated(ctx, d, map[string]string{ServerLabel: "true"}, true)
+	if err != nil {
+		return nil, fmt.Errorf("listing the MCP server containers: %w", err)
+	}
+	if len(servers) == 0 {
+		return nil, nil
+	}
+	netds, err := containersCreated(ctx, d, map[string]string{"abox.managed": "true", "abox.role": "netd"}, false)
+	if err != nil {
+		return nil, fmt.Errorf("listing the running netds: %w", err)
+	}
+	var oldest time.Time
+	for _, n := range netds {
+		if oldest.IsZero() || n.created.Before(oldest) {
+			oldest = n.created
+		}
+	}
+	var out []ServerContainer
+	for _, s := range servers {
+		if _, on := s.NetworkSettings.Networks[network]; !on {
+			continue
+		}
+		if !oldest.IsZero() && !s.created.Before(oldest) {
+			continue
+		}
+		out = append(out, ServerContainer{ID: s.ID, Name: trimSlash(s.Name), Server: s.Config.Labels[ServerNameLabel], Created: s.created})
+	}
+	slices.SortFunc(out, func(a, b ServerContainer) int { return a.Created.Compare(b.Created) })
+	return out, nil
+}
+
+// SweepServers removes the server containers on network whose run is over ([OrphanServers]),
+// under the locks of the profiles whose gateway is running (gatewaysDir is
+// paths.Paths.GatewaysDir), so that no gateway is starting and listing its servers meanwhile.
+// It returns what it removed.
+func SweepServers(ctx context.Context, d *docker.Client, gatewaysDir, network string) ([]ServerContainer, error) {
+	gws, err := d.ContainersByLabel(ctx, map[string]string{"abox.managed": "true", "abox.role": "gateway"}, false)
+	if err != nil {
+		return nil, fmt.Errorf("listing the gateways: %w", err)
+	}
+	var profiles []string
+	for _, g := range gws {
+		if p := g.Labels["abox.profile"]; p != "" && validProfileDir(p) {
+			profiles = append(profiles, p)
+		}
+	}
+	slices.Sort(profiles)
+	for _, p := range slices.Compact(profiles) { // in one order, as every sweep takes them
+		unlock, err := LockProfile(filepath.Join(gatewaysDir, p))
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
+	orphans, err := OrphanServers(ctx, d, network)
+	if err != nil || len(orphans) == 0 {
+		return nil, err
+	}
+	ids := make([]string, len(orphans))
+	for i, o := range orphans {
+		ids[i] = o.ID
+	}
+	if err := d.Remove(ctx, true, false, ids...); err != nil {
+		return nil, fmt.Errorf("removing MCP server containers left by finished runs: %w", err)
+	}
+	return orphans, nil
+}
+
+// validProfileDir reports whether a profile label can name a directory under gateways/: a
+// label is the daemon's, and any container may carry one.
+func validProfileDir(p string) bool {
+	return p != "." && p != ".." && filepath.Base(p) == p
+}
+
+// created is an inspected container and when it was created.
+type created struct {
+	docker.Container
+	created time.Time
+}
+
+// containersCreated inspects the containers with labels (running ones only unless all). One
+// gone between the listing and its inspection is left out.
+func containersCreated(ctx context.Context, d *docker.Client, labels map[string]string, all bool) ([]created, error) {
+	list, err := d.ContainersByLabel(ctx, labels, all)
+	if err != nil {
+		return nil, err
+	}
+	var out []created
+	for _, c := range list {
+		ct, err := d.ContainerInspect(ctx, c.ID)
+		if errors.Is(err, docker.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		t, err := time.Parse(time.RFC3339Nano, ct.Created)
+		if err != nil {
+			return nil, fmt.Errorf("container %s: its creation time %q: %w", c.ID, ct.Created, err)
+		}
+		out = append(out, created{Container: *ct, created: t})
+	}
+	return out, nil
+}
+
+func trimSlash(name string) string {
+	if len(name) > 0 && name[0] == '/' {
+		return name[1:]
+	}
+	return name
+}

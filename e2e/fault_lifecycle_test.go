@@ -262,7 +262,7 @@ func TestFaultShellHangup(t *testing.T) {
 	waitWorkspaceFile(t, h.Workspace, "heartbeat")
 	start := time.Now()
 	term.Hangup()
-	term.Wait()
+	term.WaitWithin(endBound)
 	if run := ended(t, h, start, "hangup", "before-shell-hangup.test"); run.Kind != "shell" {
 		t.Errorf("the run is recorded as a %s, want a shell", run.Kind)
 	}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -39,6 +40,7 @@ type Terminal struct {
 	start  time.Time
 	mu     *lockedBuffer
 	done   chan struct{}
+	late   atomic.Bool // WaitWithin's bound passed and abox was killed
 }
 
 // StartOnTerminal starts abox as [H.AboxOnTerminal] does and returns at once.
@@ -80,6 +82,24 @@ func (t *Terminal) Output() string { return t.mu.String() }
 // Hangup closes the terminal, as closing its window does: the kernel hangs it up and sends
 // SIGHUP to abox, the session's controlling process, and to its foreground process group.
 func (t *Terminal) Hangup() { t.master.Close() }
+
+// WaitWithin is [Terminal.Wait] for at most d: an abox still running then is killed, with its
+// process group, and the test fails. A test that waits for abox to end by itself (at a hang-up)
+// fails in its own time that way, rather than at the suite's timeout with no FAIL line.
+func (t *Terminal) WaitWithin(d time.Duration) Result {
+	t.h.T.Helper()
+	timer := time.AfterFunc(d, func() {
+		t.late.Store(true)
+		syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
+		t.cmd.Process.Kill()
+	})
+	defer timer.Stop()
+	res := t.Wait()
+	if t.late.Load() {
+		t.h.T.Fatalf("abox %s still ran %s after it was waited for\n%s", strings.Join(t.args, " "), d, res)
+	}
+	return res
+}
 
 // Wait waits for abox to end and returns what it wrote to the terminal.
 func (t *Terminal) Wait() Result {

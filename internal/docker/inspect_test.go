@@ -23,11 +23,12 @@ func TestContainerInspect(t *testing.T) {
 	}
 	pids := int64(100)
 	want := &docker.Container{
-		ID:    "498f61492ee9f2b275aae89785bfe65cc2d1839c5ff24e1826f841b95dd960ce",
-		Name:  "/probe-x",
-		Image: "sha256:e8c0457d0e743ec90c9924bcf68ac02a198f0e5017fbe496c7d8a04bb1fc13f5",
-		Args:  []string{"600"},
-		State: docker.ContainerState{Status: "running", Running: true, Pid: 12382, StartedAt: "2026-11-29T10:38:19.678166615Z"},
+		ID:      "498f61492ee9f2b275aae89785bfe65cc2d1839c5ff24e1826f841b95dd960ce",
+		Name:    "/probe-x",
+		Created: "2026-11-29T10:38:18.316351753Z",
+		Image:   "sha256:e8c0457d0e743ec90c9924bcf68ac02a198f0e5017fbe496c7d8a04bb1fc13f5",
+		Args:    []string{"600"},
+		State:   docker.ContainerState{Status: "running", Running: true, Pid: 12382, StartedAt: "2026-11-29T10:38:19.678166615Z"},
 		Config: docker.ContainerConfig{
 			Image: "abox-test-base:bookworm", User: "1000:1000", Env: []string{"FOO=bar"},
 			Cmd: []string{"600"}, Entrypoint: []string{"sleep"},

@@ -14,9 +14,10 @@
 // opened by initialize, closed only by DELETE. Every HTTP request, tool call and session opened
 // or closed (with the number then open) is logged as a JSON line on stdout.
 //
-//	mcpstub server
+//	mcpstub server [--chatty] [--list-delay D]
 //
 // is a stdio MCP server (tools echo and env), for catalogs that spawn a server container.
+// --chatty makes it behave as the official server-everything does (runServer).
 package main
 
 import (
@@ -38,7 +39,7 @@ func main() {
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: mcpstub [gateway [run]] [flags] | mcpstub server")
+		fmt.Fprintln(stderr, "usage: mcpstub [gateway [run]] [flags] | mcpstub server [--chatty] [--list-delay D]")
 		return 2
 	}
 	var err error
@@ -53,7 +54,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		err = runGateway(ctx, args[1:], stdout, stderr)
 	case args[0] == "server":
-		err = runServer(ctx, stdin, stdout)
+		var o serverOptions
+		if o, err = parseServerFlags(args[1:], stderr); err == nil {
+			err = runServer(ctx, o, stdin, stdout, stderr)
+		}
 	default:
 		fmt.Fprintf(stderr, "mcpstub: unknown mode %q\n", args[0])
 		return 2

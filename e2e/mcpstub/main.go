@@ -14,6 +14,14 @@
 // opened by initialize, closed only by DELETE. Every HTTP request, tool call and session opened
 // or closed (with the number then open) is logged as a JSON line on stdout.
 //
+// A catalog server that --servers names, that has an image and is not built in, the stub
+// spawns as the real gateway does: `docker run` through the docker CLI (which its spawning
+// image, not the scratch one, carries) on the gateway container's own networks, one container
+// per call, or one per server and MCP session with --long-lived or the catalog's longLived,
+// capabilities refreshed on tools/list_changed (see pool). Each container started and closed,
+// each refresh and the duration of each call are logged, so that tests can measure them;
+// MCPSTUB_RELEASE_DEADLOCK=1 reproduces a bug of the real gateway (ReleaseDeadlockEnv).
+//
 //	mcpstub server [--chatty] [--list-delay D]
 //
 // is a stdio MCP server (tools echo and env), for catalogs that spawn a server container.

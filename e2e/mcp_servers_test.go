@@ -159,6 +159,9 @@ func TestMCPServersLongLived(t *testing.T) {
 	const calls = 5
 	for i := range calls {
 		callEcho(t, cs, fmt.Sprint("fast ", i))
+		if i == 0 {
+			waitRefreshes(t, h, gw)
+		}
 	}
 	ms := callMillis(h, gw)
 	t.Logf("calls with long-lived (ms, as the gateway logged them): %v", ms)
@@ -186,6 +189,25 @@ func TestMCPServersLongLived(t *testing.T) {
 	t.Logf("the server container was gone %v after the DELETE", took.Round(10*time.Millisecond))
 	if got := containerEvents(h, gw); got["close session closed"] != 1 {
 		t.Errorf("container events %v, want the session's container closed at its end", got)
+	}
+}
+
+// waitRefreshes waits until the four refreshes the session's first call brought have gone
+// through the session's kept client, so that the later calls time the reuse alone, on a machine
+// that runs other tests.
+func waitRefreshes(t *testing.T, h *harness.H, gw *harness.Gateway) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var through []string
+		for _, ev := range h.Events(gw.Container, "refresh") {
+			through = append(through, ev.Str("client"))
+		}
+		if slices.Equal(through, []string{"c2", "c2", "c2", "c2"}) { // c1 listed the server at start-up
+			return
+		}
+		if len(through) >= 4 || time.Now().After(deadline) {
+			t.Fatalf("refreshes through clients %v, want four through the session's (c2)", through)
+		}
 	}
 }
 

@@ -177,6 +177,47 @@ var buildMCPStubOpen = sync.OnceValues(func() (string, error) {
 // serves MCP without a token and with a wrong one, as docker/mcp-gateway did before v0.43.1.
 func MCPStubOpenImage(t testing.TB) string { return must(t, buildMCPStubOpen) }
 
+// buildMCPStubSpawn builds the stub gateway that spawns its catalog's servers with the docker
+// CLI, as docker/mcp-gateway's image (alpine with docker-cli) does: the base image, the stub,
+// and the host's own docker client, copied in at test time and never kept in the repository.
+var buildMCPStubSpawn = sync.OnceValues(func() (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cli, err := exec.LookPath("docker")
+	if err != nil {
+		return "", fmt.Errorf("the spawning mcpstub image needs the host's docker CLI: %w", err)
+	}
+	if cli, err = filepath.EvalSymlinks(cli); err != nil {
+		return "", err
+	}
+	bin, err := goBuild(ctx, "e2e/mcpstub", "mcpstub", "e2e")
+	if err != nil {
+		return "", err
+	}
+	base, err := baseImageID()
+	if err != nil {
+		return "", err
+	}
+	// HOME and DOCKER_MCP_IN_CONTAINER as in docker/mcp-gateway's image.
+	dockerfile := "FROM " + base + "\nENV HOME=/root DOCKER_MCP_IN_CONTAINER=1\n" +
+		"COPY docker /usr/local/bin/docker\nCOPY mcpstub /mcpstub\nENTRYPOINT [\"/mcpstub\"]\n"
+	tag, err := buildImage(ctx, "abox-e2e-mcpstub-spawn", dockerfile, map[string]string{"docker": cli, "mcpstub": bin})
+	if err != nil {
+		return "", err
+	}
+	// A static docker CLI runs anywhere; a distribution's dynamic one needs its libraries in the
+	// Debian base.
+	if out, err := dockerOut(ctx, "run", "--rm", "--entrypoint", "docker", tag, "--version"); err != nil {
+		return "", fmt.Errorf("the host's docker CLI %s does not run in %s: %w\n%s", cli, BaseImage(), err, out)
+	}
+	return tag, nil
+})
+
+// MCPStubSpawnImage returns the mcpstub gateway with a docker CLI, abox-e2e-mcpstub-spawn:<hash>:
+// run with the daemon's socket mounted, it spawns the catalog servers --servers names as
+// containers, as docker/mcp-gateway does (see [GatewayOptions.Spawn]).
+func MCPStubSpawnImage(t testing.TB) string { return must(t, buildMCPStubSpawn) }
+
 // scratchImage builds e2e/<name> into a FROM scratch image tagged by content.
 func scratchImage(name string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -146,6 +146,12 @@ type GatewayOptions struct {
 	Alias string   // default "gateway.test"
 	Token string   // default: a token derived from the test id
 	Args  []string // gateway flags after --transport=streaming --port=8811
+	// Spawn runs [MCPStubSpawnImage] with the daemon's socket at /var/run/docker.sock and
+	// DOCKER_MCP_IN_CONTAINER=1, as abox runs the real gateway: catalog servers it spawns join
+	// the test network, so the test's clean-up removes them.
+	Spawn  bool
+	Env    []string // more environment, NAME=value
+	Mounts []string // -v arguments, e.g. a catalog at /root/.docker/mcp/catalogs/<name>.yaml
 }
 
 // StartGateway starts the mcpstub gateway on the test network. The token reaches the container
@@ -161,7 +167,19 @@ func (h *H) StartGateway(o GatewayOptions) *Gateway {
 	g := &Gateway{Container: h.name("gw"), Alias: o.Alias, Token: o.Token, URL: "http://" + o.Alias + ":8811/mcp"}
 	run := append([]string{"run", "-d", "--name", g.Container, "--network", h.Network, "--network-alias", o.Alias,
 		"-e", "MCP_GATEWAY_AUTH_TOKEN"}, h.labelArgs()...)
-	run = append(run, MCPStubImage(h.T), "--transport=streaming", "--port=8811")
+	image, ready := MCPStubImage(h.T), 30*time.Second
+	if o.Spawn {
+		// The start-up lists every spawned server through a container of its own.
+		image, ready = MCPStubSpawnImage(h.T), 2*time.Minute
+		run = append(run, "-v", dockerSocket()+":/var/run/docker.sock", "-e", "DOCKER_MCP_IN_CONTAINER=1")
+	}
+	for _, e := range o.Env {
+		run = append(run, "-e", e)
+	}
+	for _, m := range o.Mounts {
+		run = append(run, "-v", m)
+	}
+	run = append(run, image, "--transport=streaming", "--port=8811")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	res, err := command{name: "docker", args: append(run, o.Args...), env: dockerEnv("MCP_GATEWAY_AUTH_TOKEN=" + o.Token)}.run(ctx)
@@ -171,9 +189,17 @@ func (h *H) StartGateway(o GatewayOptions) *Gateway {
 	h.mu.Lock()
 	h.started = append(h.started, g.Container)
 	h.mu.Unlock()
-	h.waitEvent(g.Container, "start", 30*time.Second)
+	h.waitEvent(g.Container, "start", ready)
 	g.IP = h.IP(g.Container)
 	return g
+}
+
+// dockerSocket is the host path of the daemon's socket: DOCKER_HOST's, if it names one.
+func dockerSocket() string {
+	if p, ok := strings.CutPrefix(os.Getenv("DOCKER_HOST"), "unix://"); ok {
+		return p
+	}
+	return "/var/run/docker.sock"
 }
 
 // MCPConfig returns a Claude Code MCP configuration ({"mcpServers": …}) naming the gateway as

@@ -24,7 +24,8 @@
 //
 // Images and binaries are built once per test binary and cached by content hash in the docker
 // daemon and in e2e/.cache (or $ABOX_E2E_CACHE): the stand-in claude, testsrv and mcpstub as
-// static binaries in FROM scratch images, a client image (base + curl, dig, nc, the host's
-// extra CA certificates and the test CA), and the abox binary itself ($ABOX_E2E_ABOX names a
+// static binaries in FROM scratch images, the mcpstub gateway that spawns servers (base + the
+// stub + the host's docker CLI), a client image (base + curl, dig, nc, the host's extra CA
+// certificates and the test CA), and the abox binary itself ($ABOX_E2E_ABOX names a
 // prebuilt one instead). A test that needs abox fails, never skips, when cmd/abox is missing.
 package harness

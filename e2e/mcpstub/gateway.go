@@ -22,14 +22,15 @@ import (
 )
 
 // gatewayFlags are docker/mcp-gateway's `gateway run` flags. The stub acts on transport, port,
-// host, allow-unauthenticated, servers, tools, catalog, additional-catalog and secrets; it
-// accepts and logs the rest so that abox's real argv runs unchanged.
+// host, allow-unauthenticated, servers, tools, catalog, additional-catalog, secrets, and for
+// the servers it spawns long-lived, cpus and memory; it accepts and logs the rest so that
+// abox's real argv runs unchanged.
 type gatewayFlags struct {
 	transport, host, secrets, profile, memory, logFile string
 	port, cpus                                         int
 	servers, tools, catalogs, additionalCatalogs       []string
 	other                                              map[string]any // accepted, only logged
-	allowUnauthenticated                               bool
+	allowUnauthenticated, longLived                    bool
 }
 
 func parseGatewayFlags(args []string, stderr io.Writer) (gatewayFlags, error) {
@@ -49,9 +50,10 @@ func parseGatewayFlags(args []string, stderr io.Writer) (gatewayFlags, error) {
 	fs.IntVar(&f.cpus, "cpus", 1, "CPUs per server")
 	fs.StringVar(&f.memory, "memory", "2Gb", "memory per server")
 	fs.StringVar(&f.logFile, "log", "", "also log to this file")
+	fs.BoolVar(&f.longLived, "long-lived", false, "keep each spawned server's container for the MCP session")
 	f.other = map[string]any{}
 	for _, name := range []string{"enable-all-servers", "log-calls", "block-secrets", "block-network",
-		"verify-signatures", "dry-run", "verbose", "long-lived", "debug-dns", "watch", "static"} {
+		"verify-signatures", "dry-run", "verbose", "debug-dns", "watch", "static"} {
 		f.other[name] = fs.Bool(name, false, "accepted and logged")
 	}
 	for _, name := range []string{"registry", "additional-registry", "config", "additional-config",
@@ -83,12 +85,19 @@ func parseGatewayFlags(args []string, stderr io.Writer) (gatewayFlags, error) {
 
 // gateway is a running stub gateway.
 type gateway struct {
-	name  string
-	token string // empty with --allow-unauthenticated
-	tools []string
-	env   map[string]string
-	log   *slog.Logger
-	open  atomic.Int64 // MCP sessions initialized and not closed
+	name      string
+	token     string // empty with --allow-unauthenticated
+	tools     []string
+	toolsFlag []string // --tools
+	env       map[string]string
+	secrets   map[string]string // --secrets, by catalog secret name
+	log       *slog.Logger
+	stderr    io.Writer
+	open      atomic.Int64 // MCP sessions initialized and not closed
+
+	spawned      []spawnedServer // catalog servers run as containers
+	spawnedTools spawnedTools
+	pool         *pool
 }
 
 func newGateway(f gatewayFlags, log *slog.Logger, stderr io.Writer) (*gateway, error) {
@@ -100,9 +109,13 @@ func newGateway(f gatewayFlags, log *slog.Logger, stderr io.Writer) (*gateway, e
 	if err != nil {
 		return nil, err
 	}
-	g := &gateway{log: log, env: spawnedEnv(cat, f.servers, secrets)}
+	g := &gateway{log: log, stderr: stderr, env: spawnedEnv(cat, f.servers, secrets), secrets: secrets, toolsFlag: f.tools}
 	g.name, _ = os.Hostname()
 	g.tools = enabledTools(f.servers, f.tools, cat, log)
+	g.spawned = spawnedServers(f.servers, cat)
+	g.pool = newPool(nil, f.longLived, log)
+	g.pool.deadlock = os.Getenv(ReleaseDeadlockEnv) == "1"
+	g.pool.listed = g.spawnedTools.set
 	if openInContainer() {
 		log.Warn("auth", "off", "MCPSTUB_CONTAINER_AUTH=off and DOCKER_MCP_IN_CONTAINER=1: no bearer check, as before docker/mcp-gateway v0.43.1")
 		return g, nil
@@ -262,13 +275,16 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	g.startSpawning(ctx, f)
+	defer g.pool.closeAll() // at stop, as the real gateway: every kept container, one by one
 	l, err := net.Listen("tcp", net.JoinHostPort(f.host, fmt.Sprint(f.port)))
 	if err != nil {
 		return err
 	}
 	log.Info("start", "addr", l.Addr().String(), "transport", f.transport, "servers", f.servers,
 		"tools_flag", f.tools, "catalogs", append(f.catalogs, f.additionalCatalogs...), "secrets", f.secrets,
-		"auth", g.token != "", "enabled_tools", g.tools, "other_flags", f.other)
+		"auth", g.token != "", "enabled_tools", g.tools, "spawned", g.spawnedNames(), "long_lived", f.longLived,
+		"release_deadlock", g.pool.deadlock, "other_flags", f.other)
 	srv := &http.Server{Handler: g.handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()

@@ -14,9 +14,18 @@
 // opened by initialize, closed only by DELETE. Every HTTP request, tool call and session opened
 // or closed (with the number then open) is logged as a JSON line on stdout.
 //
-//	mcpstub server
+// A catalog server that --servers names, that has an image and is not built in, the stub
+// spawns as the real gateway does: `docker run` through the docker CLI (which its spawning
+// image, not the scratch one, carries) on the gateway container's own networks, one container
+// per call, or one per server and MCP session with --long-lived or the catalog's longLived,
+// capabilities refreshed on tools/list_changed (see pool). Each container started and closed,
+// each refresh and the duration of each call are logged, so that tests can measure them;
+// MCPSTUB_RELEASE_DEADLOCK=1 reproduces a bug of the real gateway (ReleaseDeadlockEnv).
+//
+//	mcpstub server [--chatty] [--list-delay D]
 //
 // is a stdio MCP server (tools echo and env), for catalogs that spawn a server container.
+// --chatty makes it behave as the official server-everything does (runServer).
 package main
 
 import (
@@ -38,7 +47,7 @@ func main() {
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: mcpstub [gateway [run]] [flags] | mcpstub server")
+		fmt.Fprintln(stderr, "usage: mcpstub [gateway [run]] [flags] | mcpstub server [--chatty] [--list-delay D]")
 		return 2
 	}
 	var err error
@@ -53,7 +62,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		err = runGateway(ctx, args[1:], stdout, stderr)
 	case args[0] == "server":
-		err = runServer(ctx, stdin, stdout)
+		var o serverOptions
+		if o, err = parseServerFlags(args[1:], stderr); err == nil {
+			err = runServer(ctx, o, stdin, stdout, stderr)
+		}
 	default:
 		fmt.Fprintf(stderr, "mcpstub: unknown mode %q\n", args[0])
 		return 2

@@ -274,7 +274,7 @@ func TestStdioServer(t *testing.T) {
 	t.Setenv("STUB_TEST_VAR", "v1")
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	if _, err := newStdioServer().Connect(ctx, st, nil); err != nil {
+	if _, err := newStdioServer(serverOptions{}, io.Discard).Connect(ctx, st, nil); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)

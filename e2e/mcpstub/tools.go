@@ -30,7 +30,8 @@ var builtinServers = map[string][]string{
 }
 
 // enabledTools applies --servers (nil: all) and --tools (empty: all) to builtinServers. It
-// returns the enabled tools as server:tool and logs the servers it cannot run.
+// returns the enabled tools as server:tool and logs the servers it can neither run in process
+// nor spawn.
 func enabledTools(servers, tools []string, cat catalog, log *slog.Logger) []string {
 	if servers == nil {
 		for name := range builtinServers {
@@ -41,12 +42,13 @@ func enabledTools(servers, tools []string, cat catalog, log *slog.Logger) []stri
 	for _, srv := range servers {
 		ts, ok := builtinServers[srv]
 		if !ok {
-			if _, inCatalog := cat.Registry[srv]; inCatalog {
-				log.Warn("server", "server", srv, "error", "the stub cannot run this server: 0 tools")
-			} else {
+			switch entry, inCatalog := cat.Registry[srv]; {
+			case !inCatalog:
 				log.Warn("server", "server", srv, "error", "MCP server not found")
+			case entry.Image == "":
+				log.Warn("server", "server", srv, "error", "the stub cannot run this server: 0 tools")
 			}
-			continue
+			continue // a catalog server with an image is spawned: see spawnedServers
 		}
 		for _, t := range ts {
 			if toolAllowed(tools, srv, t) {
@@ -77,8 +79,13 @@ type catalog struct {
 }
 
 type catalogServer struct {
-	Image   string `yaml:"image"`
-	Secrets []struct {
+	Image          string   `yaml:"image"`
+	Command        []string `yaml:"command"`
+	LongLived      bool     `yaml:"longLived"`
+	DisableNetwork bool     `yaml:"disableNetwork"`
+	User           string   `yaml:"user"`
+	ExtraHosts     []string `yaml:"extraHosts"`
+	Secrets        []struct {
 		Name string `yaml:"name"`
 		Env  string `yaml:"env"`
 	} `yaml:"secrets"`
@@ -221,8 +228,13 @@ type noIn struct{}
 
 // newMCPServer builds the MCP server of one session with the enabled tools.
 func (g *gateway) newMCPServer(c caller) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "abox e2e gateway stub", Version: "1.0.0"}, nil)
+	var opts mcp.ServerOptions
+	if len(g.spawned) > 0 {
+		opts.InitializedHandler = g.releaseOnClose
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "abox e2e gateway stub", Version: "1.0.0"}, &opts)
 	s.AddReceivingMiddleware(g.countSessions)
+	g.addSpawnedTools(s, c)
 	for _, st := range g.tools {
 		_, tool, _ := strings.Cut(st, ":")
 		switch tool {

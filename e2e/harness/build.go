@@ -218,6 +218,21 @@ var buildMCPStubSpawn = sync.OnceValues(func() (string, error) {
 // containers, as docker/mcp-gateway does (see [GatewayOptions.Spawn]).
 func MCPStubSpawnImage(t testing.TB) string { return must(t, buildMCPStubSpawn) }
 
+// MCPStubSpawnImageWith returns [MCPStubSpawnImage] with env (NAME=value) set in the image, for
+// a gateway abox starts (which passes the gateway no environment of a test's choosing), tagged
+// abox-e2e-mcpstub-spawn-env:<hash>.
+func MCPStubSpawnImageWith(t testing.TB, env ...string) string {
+	t.Helper()
+	base := MCPStubSpawnImage(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	tag, err := buildImage(ctx, "abox-e2e-mcpstub-spawn-env", "FROM "+base+"\nENV "+strings.Join(env, " ")+"\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tag
+}
+
 // scratchImage builds e2e/<name> into a FROM scratch image tagged by content.
 func scratchImage(name string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -27,8 +27,8 @@ import (
 // which session, gateway or profile a container serves, and every profile's gateway is on the
 // one abox network. What does say it is time: a session is opened by a netd's forwarder, after
 // that netd started, and its containers are started after the session opened. So a server
-// container created before every netd now running belongs to a run that is over; one created
-// after some running netd started may be a live run's, and is kept. The rule never removes a
+// container created before every netd now running on its network belongs to a run that is
+// over; one created after some such netd started may be a live run's, and is kept. The rule never removes a
 // live session's container; it may keep an orphan while a run that started before it lives,
 // until the sweep after that run.
 //
@@ -52,7 +52,7 @@ type ServerContainer struct {
 }
 
 // OrphanServers returns the server containers on network whose run is over: those created
-// before every netd now running, and every one when no netd runs.
+// before every netd now running on network, and every one when no netd runs there.
 func OrphanServers(ctx context.Context, d *docker.Client, network string) ([]ServerContainer, error) {
 	servers, err := containersCreated(ctx, d, map[string]string{ServerLabel: "true"}, true)
 	if err != nil {
@@ -67,6 +67,9 @@ func OrphanServers(ctx context.Context, d *docker.Client, network string) ([]Ser
 	}
 	var oldest time.Time
 	for _, n := range netds {
+		if _, on := n.NetworkSettings.Networks[network]; !on {
+			continue // it reaches no gateway of this network, and opens no session there
+		}
 		if oldest.IsZero() || n.created.Before(oldest) {
 			oldest = n.created
 		}

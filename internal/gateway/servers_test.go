@@ -93,13 +93,16 @@ func netd(id string, created time.Duration) fakeContainer {
 // TestOrphanServers: a server container created before every running netd belongs to a run
 // that is over; one created after some running netd started may be a live run's and is kept;
 // with no netd running every one is an orphan. Containers on other networks, and one gone
-// between the listing and its inspection, are left out.
+// between the listing and its inspection, are left out; a netd on another network, which
+// reaches none of this network's gateways, protects nothing.
 func TestOrphanServers(t *testing.T) {
 	w := &world{containers: []fakeContainer{
 		server("s-old", "everything", 0, "abox-net"),
 		server("s-new", "everything", 20*time.Second, "abox-net"),
 		server("s-elsewhere", "fetch", 0, "other-net"),
 		netd("n-live", 10*time.Second),
+		{id: "n-elsewhere", name: "abox-netd-y", network: "other-net", created: at(-time.Hour), running: true,
+			labels: map[string]string{"abox.managed": "true", "abox.role": "netd"}},
 		{id: "n-exited", name: "abox-netd-x", network: "abox-net", created: at(-time.Hour),
 			labels: map[string]string{"abox.managed": "true", "abox.role": "netd"}},
 	}}

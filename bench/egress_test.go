@@ -172,4 +172,29 @@ func benchMCP(t *testing.T, w *world, sb *sandbox, cl string) {
 		f.Command = "bench/run -run TestBench/egress"
 		w.write(t, f)
 	}
+	benchSpawnedMCP(t, w, sb, in, out)
+}
+
+// benchSpawnedMCP: calls of a server the gateway runs in a container (the chatty one, which
+// announces changed tools at start as server-everything does), in one session: the first call
+// starts the session's container, the later ones use it. Through netd vs direct with the token.
+func benchSpawnedMCP(t *testing.T, w *world, sb *sandbox, in, out side) {
+	later := func(r benchResult) float64 {
+		r.LatUS = r.LatUS[1:]
+		return r.medianMS()
+	}
+	p := w.pairBench(t, sb, in, out, []string{"call", "env", `{"name":"HOME"}`}, later)
+	var firstA, firstB []float64
+	for i := range p.ra {
+		firstA = append(firstA, float64(p.ra[i].LatUS[0])/1000)
+		firstB = append(firstB, float64(p.rb[i].LatUS[0])/1000)
+	}
+	f := NewFigure("5c-mcp-call-spawned", "MCP tools/call of a server in a container of its own that announces changed tools at start, "+
+		"median of the "+itoa(mcpOps-1)+" calls after the first of a session, through netd vs direct with the token",
+		"ms", NewSeries("through netd", p.a), NewSeries("direct", p.b), nil)
+	f.Parts = append(p.cpuParts("call (the first included)", 1),
+		Part{Name: "first call of the session (its container started) through netd", Stat: Summarize(firstA), Unit: "ms"},
+		Part{Name: "first call of the session (its container started) direct", Stat: Summarize(firstB), Unit: "ms"})
+	f.Command = "bench/run -run TestBench/egress"
+	w.write(t, f)
 }

@@ -47,6 +47,9 @@ const (
 	bigEntries   = 500
 )
 
+// spawnedServer is the custom server the gateway runs in containers of its own.
+const spawnedServer = "chatty"
+
 // srvName is testsrv's alias, the name every bench connects to; it is always entry 0.
 const srvName = "srv.bench.test"
 
@@ -69,10 +72,16 @@ func newBareWorld(t *testing.T) *world {
 	h := harness.Setup(t)
 	w := &world{h: h, out: outDir(t)}
 	w.srv = h.StartServer(srvName)
-	h.WriteConfig(h.DefaultConfig())
+	// The gateway stand-in that also spawns servers as containers, as docker/mcp-gateway does:
+	// echo is one of its own; chatty a container of `mcpstub server --chatty`, which announces
+	// changed tools after initialize as server-everything does.
+	cfg := h.DefaultConfig()
+	cfg.Gateway.Image = harness.ImageID(t, harness.MCPStubSpawnImage(t))
+	h.WriteConfig(cfg)
 	stub := harness.ImageID(t, harness.MCPStubImage(t))
 	writeFile(t, filepath.Join(h.ConfigHome, "custom-servers.yaml"),
-		"echo:\n  image: "+stub+"\n  pin: false\n  tools: [echo]\n")
+		"echo:\n  image: "+stub+"\n  pin: false\n  tools: [echo]\n"+
+			spawnedServer+":\n  image: "+stub+"\n  pin: false\n  command: [server, --chatty]\n  tools: [env]\n")
 	return w
 }
 
@@ -98,7 +107,7 @@ func (w *world) addProject(t *testing.T, name, dir string, n int, bin string) *p
 func (w *world) addProjectWith(t *testing.T, name, dir string, n int, bin, extra string) *project {
 	t.Helper()
 	var m strings.Builder
-	fmt.Fprintf(&m, "version: 1\nproject: %s\nprofile: %s\nservers: [echo]\negress:\n  - %q\n", name, w.h.Profile, srvName)
+	fmt.Fprintf(&m, "version: 1\nproject: %s\nprofile: %s\nservers: [echo, %s]\negress:\n  - %q\n", name, w.h.Profile, spawnedServer, srvName)
 	for i := 1; i < n; i++ {
 		fmt.Fprintf(&m, "  - \"h%03d.bench.test\"\n", i)
 	}

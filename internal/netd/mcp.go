@@ -277,12 +277,14 @@ func (f *mcpForwarder) forward(w http.ResponseWriter, r *http.Request, cfg *conf
 	}
 	copyHeaders(w.Header(), resp.Header, mcpResponseHeaders)
 	allowed := func(tool string) bool { _, ok := cfg.toolAllowed(tool); return ok }
-	err = relayMCP(w, resp, allowed, &f.held)
+	answered, err := relayMCP(w, resp, allowed, &f.held)
 	verdict, reason := policy.Allowed, ""
 	switch {
+	case err != nil && agentGone(r, err) && answered:
+		// The client had its response and closed the event stream, as MCP clients do.
 	case err != nil && agentGone(r, err):
 		// The request reached the gateway, which may have run the tool: it was allowed.
-		reason = "the agent closed the connection before the response ended"
+		reason = "the agent closed the connection before its response"
 	case err != nil:
 		verdict, reason = policy.Error, err.Error()
 	}
@@ -296,18 +298,29 @@ func agentGone(r *http.Request, err error) bool {
 }
 
 // relayMCP writes the gateway's response: event streams event by event, JSON whole (held within
-// budget), both with tool lists filtered.
-func relayMCP(w http.ResponseWriter, resp *http.Response, allowed func(string) bool, budget *byteBudget) error {
+// budget), both with tool lists filtered. answered says whether an event stream delivered a
+// JSON-RPC response to the agent (written and flushed) before it ended, for the log: an MCP
+// client closes the stream once it has its response, often before the gateway ends it.
+func relayMCP(w http.ResponseWriter, resp *http.Response, allowed func(string) bool, budget *byteBudget) (answered bool, err error) {
 	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch media {
 	case "text/event-stream":
 		w.WriteHeader(resp.StatusCode)
 		rc := http.NewResponseController(w)
 		rc.Flush()
-		return copySSE(w, rc.Flush, resp.Body, func(data []byte) []byte {
+		pending := false // the event being written holds a response
+		flush := func() error {
+			err := rc.Flush()
+			answered = answered || pending && err == nil
+			pending = false
+			return err
+		}
+		err = copySSE(w, flush, resp.Body, func(data []byte) []byte {
+			pending = isResponse(data)
 			out, _ := filterTools(data, allowed)
 			return out
 		})
+		return answered, err
 	case "application/json":
 		want := resp.ContentLength
 		if want < 0 || want > maxMCPResponse {
@@ -315,7 +328,7 @@ func relayMCP(w http.ResponseWriter, resp *http.Response, allowed func(string) b
 		}
 		if !budget.take(want) {
 			http.Error(w, "abox: too many bytes in flight through the MCP forwarder", http.StatusServiceUnavailable)
-			return errors.New("too many bytes in flight: the gateway's response was not read")
+			return false, errors.New("too many bytes in flight: the gateway's response was not read")
 		}
 		defer budget.give(want)
 		n := resp.ContentLength
@@ -325,18 +338,41 @@ func relayMCP(w http.ResponseWriter, resp *http.Response, allowed func(string) b
 		b, err := readBounded(resp.Body, n, maxMCPResponse)
 		if err != nil || len(b) > maxMCPResponse {
 			http.Error(w, "abox: gateway response unreadable or too large", http.StatusBadGateway)
-			return cmp.Or(err, errors.New("gateway response larger than 32 MiB"))
+			return false, cmp.Or(err, errors.New("gateway response larger than 32 MiB"))
 		}
 		b, _ = filterTools(b, allowed)
 		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 		w.WriteHeader(resp.StatusCode)
 		_, err = w.Write(b)
-		return err
+		return false, err
 	default:
 		w.WriteHeader(resp.StatusCode)
 		_, err := io.Copy(w, io.LimitReader(resp.Body, maxMCPResponse))
-		return err
+		return false, err
 	}
+}
+
+// isResponse reports whether data, one JSON-RPC message or a batch, holds a response: an id, a
+// result or an error, and no method (a request of the server's to the client has one).
+func isResponse(data []byte) bool {
+	var one map[string]json.RawMessage
+	if json.Unmarshal(data, &one) == nil {
+		_, id := one["id"]
+		_, method := one["method"]
+		_, result := one["result"]
+		_, failed := one["error"]
+		return id && !method && (result || failed)
+	}
+	var batch []json.RawMessage
+	if json.Unmarshal(data, &batch) != nil {
+		return false
+	}
+	for _, m := range batch {
+		if isResponse(m) {
+			return true
+		}
+	}
+	return false
 }
 
 // fail answers 502 and logs every message as an error.

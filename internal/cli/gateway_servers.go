@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/aboxhq/abox/internal/gateway"
+	"github.com/aboxhq/abox/internal/sandbox"
 )
 
-// sweepServers removes the MCP server containers whose run is over ([gateway.SweepServers]) and
+// sweepServers removes the MCP server containers whose run is over ([gateway.Servers.Sweep]) and
 // says so on w, with the servers' names. It runs after every run (the after-run process and a
 // warden's takeover), and in `abox gateway up|down` and `abox nuke`.
 func (a *App) sweepServers(ctx context.Context, w io.Writer) error {
@@ -17,7 +20,8 @@ func (a *App) sweepServers(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	gone, err := gateway.SweepServers(ctx, a.docker(), ps.GatewaysDir(), cfg.Network)
+	sv := gateway.Servers{Docker: a.docker(), Network: cfg.Network, Idle: func() ([]string, error) { return sandbox.IdleSpares(ps.State) }}
+	gone, err := sv.Sweep(ctx, ps.GatewaysDir(), slices.Collect(maps.Keys(cfg.Profiles)))
 	if err != nil {
 		return err
 	}

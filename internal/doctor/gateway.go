@@ -11,6 +11,7 @@ import (
 	"github.com/aboxhq/abox/internal/docker"
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/render"
+	"github.com/aboxhq/abox/internal/sandbox"
 )
 
 // profile is the project's profile: from the rendered runspec, else the manifest.
@@ -234,7 +235,7 @@ func publishedPorts(c *docker.Container) []string {
 	return out
 }
 
-// gatewayServersEnded: no MCP server container outlives its run ([gateway.OrphanServers]): the
+// gatewayServersEnded: no MCP server container outlives its run ([gateway.Servers.Orphans]): the
 // gateway stops a session's containers when the run's netd closes the session, and abox removes
 // what it leaves after every run; one left here holds its server's secrets and network with
 // no run to serve.
@@ -245,7 +246,8 @@ func gatewayServersEnded(ctx context.Context, e *Env) Finding {
 	if f, ok := e.needDaemon(ctx); !ok {
 		return f
 	}
-	orphans, err := gateway.OrphanServers(ctx, e.Docker, e.Config.Network)
+	sv := gateway.Servers{Docker: e.Docker, Network: e.Config.Network, Idle: func() ([]string, error) { return sandbox.IdleSpares(e.Paths.State) }}
+	orphans, err := sv.Orphans(ctx)
 	if err != nil {
 		return failf("check `docker ps --filter label="+gateway.ServerLabel+"=true`, then run `abox doctor` again", "%v", err)
 	}

@@ -21,6 +21,7 @@ func TestGatewayServersEnded(t *testing.T) {
 	f.fake.On("container inspect --format {{json .}} s1", server).Optional()
 	f.fake.On("container inspect --format {{json .}} n1", jsonResult(map[string]any{"Id": "n1", "Name": "/abox-netd-x",
 		"Created": "2026-12-07T19:59:59Z", "NetworkSettings": map[string]any{"Networks": map[string]any{net: map[string]any{}}}})).Optional()
+	f.fake.On("ps --no-trunc --format {{json .}} --filter label=abox.managed=true --filter label=abox.role=gateway", docker.Result{}).Optional()
 	netds := "ps --no-trunc --format {{json .}} --filter label=abox.managed=true --filter label=abox.role=netd"
 	f.fake.On(netds, docker.Result{Stdout: []byte(`{"ID":"n1","Names":"abox-netd-x"}` + "\n")}).Once()
 	wantStatus(t, "a netd running since before it", f.run(gatewayServersEnded), OK)

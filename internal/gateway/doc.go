@@ -62,7 +62,7 @@ package gateway
 //     that sent initialized, or the gateway's stop, which closes the containers one after
 //     another. The release at a session's end exists from v0.42.2; before, kept containers piled
 //     up until the gateway stopped. A DELETE that arrives while a server's tools are listed
-//     again deadlocks the release, and the container stays ([SweepServers]).
+//     again deadlocks the release, and the container stays ([Servers.Sweep]).
 //   - At start the gateway runs every server once, in a container of no session, to list its
 //     tools.
 //   - Remote servers are reached from the gateway's own process, on its network and resolver.

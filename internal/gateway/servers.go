@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aboxhq/abox/internal/docker"
@@ -21,21 +22,26 @@ import (
 // session's container behind in two ways: a DELETE that arrives while the server's tools are
 // being listed again (after a tools/list_changed) deadlocks the release, and a gateway stopped
 // or killed mid-release leaves the containers it had. So abox removes them itself
-// ([SweepServers]), and doctor names any that outlive their run ([OrphanServers]).
+// ([Servers.Sweep]), and doctor names any that outlive their run ([Servers.Orphans]).
 //
 // The gateway labels what it starts docker-mcp=true and the server's name, but nothing says
 // which session, gateway or profile a container serves, and every profile's gateway is on the
 // one abox network. What does say it is time: a session is opened by a netd's forwarder, after
 // that netd started, and its containers are started after the session opened. So a server
 // container created before every netd now running on its network belongs to a run that is
-// over; one created after some such netd started may be a live run's, and is kept. The rule never removes a
+// over; one created after some such netd started may be a live run's, and is kept. A spare
+// netd no run has claimed yet serves no session and does not count; one claimed counts from
+// its creation, before its run began, which keeps more, never less. The rule never removes a
 // live session's container; it may keep an orphan while a run that started before it lives,
 // until the sweep after that run.
 //
 // The gateway also starts every server once when it starts, to list its tools. Those containers
 // are nobody's session, and removing one would leave the gateway without that server's tools.
 // A gateway is started only under its profile's lock ([Reconcile]), so a sweep takes the lock
-// of every profile whose gateway is running before it looks.
+// of every configured profile before it looks. A gateway the daemon restarts by itself (its
+// restart policy, after a crash or a daemon restart) lists its servers under no lock: a sweep
+// at that moment can remove a listing container, and the gateway then serves without that
+// server's tools until it is recreated.
 
 // Labels docker/mcp-gateway gives the containers of its servers.
 const (
@@ -51,9 +57,23 @@ type ServerContainer struct {
 	Created time.Time
 }
 
-// OrphanServers returns the server containers on network whose run is over: those created
-// before every netd now running on network, and every one when no netd runs there.
-func OrphanServers(ctx context.Context, d *docker.Client, network string) ([]ServerContainer, error) {
+// Servers is where the server containers of finished runs are looked for.
+type Servers struct {
+	Docker  *docker.Client
+	Network string // the abox network, every gateway's
+	// Idle returns the netds that serve no run, by container name: the projects' spare netds
+	// not claimed yet. A spare opens no session until a run claims it, so it protects no server
+	// container; taken for a live run's, one idling for days would protect every container
+	// created since. Nil: none.
+	Idle func() ([]string, error)
+}
+
+// Orphans returns the server containers of the network whose run is over: those created
+// before every netd running on the network but the idle ones, and every one when there is
+// none. A container with no network (server_network: none) is counted on the network when one
+// of the network's gateways serves its server.
+func (sv Servers) Orphans(ctx context.Context) ([]ServerContainer, error) {
+	d, network := sv.Docker, sv.Network
 	servers, err := containersCreated(ctx, d, map[string]string{ServerLabel: "true"}, true)
 	if err != nil {
 		return nil, fmt.Errorf("listing the MCP server containers: %w", err)
@@ -65,53 +85,83 @@ func OrphanServers(ctx context.Context, d *docker.Client, network string) ([]Ser
 	if err != nil {
 		return nil, fmt.Errorf("listing the running netds: %w", err)
 	}
+	// Read after the listings: a spare idle now was claimed by no run when any container
+	// listed above was created.
+	var idle []string
+	if sv.Idle != nil {
+		if idle, err = sv.Idle(); err != nil {
+			return nil, fmt.Errorf("reading the projects' spare netds: %w", err)
+		}
+	}
 	var oldest time.Time
 	for _, n := range netds {
 		if _, on := n.NetworkSettings.Networks[network]; !on {
 			continue // it reaches no gateway of this network, and opens no session there
 		}
+		if slices.Contains(idle, trimSlash(n.Name)) {
+			continue
+		}
 		if oldest.IsZero() || n.created.Before(oldest) {
 			oldest = n.created
 		}
 	}
+	offline, err := sv.offlineServers(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var out []ServerContainer
 	for _, s := range servers {
-		if _, on := s.NetworkSettings.Networks[network]; !on {
+		name := s.Config.Labels[ServerNameLabel]
+		_, on := s.NetworkSettings.Networks[network]
+		if _, none := s.NetworkSettings.Networks["none"]; none && offline[name] {
+			on = true
+		}
+		if !on || !oldest.IsZero() && !s.created.Before(oldest) {
 			continue
 		}
-		if !oldest.IsZero() && !s.created.Before(oldest) {
-			continue
-		}
-		out = append(out, ServerContainer{ID: s.ID, Name: trimSlash(s.Name), Server: s.Config.Labels[ServerNameLabel], Created: s.created})
+		out = append(out, ServerContainer{ID: s.ID, Name: trimSlash(s.Name), Server: name, Created: s.created})
 	}
 	slices.SortFunc(out, func(a, b ServerContainer) int { return a.Created.Compare(b.Created) })
 	return out, nil
 }
 
-// SweepServers removes the server containers on network whose run is over ([OrphanServers]),
-// under the locks of the profiles whose gateway is running (gatewaysDir is
-// paths.Paths.GatewaysDir), so that no gateway is starting and listing its servers meanwhile.
-// It returns what it removed.
-func SweepServers(ctx context.Context, d *docker.Client, gatewaysDir, network string) ([]ServerContainer, error) {
-	gws, err := d.ContainersByLabel(ctx, map[string]string{"abox.managed": "true", "abox.role": "gateway"}, false)
+// offlineServers returns the servers the network's running gateways serve (their --servers): a
+// server_network: none server's containers have no network to tell whose they are.
+func (sv Servers) offlineServers(ctx context.Context) (map[string]bool, error) {
+	gws, err := containersCreated(ctx, sv.Docker, map[string]string{"abox.managed": "true", "abox.role": "gateway"}, false)
 	if err != nil {
 		return nil, fmt.Errorf("listing the gateways: %w", err)
 	}
-	var profiles []string
+	served := map[string]bool{}
 	for _, g := range gws {
-		if p := g.Labels["abox.profile"]; p != "" && validProfileDir(p) {
-			profiles = append(profiles, p)
+		if _, on := g.NetworkSettings.Networks[sv.Network]; !on {
+			continue
+		}
+		if v, ok := ArgValue(g.Args, "--servers"); ok {
+			for _, name := range strings.Split(v, ",") {
+				served[name] = true
+			}
 		}
 	}
-	slices.Sort(profiles)
+	return served, nil
+}
+
+// Sweep removes the server containers whose run is over ([Servers.Orphans]), holding the lock
+// of every profile in profiles (config.yaml's; gatewaysDir is paths.Paths.GatewaysDir), so
+// that no gateway abox starts is listing its servers meanwhile. It returns what it removed.
+func (sv Servers) Sweep(ctx context.Context, gatewaysDir string, profiles []string) ([]ServerContainer, error) {
+	profiles = slices.Sorted(slices.Values(profiles))
 	for _, p := range slices.Compact(profiles) { // in one order, as every sweep takes them
+		if !validProfileDir(p) {
+			continue
+		}
 		unlock, err := LockProfile(filepath.Join(gatewaysDir, p))
 		if err != nil {
 			return nil, err
 		}
 		defer unlock()
 	}
-	orphans, err := OrphanServers(ctx, d, network)
+	orphans, err := sv.Orphans(ctx)
 	if err != nil || len(orphans) == 0 {
 		return nil, err
 	}
@@ -119,7 +169,7 @@ func SweepServers(ctx context.Context, d *docker.Client, gatewaysDir, network st
 	for i, o := range orphans {
 		ids[i] = o.ID
 	}
-	if err := d.Remove(ctx, true, false, ids...); err != nil {
+	if err := sv.Docker.Remove(ctx, true, false, ids...); err != nil {
 		return nil, fmt.Errorf("removing MCP server containers left by finished runs: %w", err)
 	}
 	return orphans, nil

@@ -25,6 +25,7 @@ type fakeContainer struct {
 	network  string
 	created  string
 	running  bool
+	args     []string
 }
 
 var t0 = time.Date(2026, 12, 7, 20, 0, 0, 0, time.UTC)
@@ -56,7 +57,7 @@ func (w *world) answer(fake *dockertest.Fake) {
 		id := inv.Args[len(inv.Args)-1]
 		for _, c := range w.containers {
 			if c.id == id {
-				b, _ := json.Marshal(map[string]any{"Id": c.id, "Name": "/" + c.name, "Created": c.created,
+				b, _ := json.Marshal(map[string]any{"Id": c.id, "Name": "/" + c.name, "Created": c.created, "Args": c.args,
 					"Config":          map[string]any{"Labels": c.labels},
 					"NetworkSettings": map[string]any{"Networks": map[string]any{c.network: map[string]any{}}}})
 				return docker.Result{Stdout: b}, nil
@@ -108,8 +109,8 @@ func TestOrphanServers(t *testing.T) {
 	}}
 	fake := dockertest.New(t)
 	w.answer(fake)
-	d := docker.NewClient(fake, nil)
-	got, err := OrphanServers(context.Background(), d, "abox-net")
+	sv := Servers{Docker: docker.NewClient(fake, nil), Network: "abox-net"}
+	got, err := sv.Orphans(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestOrphanServers(t *testing.T) {
 	}
 
 	w.containers = slices.DeleteFunc(w.containers, func(c fakeContainer) bool { return c.id == "n-live" })
-	got, err = OrphanServers(context.Background(), d, "abox-net")
+	got, err = sv.Orphans(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,19 +137,17 @@ func TestOrphanServersUnreadableTime(t *testing.T) {
 	w := &world{containers: []fakeContainer{s}}
 	fake := dockertest.New(t)
 	w.answer(fake)
-	if got, err := OrphanServers(context.Background(), docker.NewClient(fake, nil), "abox-net"); err == nil {
+	if got, err := (Servers{Docker: docker.NewClient(fake, nil), Network: "abox-net"}).Orphans(context.Background()); err == nil {
 		t.Errorf("OrphanServers = %v, want an error", got)
 	}
 }
 
 // TestSweepServersWaitsForStartingGateways: the sweep looks only once it holds the lock of every
-// profile whose gateway is running, so a gateway starting under its lock (listing its servers
-// through containers of its own) loses none of them; then it removes the orphans.
+// configured profile, so a gateway starting under its lock (listing its servers through
+// containers of its own), running yet or not, loses none of them; then it removes the orphans.
 func TestSweepServersWaitsForStartingGateways(t *testing.T) {
 	w := &world{containers: []fakeContainer{
 		server("s-old", "everything", 0, "abox-net"),
-		{id: "gw", name: "abox-gw-dev", network: "abox-net", created: at(0), running: true,
-			labels: map[string]string{"abox.managed": "true", "abox.role": "gateway", "abox.profile": "dev"}},
 	}}
 	fake := dockertest.New(t)
 	removed := make(chan []string, 1)
@@ -168,7 +167,8 @@ func TestSweepServersWaitsForStartingGateways(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		got, err := SweepServers(context.Background(), docker.NewClient(fake, nil), dir, "abox-net")
+		sv := Servers{Docker: docker.NewClient(fake, nil), Network: "abox-net"}
+		got, err := sv.Sweep(context.Background(), dir, []string{"prod", "dev"})
 		done <- result{got, err}
 	}()
 	select {
@@ -195,4 +195,50 @@ func serverIDs(l []ServerContainer) []string {
 		ids = append(ids, s.ID)
 	}
 	return ids
+}
+
+// TestOrphanServersIdleSpare: a spare netd no run has claimed opens no session: however old, it
+// protects nothing (with defaults.spare_netd, one idling for a week would otherwise keep every
+// container lost since). The idle list is read after the containers are listed.
+func TestOrphanServersIdleSpare(t *testing.T) {
+	w := &world{containers: []fakeContainer{
+		netd("spare-b", -7*24*time.Hour),
+		server("s-lost", "everything", 0, "abox-net"),
+	}}
+	fake := dockertest.New(t)
+	w.answer(fake)
+	sv := Servers{Docker: docker.NewClient(fake, nil), Network: "abox-net",
+		Idle: func() ([]string, error) { return []string{"abox-netd-spare-b"}, nil }}
+	got, err := sv.Orphans(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := serverIDs(got); !slices.Equal(ids, []string{"s-lost"}) {
+		t.Errorf("Orphans = %v, want the lost container: the idle spare serves no run", ids)
+	}
+	sv.Idle = nil // claimed: it counts from its creation
+	if got, _ := sv.Orphans(context.Background()); len(got) != 0 {
+		t.Errorf("Orphans = %v with the spare claimed by a run, want none", serverIDs(got))
+	}
+}
+
+// TestOrphanServersWithoutNetwork: a server_network: none server's container has no network;
+// it is this network's when one of the network's gateways serves its server, and swept as any.
+func TestOrphanServersWithoutNetwork(t *testing.T) {
+	w := &world{containers: []fakeContainer{
+		server("s-offline", "notes", 0, "none"),
+		server("s-foreign", "other", 0, "none"), // no gateway of abox-net serves it
+		{id: "gw", name: "abox-gw-dev", network: "abox-net", created: at(-time.Hour), running: true,
+			args:   []string{"--servers=everything,notes"},
+			labels: map[string]string{"abox.managed": "true", "abox.role": "gateway", "abox.profile": "dev"}},
+	}}
+	fake := dockertest.New(t)
+	w.answer(fake)
+	got, err := (Servers{Docker: docker.NewClient(fake, nil), Network: "abox-net"}).Orphans(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := serverIDs(got); !slices.Equal(ids, []string{"s-offline"}) {
+		t.Errorf("Orphans = %v, want the container of notes, which the network's gateway serves", ids)
+	}
 }

@@ -7,10 +7,15 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aboxhq/abox/internal/gateway"
 	"github.com/aboxhq/abox/internal/sandbox"
 )
+
+// sweepTimeout bounds a sweep of the MCP server containers, from when it starts: the wait for a
+// gateway that is starting, and the docker calls. A warden sweeps holding its run's locks.
+const sweepTimeout = time.Minute
 
 // sweepServers removes the MCP server containers whose run is over ([gateway.Servers.Sweep]) and
 // says so on w, with the servers' names. It runs after every run (the after-run process and a
@@ -21,6 +26,8 @@ func (a *App) sweepServers(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	sv := gateway.Servers{Docker: a.docker(), Network: cfg.Network, Idle: func() ([]string, error) { return sandbox.IdleSpares(ps.State) }}
+	ctx, cancel := context.WithTimeout(ctx, sweepTimeout)
+	defer cancel()
 	gone, err := sv.Sweep(ctx, ps.GatewaysDir(), slices.Collect(maps.Keys(cfg.Profiles)))
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aboxhq/abox/internal/docker"
+	"github.com/aboxhq/abox/internal/statefs"
 )
 
 // Server containers, and those left behind
@@ -148,16 +149,18 @@ func (sv Servers) offlineServers(ctx context.Context) (map[string]bool, error) {
 
 // Sweep removes the server containers whose run is over ([Servers.Orphans]), holding the lock
 // of every profile in profiles (config.yaml's; gatewaysDir is paths.Paths.GatewaysDir), so
-// that no gateway abox starts is listing its servers meanwhile. It returns what it removed.
+// that no gateway abox starts is listing its servers meanwhile. A lock still held by another
+// process when ctx ends (a gateway slow to start) ends the sweep with an error and nothing
+// removed: the next sweep does it. It returns what it removed.
 func (sv Servers) Sweep(ctx context.Context, gatewaysDir string, profiles []string) ([]ServerContainer, error) {
 	profiles = slices.Sorted(slices.Values(profiles))
 	for _, p := range slices.Compact(profiles) { // in one order, as every sweep takes them
 		if !validProfileDir(p) {
 			continue
 		}
-		unlock, err := LockProfile(filepath.Join(gatewaysDir, p))
+		unlock, err := statefs.LockContext(ctx, filepath.Join(gatewaysDir, p, lockFile))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("a gateway of profile %s is being started (the next sweep removes what this one would): %w", p, err)
 		}
 		defer unlock()
 	}

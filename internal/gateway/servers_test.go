@@ -242,3 +242,33 @@ func TestOrphanServersWithoutNetwork(t *testing.T) {
 		t.Errorf("Orphans = %v, want the container of notes, which the network's gateway serves", ids)
 	}
 }
+
+// TestSweepServersGivesUpAtItsDeadline: a profile's lock held past the sweep's deadline (a
+// gateway slow to start) ends the sweep with an error and nothing removed, rather than the
+// sweep waiting for as long as the holder likes.
+func TestSweepServersGivesUpAtItsDeadline(t *testing.T) {
+	w := &world{containers: []fakeContainer{server("s-old", "everything", 0, "abox-net")}}
+	fake := dockertest.New(t)
+	w.answer(fake)
+	dir := t.TempDir()
+	unlock, err := LockProfile(dir + "/dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := (Servers{Docker: docker.NewClient(fake, nil), Network: "abox-net"}).Sweep(ctx, dir, []string{"dev"})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "being started") {
+			t.Errorf("Sweep = %v, want the busy profile named", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the sweep still waits for the lock 10 s on, past its 200 ms deadline")
+	}
+}

@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,27 +13,6 @@ import (
 
 // Red team 6: the gateway's long-lived server containers (R21) and abox's sweep of those it
 // leaves.
-
-// upSpawnedServerWith is upSpawnedServer with the config edited first (cfgEdit nil: none).
-func upSpawnedServerWith(t *testing.T, h *harness.H, gwImage, serverFlags string, cfgEdit func(harness.Config) harness.Config) {
-	t.Helper()
-	cfg := h.DefaultConfig()
-	cfg.Gateway.Image = harness.ImageID(t, gwImage)
-	if cfgEdit != nil {
-		cfg = cfgEdit(cfg)
-	}
-	h.WriteConfig(cfg)
-	stub := harness.ImageID(t, harness.MCPStubImage(t))
-	writeFile(t, filepath.Join(h.ConfigHome, "custom-servers.yaml"), spawnedServer+":\n  image: "+stub+
-		"\n  pin: false\n  command: [server, --chatty"+serverFlags+"]\n  tools: [echo]\n")
-	h.WriteManifest("version: 1\nproject: spawned\nprofile: " + h.Profile + "\nservers: [" + spawnedServer + "]\n")
-	mustAbox(t, h, "up", "--yes")
-	t.Cleanup(func() {
-		if ids := serverContainers(h); len(ids) > 0 {
-			h.Docker(append([]string{"rm", "-f"}, ids...)...)
-		}
-	})
-}
 
 // TestAttackRedTeam6SpareNetdKeepsLostServer: R21's very case (the gateway loses the run's
 // server container: MCPSTUB_RELEASE_DEADLOCK=1, as TestMCPServersLeftByTheGatewayRemoved),
@@ -65,7 +43,7 @@ func TestAttackRedTeam6SpareNetdKeepsLostServer(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 
-	agentCalls(t, h) // the gateway loses this run's server container
+	agentCalls(t, h)               // the gateway loses this run's server container
 	waitGone(t, h, 30*time.Second) // fails while idle6's spare netd shields it
 }
 

@@ -22,8 +22,17 @@ import (
 // with the extra server flags.
 func upSpawnedServer(t *testing.T, h *harness.H, gwImage, serverFlags string) {
 	t.Helper()
+	upSpawnedServerWith(t, h, gwImage, serverFlags, nil)
+}
+
+// upSpawnedServerWith is upSpawnedServer with the config edited first (cfgEdit nil: none).
+func upSpawnedServerWith(t *testing.T, h *harness.H, gwImage, serverFlags string, cfgEdit func(harness.Config) harness.Config) {
+	t.Helper()
 	cfg := h.DefaultConfig()
 	cfg.Gateway.Image = harness.ImageID(t, gwImage)
+	if cfgEdit != nil {
+		cfg = cfgEdit(cfg)
+	}
 	h.WriteConfig(cfg)
 	stub := harness.ImageID(t, harness.MCPStubImage(t))
 	writeFile(t, filepath.Join(h.ConfigHome, "custom-servers.yaml"), spawnedServer+":\n  image: "+stub+

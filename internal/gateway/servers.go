@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -155,10 +157,14 @@ func (sv Servers) offlineServers(ctx context.Context) (map[string]bool, error) {
 func (sv Servers) Sweep(ctx context.Context, gatewaysDir string, profiles []string) ([]ServerContainer, error) {
 	profiles = slices.Sorted(slices.Values(profiles))
 	for _, p := range slices.Compact(profiles) { // in one order, as every sweep takes them
-		if !validProfileDir(p) {
+		lock := filepath.Join(gatewaysDir, p, lockFile)
+		if _, err := os.Stat(lock); !validProfileDir(p) || errors.Is(err, fs.ErrNotExist) {
+			// No gateway of the profile was ever started: there is nothing to wait for, and the
+			// sweep makes no directory for it (the after-run process of a project without MCP
+			// servers would otherwise leave one behind in state it does not own).
 			continue
 		}
-		unlock, err := statefs.LockContext(ctx, filepath.Join(gatewaysDir, p, lockFile))
+		unlock, err := statefs.LockContext(ctx, lock)
 		if err != nil {
 			return nil, fmt.Errorf("a gateway of profile %s is being started (the next sweep removes what this one would): %w", p, err)
 		}

@@ -101,7 +101,7 @@ func (sv Servers) Orphans(ctx context.Context) ([]ServerContainer, error) {
 		if _, on := n.NetworkSettings.Networks[network]; !on {
 			continue // it reaches no gateway of this network, and opens no session there
 		}
-		if slices.Contains(idle, trimSlash(n.Name)) {
+		if slices.Contains(idle, strings.TrimPrefix(n.Name, "/")) {
 			continue
 		}
 		if oldest.IsZero() || n.created.Before(oldest) {
@@ -122,7 +122,7 @@ func (sv Servers) Orphans(ctx context.Context) ([]ServerContainer, error) {
 		if !on || !oldest.IsZero() && !s.created.Before(oldest) {
 			continue
 		}
-		out = append(out, ServerContainer{ID: s.ID, Name: trimSlash(s.Name), Server: name, Created: s.created})
+		out = append(out, ServerContainer{ID: s.ID, Name: strings.TrimPrefix(s.Name, "/"), Server: name, Created: s.created})
 	}
 	slices.SortFunc(out, func(a, b ServerContainer) int { return a.Created.Compare(b.Created) })
 	return out, nil
@@ -219,11 +219,4 @@ func containersCreated(ctx context.Context, d *docker.Client, labels map[string]
 		out = append(out, created{Container: *ct, created: t})
 	}
 	return out, nil
-}
-
-func trimSlash(name string) string {
-	if len(name) > 0 && name[0] == '/' {
-		return name[1:]
-	}
-	return name
 }
